@@ -1,0 +1,29 @@
+# `make demo` and `make test` set everything up on a fresh machine (Python 3.10+ with venv).
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PYTHON ?= python3
+
+.PHONY: setup demo test bench clean
+
+$(VENV)/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# the CPU build of torch first, so that no extra pulls a CUDA build
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e ".[all,dev]"
+	touch $@
+
+setup: $(VENV)/.installed
+
+demo: setup
+	$(VENV)/bin/dnb demo --board 5x5 --seed 0
+
+test: setup
+	$(PY) -m pytest -q
+
+bench: setup
+	$(PY) benchmarks/engine.py
+	$(PY) benchmarks/encoders.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

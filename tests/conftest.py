@@ -1,0 +1,62 @@
+"""Shared helpers: a brute-force negamax over GameState (the tests' own exact oracle)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from dnb_env.analysis import realistic_move  # noqa: F401  (re-exported for the tests)
+from dnb_env.core import GameState
+
+
+class BruteForce:
+    """Exact margin of the remaining boxes for the player to move, memoised on the drawn-edge set.
+
+    Uses nothing but ``GameState.apply``: the value of a position depends only on which edges are drawn
+    (the boxes already claimed are sunk), and a move that completes a box keeps the turn (no sign change).
+    """
+
+    def __init__(self):
+        self.memo: dict[tuple[int, int, int], int] = {}
+
+    def value(self, state: GameState) -> int:
+        key = (state.rows, state.cols, state.edges)
+        v = self.memo.get(key)
+        if v is not None:
+            return v
+        if state.is_terminal():
+            return 0
+        best = None
+        mover = state.current_player
+        before = state.scores[mover]
+        for a in state.legal_actions():
+            child = state.apply(a)
+            gained = child.scores[mover] - before
+            v = gained + self.value(child) if child.current_player == mover else -self.value(child)
+            if best is None or v > best:
+                best = v
+        self.memo[key] = best
+        return best
+
+    def move_values(self, state: GameState) -> dict[int, int]:
+        out = {}
+        mover = state.current_player
+        for a in state.legal_actions():
+            child = state.apply(a)
+            gained = child.scores[mover] - state.scores[mover]
+            out[a] = gained + self.value(child) if child.current_player == mover else -self.value(child)
+        return out
+
+
+@pytest.fixture(scope="session")
+def brute() -> BruteForce:
+    return BruteForce()
+
+
+def random_state(rng: random.Random, rows: int, cols: int, moves: int) -> GameState:
+    s = GameState.new(rows, cols)
+    for _ in range(min(moves, s.num_actions)):
+        s = s.apply(rng.choice(s.legal_actions()))
+    return s
+
