@@ -155,6 +155,9 @@ class Geometry:
     def __reduce__(self):
         return (geometry, (self.rows, self.cols))
 
+    def __deepcopy__(self, memo) -> "Geometry":
+        return self
+
     def action_name(self, action: int) -> str:
         """``'h r c'`` or ``'v r c'`` (the notation of :meth:`parse_action`)."""
         if action < self.num_h:
@@ -440,6 +443,19 @@ class GameState:
     def child(self, action) -> "GameState":
         """Alias of :meth:`apply` (OpenSpiel's name)."""
         return self.apply(action)
+
+    def as_seen_by(self, player: int) -> "GameState":
+        """The same position with ``current_player = player``: for observing it from the side of a player
+        who is not to move (an opponent, or anyone once the game is over). Not a position to play on."""
+        if player == self.current_player:
+            return self
+        return GameState._make(self.geometry, self.edges, self.owner0, self.owner1, player, self.history, self._legal)
+
+    def __copy__(self) -> "GameState":
+        return self  # immutable
+
+    def __deepcopy__(self, memo) -> "GameState":
+        return self
 
     def to_mutable(self) -> "MutableState":
         return MutableState(self)

@@ -1,0 +1,196 @@
+"""The Agent protocol every player implements, and adapters to and from other ecosystems.
+
+```python
+class Agent(Protocol):
+    name: str
+    def select_action(self, state: GameState) -> int: ...
+    def reset(self) -> None: ...          # a new game starts
+# optional: action_probabilities(state) -> np.ndarray [num_actions]; seed(seed: int) -> None
+```
+
+Adapters:
+
+* :func:`agent_to_bot` — any Agent as an OpenSpiel ``pyspiel.Bot`` (for ``evaluate_bots`` and friends).
+* :class:`SpielBotAgent` — an OpenSpiel bot (C++ or Python, e.g. ``open_spiel.python.algorithms.mcts.MCTSBot``)
+  as an Agent; the position is replayed into the bot's own game.
+* :class:`SB3Agent` — a stable-baselines3 / sb3-contrib model trained on our Gymnasium env as an Agent.
+* :class:`FunctionAgent` — a plain callable ``state -> action`` as an Agent.
+
+Agents receive the public state only; nothing of an opponent's internals crosses an adapter.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol, runtime_checkable
+
+import numpy as np
+
+from dnb_env.core import GameState, IllegalActionError
+
+__all__ = ["Agent", "agent_to_bot", "SpielBotAgent", "SB3Agent", "FunctionAgent", "check_agent_action"]
+
+
+@runtime_checkable
+class Agent(Protocol):
+    name: str
+
+    def select_action(self, state: GameState) -> int: ...
+
+    def reset(self) -> None: ...
+
+
+def check_agent_action(agent: Any, state: GameState, action: Any) -> int:
+    """Validate an agent's chosen action; raise IllegalActionError naming the agent otherwise."""
+    if not state.is_legal(action):
+        raise IllegalActionError(
+            f"agent {getattr(agent, 'name', agent)!r} chose illegal action {action!r} in\n{state}"
+        )
+    return int(action)
+
+
+class FunctionAgent:
+    """Wrap ``fn(state) -> action`` (or ``fn(state, rng) -> action``) as an Agent."""
+
+    def __init__(self, fn: Callable, name: str | None = None, seed: int | None = None):
+        import inspect
+
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", "function")
+        try:
+            self._takes_rng = len(inspect.signature(fn).parameters) >= 2
+        except (TypeError, ValueError):
+            self._takes_rng = False
+        self.rng = np.random.default_rng(seed)
+
+    def seed(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def select_action(self, state: GameState) -> int:
+        return self.fn(state, self.rng) if self._takes_rng else self.fn(state)
+
+    def reset(self) -> None:
+        pass
+
+
+def agent_to_bot(agent: Agent):
+    """Any Agent as a ``pyspiel.Bot`` (for ``evaluate_bots`` and other OpenSpiel tools)."""
+    import pyspiel
+
+    class AgentBot(pyspiel.Bot):
+        def __init__(self, agent):
+            pyspiel.Bot.__init__(self)
+            self.agent = agent
+
+        def step(self, state):
+            return int(self.agent.select_action(GameState.from_pyspiel(state)))
+
+        def restart_at(self, state):
+            self.agent.reset()
+
+        def inform_action(self, state, player_id, action):
+            pass
+
+        def provides_policy(self):
+            return hasattr(self.agent, "action_probabilities")
+
+        def get_policy(self, state):
+            probs = self.agent.action_probabilities(GameState.from_pyspiel(state))
+            return [(a, float(probs[a])) for a in state.legal_actions()]
+
+        def step_with_policy(self, state):
+            return self.get_policy(state), self.step(state)
+
+        def is_clonable(self):
+            return False
+
+    return AgentBot(agent)
+
+
+class SpielBotAgent:
+    """An OpenSpiel bot as an Agent.
+
+    Args:
+        bot: a ``pyspiel.Bot`` (or anything with ``step(state)`` and ``restart_at(state)``)
+        game: the pyspiel game the bot was built for (``dots_and_boxes`` or ``python_dots_and_boxes``);
+            each position is replayed into a fresh state of it
+        name: display name
+    """
+
+    def __init__(self, bot, game, name: str = "openspiel_bot"):
+        self.bot, self.game, self.name = bot, game, name
+
+    def _spiel_state(self, state: GameState):
+        params = self.game.get_parameters()
+        if (int(params["num_rows"]), int(params["num_cols"])) != (state.rows, state.cols):
+            raise ValueError(
+                f"{self.name}: bot's game is {params['num_rows']}x{params['num_cols']}, state is {state.rows}x{state.cols}"
+            )
+        ps = self.game.new_initial_state()
+        for a in state.history:
+            ps.apply_action(a)
+        return ps
+
+    def select_action(self, state: GameState) -> int:
+        ps = self._spiel_state(state)
+        self.bot.restart_at(ps)
+        return int(self.bot.step(ps))
+
+    def reset(self) -> None:
+        pass
+
+
+class SB3Agent:
+    """A stable-baselines3 / sb3-contrib model trained on ``DotsAndBoxes`` Gymnasium env as an Agent.
+
+    Args:
+        model: the trained model (``MaskablePPO``, ``PPO``, ``DQN``, ...)
+        obs_type: the encoder the model was trained with (the env's ``obs_type``)
+        deterministic: greedy actions (default) or sampled ones
+        name: display name
+
+    MaskablePPO gets the legal mask through ``action_masks``. A model without masking whose choice is
+    illegal falls back to its most probable legal action (from ``policy.get_distribution`` where
+    available); the count of such fall-backs is kept in ``illegal_choices``.
+    """
+
+    def __init__(self, model, obs_type: str = "chainloop6", deterministic: bool = True, name: str = "sb3"):
+        self.model, self.obs_type, self.deterministic, self.name = model, obs_type, deterministic, name
+        self.illegal_choices = 0
+
+    def _obs(self, state: GameState) -> dict:
+        from dnb_env.observations import encode
+
+        return {"observation": encode(self.obs_type, state), "action_mask": state.legal_mask()}
+
+    def select_action(self, state: GameState) -> int:
+        obs = self._obs(state)
+        mask = obs["action_mask"].astype(bool)
+        try:
+            action, _ = self.model.predict(obs, deterministic=self.deterministic, action_masks=mask)
+        except TypeError:  # a model without action masking
+            action, _ = self.model.predict(obs, deterministic=self.deterministic)
+        action = int(np.asarray(action).reshape(-1)[0])
+        if mask[action]:
+            return action
+        self.illegal_choices += 1
+        probs = self.action_probabilities(state)
+        return int(np.argmax(np.where(mask, probs, -1.0)))
+
+    def action_probabilities(self, state: GameState) -> np.ndarray:
+        import torch
+
+        obs = self._obs(state)
+        policy = self.model.policy
+        obs_t, _ = policy.obs_to_tensor(obs)
+        with torch.no_grad():
+            try:
+                dist = policy.get_distribution(obs_t, action_masks=obs["action_mask"].astype(bool)[None])
+            except TypeError:
+                dist = policy.get_distribution(obs_t)
+            probs = dist.distribution.probs[0].cpu().numpy().astype(np.float64)
+        probs = probs * obs["action_mask"]
+        total = probs.sum()
+        return probs / total if total > 0 else obs["action_mask"] / obs["action_mask"].sum()
+
+    def reset(self) -> None:
+        pass

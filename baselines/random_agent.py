@@ -1,0 +1,32 @@
+"""Uniformly random legal moves (seeded)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dnb_env.core import GameState
+
+
+class RandomAgent:
+    """Picks a legal move uniformly at random from its own ``numpy.random.Generator``."""
+
+    name = "random"
+
+    def __init__(self, seed: int | None = None):
+        self.rng = np.random.default_rng(seed)
+
+    def seed(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def select_action(self, state: GameState) -> int:
+        legal = state.legal_actions()
+        if not legal:
+            raise ValueError("no legal action: the game is over")
+        return legal[int(self.rng.integers(len(legal)))]
+
+    def action_probabilities(self, state: GameState) -> np.ndarray:
+        mask = state.legal_mask().astype(np.float64)
+        return mask / mask.sum()
+
+    def reset(self) -> None:
+        pass

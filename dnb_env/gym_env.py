@@ -1,0 +1,364 @@
+"""Gymnasium environment: one learner against a built-in opponent, plus a native batched vector env.
+
+=====================  ==========================================================================
+Import                 ``import dnb_env; gym.make("DotsAndBoxes-5x5")`` (or ``gym.make("dnb_env:DotsAndBoxes-5x5")``)
+Ids                    ``DotsAndBoxes-{R}x{C}`` for 1 <= R, C <= 9; ``DotsAndBoxes-v0`` with ``rows=``, ``cols=``
+Actions                ``Discrete(A)``, OpenSpiel's numbering (A = 60 on 5x5)
+Observation            ``Dict(observation=Box(C, H, W) float32, action_mask=Box(0, 1, (A,), int8))``
+Vector                 ``gym.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point")``
+=====================  ==========================================================================
+
+Options (keyword arguments of ``gym.make``):
+
+* ``obs_type``: any encoder of :mod:`dnb_env.observations` (default ``"chainloop6"``), seen from the
+  learner's side.
+* ``opponent``: an Agent, a registered agent name (``"random"``, default), or a callable
+  ``state -> action`` (or ``(state, rng) -> action``); ``opponent_kwargs`` go to the named agent. Its
+  randomness is seeded from ``self.np_random``. After a completed box the opponent keeps moving until
+  it is the learner's turn or the game ends, so every observation is the learner's turn.
+* ``learner_player``: 0 (moves first), 1, or ``"random"`` (drawn at each reset).
+* ``reward``: ``"win"`` (+1/-1/0 at the end), ``"margin"`` (final box margin / boxes) or ``"boxes"``
+  (each step: boxes won minus boxes lost since the last step, / boxes).
+* ``illegal_action``: ``"lose"`` (default: the episode ends with reward -1 and
+  ``info["illegal_action"] = True``, the board unchanged) or ``"raise"`` (``IllegalActionError``, the
+  state kept, so the caller can go on).
+* ``render_mode``: ``"ansi"``, ``"rgb_array"`` or ``"human"`` (pygame).
+
+``action_masks()`` returns the legal mask (for sb3-contrib's MaskablePPO). ``info`` holds
+``action_mask``, ``scores`` (learner, opponent), ``current_player``, ``learner_player`` and
+``illegal_action``.
+
+Version history: v0 (this release).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from dnb_env.core import GameState, IllegalActionError, _check_action, parse_board
+from dnb_env.observations import encode, encode_batch, encoder_shape
+
+__all__ = ["DotsAndBoxesEnv", "DotsAndBoxesVectorEnv", "make_opponent"]
+
+REWARDS = ("win", "margin", "boxes")
+ILLEGAL = ("lose", "raise")
+
+
+def make_opponent(opponent, board: tuple[int, int], opponent_kwargs: dict | None = None):
+    """An Agent from an Agent, a registered agent name or a callable."""
+    if isinstance(opponent, str):
+        from registry import make_agent  # lazy: registry sits above dnb_env
+
+        return make_agent(opponent, board=board, seed=None, **(opponent_kwargs or {}))
+    if opponent_kwargs:
+        raise ValueError("opponent_kwargs only apply to an opponent given by name")
+    if hasattr(opponent, "select_action"):
+        return opponent
+    if callable(opponent):
+        from agents.base import FunctionAgent
+
+        return FunctionAgent(opponent)
+    raise ValueError(f"opponent must be an Agent, a registered agent name or a callable, got {opponent!r}")
+
+
+def _board_args(rows, cols, board) -> tuple[int, int]:
+    if board is not None:
+        return parse_board(board)
+    return parse_board((rows, cols))
+
+
+def _check_choice(name, value, options):
+    if value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}")
+
+
+class _Game:
+    """One learner-vs-opponent game; shared by the single env and the vector env."""
+
+    __slots__ = ("board", "opponent", "learner_option", "reward_mode", "illegal_mode", "state", "learner", "done")
+
+    def __init__(self, board, opponent, learner_player, reward, illegal_action):
+        self.board = board
+        self.opponent = opponent
+        if learner_player not in (0, 1, "random"):
+            raise ValueError(f"learner_player must be 0, 1 or 'random', got {learner_player!r}")
+        _check_choice("reward", reward, REWARDS)
+        _check_choice("illegal_action", illegal_action, ILLEGAL)
+        self.learner_option = learner_player
+        self.reward_mode = reward
+        self.illegal_mode = illegal_action
+        self.state: GameState | None = None
+        self.learner = 0
+        self.done = False
+
+    def reset(self, np_random: np.random.Generator) -> None:
+        self.learner = int(np_random.integers(2)) if self.learner_option == "random" else self.learner_option
+        if hasattr(self.opponent, "seed"):
+            self.opponent.seed(int(np_random.integers(2**63 - 1)))
+        self.opponent.reset()
+        self.state = GameState.new(*self.board)
+        self.done = False
+        self._opponent_turns()
+
+    def _margin(self) -> int:
+        s0, s1 = self.state.scores
+        return s0 - s1 if self.learner == 0 else s1 - s0
+
+    def _opponent_turns(self) -> None:
+        s = self.state
+        while not s.is_terminal() and s.current_player != self.learner:
+            a = self.opponent.select_action(s)
+            if not s.is_legal(a):
+                raise RuntimeError(f"opponent {getattr(self.opponent, 'name', self.opponent)!r} chose illegal action {a!r}")
+            s = s.apply(a)
+        self.state = s
+
+    def step(self, action) -> tuple[float, bool, bool]:
+        """Learner plays ``action``, the opponent replies; returns (reward, terminated, illegal)."""
+        if self.state is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        if self.done:
+            raise gym.error.ResetNeeded("the episode is over; call reset() before step()")
+        s = self.state
+        try:
+            action = _check_action(s, action)
+        except IllegalActionError:
+            if self.illegal_mode == "raise":
+                raise
+            self.done = True
+            return -1.0, True, True
+        before = self._margin()
+        self.state = s.apply(action)
+        self._opponent_turns()
+        s = self.state
+        n = s.geometry.num_boxes
+        if self.reward_mode == "boxes":
+            reward = (self._margin() - before) / n
+        else:
+            reward = 0.0
+        if s.is_terminal():
+            self.done = True
+            if self.reward_mode == "win":
+                reward = s.returns()[self.learner]
+            elif self.reward_mode == "margin":
+                reward = s.returns(margin=True)[self.learner] / n
+        return float(reward), s.is_terminal(), False
+
+    def view(self) -> GameState:
+        return self.state.as_seen_by(self.learner)
+
+    def mask(self) -> np.ndarray:
+        if self.done:
+            return np.zeros(self.state.num_actions, dtype=np.int8)
+        return self.state.legal_mask()
+
+    def info(self, illegal: bool = False) -> dict[str, Any]:
+        s0, s1 = self.state.scores
+        return {
+            "action_mask": self.mask(),
+            "scores": (s0, s1) if self.learner == 0 else (s1, s0),
+            "current_player": self.state.current_player,
+            "learner_player": self.learner,
+            "illegal_action": illegal,
+        }
+
+
+def _spaces(obs_type, rows, cols):
+    shape = encoder_shape(obs_type, rows, cols)
+    n = (rows + 1) * cols + rows * (cols + 1)
+    obs = spaces.Dict(
+        {
+            "observation": spaces.Box(-1.0, float(n), shape, np.float32),
+            "action_mask": spaces.Box(0, 1, (n,), np.int8),
+        }
+    )
+    return obs, spaces.Discrete(n)
+
+
+class DotsAndBoxesEnv(gym.Env):
+    """Dots-and-Boxes for one learner; see the module docstring for every option."""
+
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
+
+    def __init__(
+        self,
+        rows: int = 5,
+        cols: int = 5,
+        *,
+        board: str | None = None,
+        obs_type: str = "chainloop6",
+        opponent="random",
+        opponent_kwargs: dict | None = None,
+        learner_player=0,
+        reward: str = "win",
+        illegal_action: str = "lose",
+        render_mode: str | None = None,
+    ):
+        super().__init__()
+        self.rows, self.cols = _board_args(rows, cols, board)
+        encoder_shape(obs_type, self.rows, self.cols)  # unknown names fail here
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.obs_type = obs_type
+        self.render_mode = render_mode
+        self.observation_space, self.action_space = _spaces(obs_type, self.rows, self.cols)
+        self.opponent = make_opponent(opponent, (self.rows, self.cols), opponent_kwargs)
+        self._game = _Game((self.rows, self.cols), self.opponent, learner_player, reward, illegal_action)
+        self._window = None
+
+    @property
+    def state(self) -> GameState | None:
+        """The current position (read-only)."""
+        return self._game.state
+
+    @property
+    def learner_player(self) -> int:
+        return self._game.learner
+
+    def _obs(self) -> dict[str, np.ndarray]:
+        return {"observation": encode(self.obs_type, self._game.view()), "action_mask": self._game.mask()}
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self._game.reset(self.np_random)
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(), self._game.info()
+
+    def step(self, action):
+        reward, terminated, illegal = self._game.step(action)
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(), reward, terminated, False, self._game.info(illegal)
+
+    def action_masks(self) -> np.ndarray:
+        """Legal-move mask (bool) for sb3-contrib's MaskablePPO."""
+        return self._game.mask().astype(bool)
+
+    def render(self):
+        if self._game.state is None:
+            raise gym.error.ResetNeeded("call reset() before render()")
+        from dnb_env import render
+
+        if self.render_mode == "ansi":
+            return render.render_ansi(self._game.state)
+        if self.render_mode == "rgb_array":
+            return render.render_rgb(self._game.state)
+        if self.render_mode == "human":
+            if self._window is None:
+                self._window = render.HumanWindow(fps=self.metadata["render_fps"])
+            self._window.show(self._game.state)
+            return None
+        gym.logger.warn("render() called without a render_mode; pass render_mode= to gym.make")
+        return None
+
+    def close(self):
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+
+
+class DotsAndBoxesVectorEnv(VectorEnv):
+    """``num_envs`` games stepped together, observations encoded in one batch, next-step autoreset.
+
+    Takes the options of :class:`DotsAndBoxesEnv` (each sub-game gets its own opponent instance when the
+    opponent is given by name). ``infos`` holds ``action_mask`` ``[N, A]`` int8, ``illegal_action`` ``[N]``
+    and the learner seats. ``action_masks()`` returns ``[N, A]`` bool.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4, "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        num_envs: int = 8,
+        rows: int = 5,
+        cols: int = 5,
+        *,
+        board: str | None = None,
+        obs_type: str = "chainloop6",
+        opponent="random",
+        opponent_kwargs: dict | None = None,
+        learner_player=0,
+        reward: str = "win",
+        illegal_action: str = "lose",
+        render_mode: str | None = None,
+    ):
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        self.rows, self.cols = _board_args(rows, cols, board)
+        encoder_shape(obs_type, self.rows, self.cols)
+        self.num_envs = num_envs
+        self.obs_type = obs_type
+        self.render_mode = render_mode
+        self.single_observation_space, self.single_action_space = _spaces(obs_type, self.rows, self.cols)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        board_rc = (self.rows, self.cols)
+        if isinstance(opponent, str):
+            opponents = [make_opponent(opponent, board_rc, opponent_kwargs) for _ in range(num_envs)]
+        else:
+            opponents = [make_opponent(opponent, board_rc, opponent_kwargs)] * num_envs
+        self.games = [_Game(board_rc, o, learner_player, reward, illegal_action) for o in opponents]
+        self._autoreset = np.zeros(num_envs, dtype=bool)
+
+    def _obs(self):
+        views = [g.view() for g in self.games]
+        masks = np.stack([g.mask() for g in self.games])
+        return {"observation": encode_batch(self.obs_type, views), "action_mask": masks}, masks
+
+    def _infos(self, masks, illegal):
+        return {
+            "action_mask": masks,
+            "_action_mask": np.ones(self.num_envs, dtype=bool),
+            "illegal_action": illegal,
+            "_illegal_action": np.ones(self.num_envs, dtype=bool),
+            "learner_player": np.array([g.learner for g in self.games]),
+            "_learner_player": np.ones(self.num_envs, dtype=bool),
+        }
+
+    def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
+        super().reset(seed=seed if isinstance(seed, int) or seed is None else None)
+        if isinstance(seed, (list, tuple)):
+            rngs = [np.random.default_rng(s) for s in seed]
+        else:
+            rngs = [np.random.default_rng(int(self.np_random.integers(2**63 - 1))) for _ in self.games]
+        self._rngs = rngs
+        for g, rng in zip(self.games, rngs):
+            g.reset(rng)
+        self._autoreset[:] = False
+        obs, masks = self._obs()
+        return obs, self._infos(masks, np.zeros(self.num_envs, dtype=bool))
+
+    def step(self, actions):
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
+        rewards = np.zeros(self.num_envs, dtype=np.float64)
+        terminated = np.zeros(self.num_envs, dtype=bool)
+        illegal = np.zeros(self.num_envs, dtype=bool)
+        for i, g in enumerate(self.games):
+            if self._autoreset[i]:
+                g.reset(self._rngs[i])
+                continue
+            rewards[i], terminated[i], illegal[i] = g.step(int(actions[i]))
+        self._autoreset = terminated.copy()
+        obs, masks = self._obs()
+        return obs, rewards, terminated, np.zeros(self.num_envs, dtype=bool), self._infos(masks, illegal)
+
+    def action_masks(self) -> np.ndarray:
+        return np.stack([g.mask() for g in self.games]).astype(bool)
+
+    def render(self):
+        from dnb_env import render
+
+        if self.render_mode == "ansi":
+            return tuple(render.render_ansi(g.state) for g in self.games)
+        if self.render_mode == "rgb_array":
+            return tuple(render.render_rgb(g.state) for g in self.games)
+        return None

@@ -1,0 +1,177 @@
+# noqa: D212, D415
+"""
+# Dots and Boxes
+
+| Import             | `from dnb_env import pettingzoo_env; env = pettingzoo_env.env()` or `pettingzoo.make("aec", "dots_and_boxes_v0")` |
+|--------------------|------------------------------------------------------------------|
+| Actions            | Discrete                                                         |
+| Parallel API       | through `turn_based_aec_to_parallel`                             |
+| Manual Control     | No (see `examples/play.py`)                                      |
+| Agents             | `agents= ['player_0', 'player_1']`                               |
+| Agents             | 2                                                                |
+| Action Shape       | (1,)                                                             |
+| Action Values      | Discrete(A), A = (R+1)C + R(C+1) (60 on 5x5)                     |
+| Observation Shape  | encoder shape, e.g. (6, 11, 11) for `chainloop6` on 5x5          |
+| Observation Values | float32; the mask is int8 0/1                                    |
+
+Dots and Boxes on an R x C board of boxes (`rows`, `cols`, default 5 x 5). Players take turns drawing an
+edge between two neighbouring dots; whoever draws the fourth side of a box claims it and moves again.
+When every edge is drawn, the player with more boxes wins.
+
+### Observation Space
+
+A dict: `observation` is the chosen encoder (`obs_type`, default `chainloop6`; any name of
+`dnb_env.observations.list_encoders()`) seen from the observing agent's side (the score channel is
+that agent's boxes minus the other's); `action_mask` is int8 over the A actions, 1 on undrawn edges when
+that agent is to move and all 0 otherwise.
+
+### Action Space
+
+OpenSpiel's `dots_and_boxes` numbering: horizontal edges `h(r, c) = r*C + c` first, then vertical edges
+`v(r, c) = (R+1)*C + r*(C+1) + c`.
+
+### Rewards
+
+At the end: +1 to the winner, -1 to the loser, 0 each for a draw (`reward="margin"`: each agent's
+final box margin divided by the number of boxes). An illegal move ends the game with -1 for the agent
+that made it (and 0 for the other), through PettingZoo's `TerminateIllegalWrapper`.
+
+The extra turn after a completed box shows in `agent_selection`: the same agent is selected again.
+
+### Version History
+
+* v0: first release.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import AgentSelector, wrappers  # noqa: F401
+from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+from dnb_env.core import GameState, parse_board
+from dnb_env.observations import encode, encoder_shape
+
+__all__ = ["env", "raw_env", "parallel_env"]
+
+
+def env(**kwargs):
+    """The wrapped AEC env (illegal moves end the game with -1; out-of-range and order checks)."""
+    e = raw_env(**kwargs)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = wrappers.OrderEnforcingWrapper(e)
+    return e
+
+
+def parallel_env(**kwargs):
+    return turn_based_aec_to_parallel(env(**kwargs))
+
+
+class raw_env(AECEnv):
+    metadata = {
+        "render_modes": ["ansi", "rgb_array", "human"],
+        "name": "dots_and_boxes_v0",
+        "is_parallelizable": True,
+        "render_fps": 4,
+    }
+
+    def __init__(
+        self,
+        rows: int = 5,
+        cols: int = 5,
+        *,
+        board: str | None = None,
+        obs_type: str = "chainloop6",
+        reward: str = "win",
+        render_mode: str | None = None,
+    ):
+        super().__init__()
+        self.rows, self.cols = parse_board(board) if board is not None else parse_board((rows, cols))
+        shape = encoder_shape(obs_type, self.rows, self.cols)
+        if reward not in ("win", "margin"):
+            raise ValueError(f"reward must be 'win' or 'margin', got {reward!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.obs_type, self.reward_mode, self.render_mode = obs_type, reward, render_mode
+        self.possible_agents = ["player_0", "player_1"]
+        self.agents = self.possible_agents[:]
+        n = (self.rows + 1) * self.cols + self.rows * (self.cols + 1)
+        self.action_spaces = {a: spaces.Discrete(n) for a in self.possible_agents}
+        self.observation_spaces = {
+            a: spaces.Dict(
+                {
+                    "observation": spaces.Box(-1.0, float(n), shape, np.float32),
+                    "action_mask": spaces.Box(0, 1, (n,), np.int8),
+                }
+            )
+            for a in self.possible_agents
+        }
+        self.state_: GameState = GameState.new(self.rows, self.cols)
+        self._window = None
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    def observe(self, agent):
+        player = self.possible_agents.index(agent)
+        s = self.state_
+        mask = s.legal_mask() if (agent == self.agent_selection and not s.is_terminal()) else np.zeros(s.num_actions, np.int8)
+        return {"observation": encode(self.obs_type, s.as_seen_by(player)), "action_mask": mask}
+
+    def reset(self, seed=None, options=None):
+        self.state_ = GameState.new(self.rows, self.cols)
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0 for a in self.agents}
+        self._cumulative_rewards = {a: 0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[0]
+        if self.render_mode == "human":
+            self.render()
+
+    def step(self, action):
+        if self.terminations[self.agent_selection] or self.truncations[self.agent_selection]:
+            return self._was_dead_step(action)
+        self._cumulative_rewards[self.agent_selection] = 0
+        s = self.state_.apply(int(action))  # an illegal action raises IllegalActionError, nothing changes
+        self.state_ = s
+        self.rewards = {a: 0 for a in self.agents}
+        if s.is_terminal():
+            values = s.returns(margin=self.reward_mode == "margin")
+            scale = s.geometry.num_boxes if self.reward_mode == "margin" else 1
+            for i, a in enumerate(self.possible_agents):
+                self.rewards[a] = values[i] / scale
+            self.terminations = {a: True for a in self.agents}
+        self.agent_selection = self.possible_agents[s.current_player]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self):
+        from dnb_env import render
+
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("render() called without a render_mode")
+            return None
+        if self.render_mode == "ansi":
+            return render.render_ansi(self.state_)
+        if self.render_mode == "rgb_array":
+            return render.render_rgb(self.state_)
+        if self._window is None:
+            self._window = render.HumanWindow(fps=self.metadata["render_fps"])
+        self._window.show(self.state_)
+        return None
+
+    def close(self):
+        if self._window is not None:
+            self._window.close()
+            self._window = None

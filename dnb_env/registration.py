@@ -1,0 +1,57 @@
+"""Registration of the environments with Gymnasium, PettingZoo and OpenSpiel (run by ``import dnb_env``).
+
+Each ecosystem is optional: one that is not installed is skipped. Gymnasium 1.x does not load plugins
+by itself, so ``import dnb_env`` first, or name the module in the id: ``gym.make("dnb_env:DotsAndBoxes-5x5")``.
+"""
+
+from __future__ import annotations
+
+MAX_REGISTERED = 9
+
+
+def register_gymnasium() -> bool:
+    try:
+        import gymnasium
+    except ImportError:
+        return False
+    registered = gymnasium.envs.registry
+    kw = dict(entry_point="dnb_env.gym_env:DotsAndBoxesEnv", vector_entry_point="dnb_env.gym_env:DotsAndBoxesVectorEnv")
+    if "DotsAndBoxes-v0" not in registered:
+        gymnasium.register(id="DotsAndBoxes-v0", **kw)
+    for r in range(1, MAX_REGISTERED + 1):
+        for c in range(1, MAX_REGISTERED + 1):
+            env_id = f"DotsAndBoxes-{r}x{c}"
+            if env_id not in registered:
+                gymnasium.register(id=env_id, kwargs={"rows": r, "cols": c}, **kw)
+    return True
+
+
+def register_pettingzoo() -> bool:
+    try:
+        import pettingzoo
+        from pettingzoo.env_registry.registration import aec_registry
+    except ImportError:
+        return False
+    if "dots_and_boxes_v0" not in aec_registry:
+        pettingzoo.register("aec", "dots_and_boxes_v0", entry_point="dnb_env.pettingzoo_env:env")
+        pettingzoo.register("parallel", "dots_and_boxes_v0", entry_point="dnb_env.pettingzoo_env:parallel_env")
+    return True
+
+
+def register_openspiel() -> bool:
+    try:
+        import pyspiel  # noqa: F401
+    except ImportError:
+        return False
+    from dnb_env.openspiel_game import register
+
+    register()
+    return True
+
+
+def register_all() -> dict[str, bool]:
+    return {
+        "gymnasium": register_gymnasium(),
+        "pettingzoo": register_pettingzoo(),
+        "openspiel": register_openspiel(),
+    }
