@@ -1,0 +1,210 @@
+"""Gymnasium env and vector env: ecosystem checkers, rewards, opponents, illegal actions, rendering."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import dnb_env  # noqa: F401
+from dnb_env.core import GameState, IllegalActionError
+from dnb_env.gym_env import DotsAndBoxesEnv, DotsAndBoxesVectorEnv
+from dnb_env.observations import list_encoders
+
+
+def first_legal(obs):
+    return int(np.flatnonzero(obs["action_mask"])[0])
+
+
+def test_registered_ids():
+    env = gym.make("DotsAndBoxes-5x5")
+    assert env.action_space.n == 60 and env.observation_space["observation"].shape == (6, 11, 11)
+    env = gym.make("dnb_env:DotsAndBoxes-2x3")
+    assert env.unwrapped.rows == 2 and env.unwrapped.cols == 3
+    env = gym.make("DotsAndBoxes-v0", rows=4, cols=2, obs_type="edgequad9")
+    assert env.observation_space["observation"].shape == (9, 4, 2)
+    assert "DotsAndBoxes-9x9" in gym.envs.registry and "DotsAndBoxes-1x1" in gym.envs.registry
+
+
+@pytest.mark.parametrize("obs_type", list_encoders())
+def test_gymnasium_env_checker(obs_type):
+    check_env(DotsAndBoxesEnv(3, 3, obs_type=obs_type, learner_player="random"), skip_render_check=True)
+
+
+def test_sb3_env_checker():
+    from stable_baselines3.common.env_checker import check_env as sb3_check
+
+    sb3_check(DotsAndBoxesEnv(3, 3), warn=True)
+
+
+def test_render_check_and_modes():
+    check_env(DotsAndBoxesEnv(2, 2, render_mode="rgb_array"))
+    env = DotsAndBoxesEnv(2, 2, render_mode="rgb_array")
+    env.reset(seed=1)
+    img = env.render()
+    assert img.dtype == np.uint8 and img.ndim == 3 and img.shape[2] == 3
+    env = DotsAndBoxesEnv(2, 2, render_mode="ansi")
+    env.reset(seed=1)
+    assert env.render().splitlines()[0].startswith("+")
+
+
+def test_human_render_needs_pygame_and_works_headless(monkeypatch):
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    env = DotsAndBoxesEnv(2, 2, render_mode="human")
+    env.reset(seed=0)
+    env.step(first_legal(env.reset(seed=0)[0]))
+    env.close()
+
+
+def play_out(env, obs, rng):
+    total, steps = 0.0, 0
+    while True:
+        a = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        obs, r, term, trunc, info = env.step(a)
+        total += r
+        steps += 1
+        if term or trunc:
+            return total, info, steps
+
+
+@pytest.mark.parametrize("learner", [0, 1])
+def test_win_reward_matches_final_score(learner):
+    env = DotsAndBoxesEnv(3, 3, learner_player=learner)
+    rng = np.random.default_rng(0)
+    for seed in range(20):
+        obs, info = env.reset(seed=seed)
+        assert info["learner_player"] == learner and env.state.current_player == learner
+        total, info, _ = play_out(env, obs, rng)
+        mine, theirs = info["scores"]
+        assert total == np.sign(mine - theirs) and mine + theirs == 9
+
+
+def test_margin_and_boxes_rewards():
+    for seed in range(10):
+        em = DotsAndBoxesEnv(3, 3, reward="margin", learner_player="random")
+        eb = DotsAndBoxesEnv(3, 3, reward="boxes", learner_player="random")
+        total_m, info_m, _ = play_out(em, em.reset(seed=seed)[0], np.random.default_rng(seed))
+        total_b, info_b, _ = play_out(eb, eb.reset(seed=seed)[0], np.random.default_rng(seed))
+        # same seeds, same moves: same game, so the per-step box rewards add up to the final margin
+        assert info_m["scores"] == info_b["scores"]
+        assert total_m == pytest.approx((info_m["scores"][0] - info_m["scores"][1]) / 9)
+        assert total_b == pytest.approx(total_m)
+
+
+def test_opponent_keeps_moving_after_a_box():
+    # the opponent always takes the lowest legal edge; the learner's observation is always its turn
+    env = DotsAndBoxesEnv(2, 2, opponent=lambda s: s.legal_actions()[0], learner_player=1)
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(3)
+    while True:
+        assert env.state.is_terminal() or env.state.current_player == 1
+        a = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        obs, r, term, _, _ = env.step(a)
+        if term:
+            break
+
+
+def test_seeded_opponent_is_reproducible():
+    def run(seed):
+        env = DotsAndBoxesEnv(3, 3, opponent="random", learner_player="random")
+        obs, _ = env.reset(seed=seed)
+        play_out(env, obs, np.random.default_rng(0))
+        return env.state.history
+
+    assert run(5) == run(5)
+    assert run(5) != run(6)
+
+
+@pytest.mark.parametrize("bad", [99, -1, 1.5, "3", None])
+def test_illegal_action_loses(bad):
+    env = DotsAndBoxesEnv(2, 2)
+    obs, _ = env.reset(seed=0)
+    before = env.state
+    obs2, r, term, trunc, info = env.step(bad)
+    assert r == -1.0 and term and info["illegal_action"] and env.state == before
+    assert not obs2["action_mask"].any()
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step(0)
+
+
+def test_illegal_action_raise_keeps_state():
+    env = DotsAndBoxesEnv(2, 2, illegal_action="raise")
+    obs, _ = env.reset(seed=0)
+    a = first_legal(obs)
+    env.step(a)
+    state = env.state
+    with pytest.raises(IllegalActionError):
+        env.step(a)
+    assert env.state == state
+    env.step(first_legal({"action_mask": env.action_masks()}))
+
+
+def test_bad_options():
+    with pytest.raises(ValueError, match="known encoders"):
+        DotsAndBoxesEnv(obs_type="nope")
+    with pytest.raises(ValueError, match="known agents"):
+        DotsAndBoxesEnv(opponent="nobody")
+    with pytest.raises(ValueError, match="reward"):
+        DotsAndBoxesEnv(reward="points")
+    with pytest.raises(ValueError, match="learner_player"):
+        DotsAndBoxesEnv(learner_player=2)
+    with pytest.raises(ValueError, match="RxC"):
+        DotsAndBoxesEnv(board="5x")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_make_vec_sync_and_async(mode):
+    envs = gym.make_vec("DotsAndBoxes-2x2", num_envs=3, vectorization_mode=mode)
+    obs, info = envs.reset(seed=0)
+    assert obs["observation"].shape == (3, 6, 5, 5)
+    for _ in range(20):
+        masks = obs["action_mask"]
+        actions = np.array([int(np.flatnonzero(m)[0]) if m.any() else 0 for m in masks])
+        obs, r, term, trunc, info = envs.step(actions)
+    envs.close()
+
+
+def test_native_vector_env_matches_single_envs():
+    vec = gym.make_vec("DotsAndBoxes-3x3", num_envs=4, vectorization_mode="vector_entry_point")
+    assert isinstance(vec.unwrapped, DotsAndBoxesVectorEnv)
+    obs, info = vec.reset(seed=[10, 11, 12, 13])
+    rng = np.random.default_rng(0)
+    finished = 0
+    for step in range(60):
+        actions = np.array([int(rng.choice(np.flatnonzero(m))) if m.any() else 0 for m in obs["action_mask"]])
+        obs, r, term, trunc, info = vec.step(actions)
+        finished += term.sum()
+        # every observation equals what the single env encoder gives for that game's state
+        for i, g in enumerate(vec.unwrapped.games):
+            from dnb_env.observations import encode
+
+            np.testing.assert_array_equal(obs["observation"][i], encode("chainloop6", g.view()))
+    assert finished > 0
+
+
+def test_vector_env_autoreset_next_step():
+    vec = DotsAndBoxesVectorEnv(num_envs=2, rows=1, cols=1)
+    obs, _ = vec.reset(seed=0)
+    done = np.zeros(2, bool)
+    for _ in range(10):
+        obs, r, term, _, _ = vec.step(np.array([int(np.flatnonzero(m)[0]) if m.any() else 0 for m in obs["action_mask"]]))
+        if done.any():
+            assert (r[done] == 0).all() and not term[done].any()
+            assert all(len(vec.games[i].state.history) <= 2 for i in np.flatnonzero(done))
+        done = term
+
+
+def test_sb3_maskable_ppo_trains_a_few_steps():
+    from sb3_contrib import MaskablePPO
+
+    env = DotsAndBoxesEnv(2, 2)
+    model = MaskablePPO("MultiInputPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu")
+    model.learn(128)
+    from agents.base import SB3Agent
+
+    agent = SB3Agent(model, obs_type="chainloop6")
+    s = GameState.new(2, 2)
+    while not s.is_terminal():
+        s = s.apply(agent.select_action(s))
+    assert agent.illegal_choices == 0

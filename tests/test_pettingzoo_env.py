@@ -1,0 +1,86 @@
+"""PettingZoo AEC env: the ecosystem's own tests, extra turns, rewards, illegal moves."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pettingzoo
+from pettingzoo.test import api_test, parallel_api_test, render_test, seed_test
+from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+import dnb_env  # noqa: F401
+from dnb_env import pettingzoo_env
+
+
+def test_api_test():
+    api_test(pettingzoo_env.env(rows=3, cols=3), num_cycles=300)
+
+
+def test_api_test_other_encoder():
+    api_test(pettingzoo_env.env(rows=2, cols=3, obs_type="edgequad44"), num_cycles=100)
+
+
+def test_seed_test():
+    seed_test(lambda: pettingzoo_env.env(rows=2, cols=2), num_cycles=50)
+
+
+def test_render_test(monkeypatch):
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    render_test(lambda render_mode=None: pettingzoo_env.env(rows=2, cols=2, render_mode=render_mode))
+
+
+def test_parallel_api_test():
+    parallel_api_test(turn_based_aec_to_parallel(pettingzoo_env.env(rows=2, cols=2)), num_cycles=100)
+
+
+def test_registered_and_pickles():
+    env = pettingzoo.make("aec", "dots_and_boxes_v0", rows=2, cols=2)
+    env.reset()
+    env.step(0)
+    env2 = pickle.loads(pickle.dumps(env))
+    assert env2.unwrapped.state_ == env.unwrapped.state_
+    assert env2.agent_selection == env.agent_selection
+
+
+def test_extra_turn_and_terminal_rewards():
+    env = pettingzoo_env.env(rows=1, cols=1)
+    env.reset()
+    order = []
+    for a in [0, 1, 2, 3]:
+        order.append(env.agent_selection)
+        env.step(a)
+    # player_0, player_1, player_0 draw three sides; player_1 completes the box
+    assert order == ["player_0", "player_1", "player_0", "player_1"]
+    assert env.rewards == {"player_0": -1, "player_1": 1}
+    assert all(env.terminations.values())
+
+
+def test_extra_turn_keeps_agent_selection():
+    env = pettingzoo_env.env(rows=1, cols=2)
+    env.reset()
+    for a in [0, 2, 4]:  # box 0 gets three sides; the mover after that takes it
+        env.step(a)
+    mover = env.agent_selection
+    env.step(5)  # completes box 0
+    assert env.agent_selection == mover
+
+
+def test_observation_is_from_the_observers_side():
+    env = pettingzoo_env.env(rows=1, cols=2, obs_type="chainloop6")
+    env.reset()
+    for a in [0, 2, 4, 5]:  # player_1 completes box 0
+        env.step(a)
+    o0 = env.observe("player_0")
+    o1 = env.observe("player_1")
+    assert np.all(o0["observation"][3] == -0.5) and np.all(o1["observation"][3] == 0.5)
+    assert env.agent_selection == "player_1" and o1["action_mask"].any() and not o0["action_mask"].any()
+
+
+def test_illegal_move_ends_game_with_minus_one():
+    env = pettingzoo_env.env(rows=2, cols=2)
+    env.reset()
+    env.step(0)
+    env.step(0)  # already drawn: PettingZoo's TerminateIllegalWrapper ends the game
+    assert env.rewards["player_1"] == -1 and env.rewards["player_0"] == 0
+    assert all(env.terminations.values())
