@@ -42,7 +42,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from dnb_env.core import GameState, IllegalActionError, _check_action, parse_board
-from dnb_env.observations import encode, encode_batch, encoder_shape
+from dnb_env.observations import _bits_rows, encode, encode_batch, encoder_shape
 
 __all__ = ["DotsAndBoxesEnv", "DotsAndBoxesVectorEnv", "make_opponent"]
 
@@ -307,9 +307,15 @@ class DotsAndBoxesVectorEnv(VectorEnv):
         self.games = [_Game(board_rc, o, learner_player, reward, illegal_action) for o in opponents]
         self._autoreset = np.zeros(num_envs, dtype=bool)
 
+    def _masks(self) -> np.ndarray:
+        """``[N, A]`` int8 legal masks of all games in one bit expansion (all 0 for finished games)."""
+        full = self.games[0].state.geometry.full
+        undrawn = [0 if g.done else full & ~g.state.edges for g in self.games]
+        return _bits_rows(undrawn, self.single_action_space.n).astype(np.int8)
+
     def _obs(self):
         views = [g.view() for g in self.games]
-        masks = np.stack([g.mask() for g in self.games])
+        masks = self._masks()
         return {"observation": encode_batch(self.obs_type, views), "action_mask": masks}, masks
 
     def _infos(self, masks, illegal):
@@ -352,7 +358,7 @@ class DotsAndBoxesVectorEnv(VectorEnv):
         return obs, rewards, terminated, np.zeros(self.num_envs, dtype=bool), self._infos(masks, illegal)
 
     def action_masks(self) -> np.ndarray:
-        return np.stack([g.mask() for g in self.games]).astype(bool)
+        return self._masks().astype(bool)
 
     def render(self):
         from dnb_env import render

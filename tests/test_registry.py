@@ -1,0 +1,52 @@
+"""Agent registry and the dnb command line."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.base import Agent, FunctionAgent
+from dnb_env.core import GameState
+from registry import list_agents, make_agent, register_agent
+from registry.cli import main as cli_main
+
+
+def test_make_random_agent_is_seeded():
+    a, b = make_agent("random", board="3x3", seed=4), make_agent("random", board="3x3", seed=4)
+    assert isinstance(a, Agent) and "random" in list_agents()
+    s = GameState.new(3, 3)
+    moves_a, moves_b = [], []
+    for _ in range(10):
+        moves_a.append(a.select_action(s))
+        moves_b.append(b.select_action(s))
+    assert moves_a == moves_b and all(s.is_legal(m) for m in moves_a)
+
+
+def test_unknown_agent_and_option():
+    with pytest.raises(ValueError, match="known agents: .*random"):
+        make_agent("nobody")
+    with pytest.raises(ValueError, match="no option"):
+        make_agent("random", depth=3)
+    with pytest.raises(ValueError, match="RxC"):
+        make_agent("random", board="3by3")
+
+
+def test_register_agent_and_duplicates():
+    def factory(*, board, seed, move=0):
+        return FunctionAgent(lambda s: s.legal_actions()[move], name="first")
+
+    register_agent("first_legal_test", factory)
+    agent = make_agent("first_legal_test", board="2x2", move=1)
+    assert agent.select_action(GameState.new(2, 2)) == 1
+    with pytest.raises(ValueError, match="already registered"):
+        register_agent("first_legal_test", factory)
+
+
+def test_cli_demo_prints_a_whole_game(capsys):
+    assert cli_main(["demo", "--board", "2x2", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("draws") == 12 and "game over" in out
+
+
+def test_cli_bad_board(capsys):
+    assert cli_main(["demo", "--board", "5x"]) == 2
+    assert "RxC" in capsys.readouterr().err
