@@ -24,6 +24,7 @@ test: setup
 bench: setup
 	$(PY) benchmarks/engine.py
 	$(PY) benchmarks/encoders.py
+	$(PY) benchmarks/envs.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -167,22 +167,26 @@ def structure_masks(g: Geometry, edges: int) -> tuple[list[int], int]:
     """Chain-Loop Detection on bitmasks: (masks of the structures with two or more edges, mask of the
     sides of boxes with exactly three drawn sides). Undrawn edges in no returned mask are count-1
     structures."""
+    two, three_boxes = g.drawn_count_masks(edges)
+    masks = g.box_mask
     groups: list[int] = []
+    while two:
+        low = two & -two
+        two ^= low
+        merged = masks[low.bit_length() - 1] & ~edges
+        keep = []
+        for gm in groups:
+            if gm & merged:
+                merged |= gm
+            else:
+                keep.append(gm)
+        keep.append(merged)
+        groups = keep
     three = 0
-    for mask in g.box_mask:
-        k = (edges & mask).bit_count()
-        if k == 2:
-            merged = mask & ~edges
-            keep = []
-            for gm in groups:
-                if gm & merged:
-                    merged |= gm
-                else:
-                    keep.append(gm)
-            keep.append(merged)
-            groups = keep
-        elif k == 3:
-            three |= mask
+    while three_boxes:
+        low = three_boxes & -three_boxes
+        three_boxes ^= low
+        three |= masks[low.bit_length() - 1]
     return groups, three
 
 

@@ -95,7 +95,7 @@ class Geometry:
     __slots__ = (
         "rows", "cols", "num_h", "num_actions", "num_boxes", "height", "width",
         "action_cell", "cell_action", "box_sides", "box_mask", "action_boxes", "box_neighbours",
-        "full", "_completions", "all_actions", "action_flat", "box_flat",
+        "full", "_completions", "all_actions", "action_flat", "box_flat", "_row_shifts", "_row_mask",
     )
 
     def __init__(self, rows: int, cols: int):
@@ -148,6 +148,35 @@ class Geometry:
             tuple((1 << b, masks[b]) for b in self.action_boxes[a]) for a in range(self.num_actions)
         )
         self.all_actions = tuple(range(self.num_actions))
+        self._row_shifts = tuple((self.num_h + r * (C + 1), r * C) for r in range(R))
+        self._row_mask = (1 << C) - 1
+
+    def side_planes(self, edges: int) -> tuple[int, int, int, int]:
+        """Box bitmasks (bit b = box b) of drawn (top, bottom, left, right) sides, computed word-parallel."""
+        n = self.num_boxes
+        boxes = (1 << n) - 1
+        top = edges & boxes
+        bottom = (edges >> self.cols) & boxes
+        left = right = 0
+        m = self._row_mask
+        for src, dst in self._row_shifts:
+            row = edges >> src
+            left |= (row & m) << dst
+            right |= ((row >> 1) & m) << dst
+        return top, bottom, left, right
+
+    def drawn_count_masks(self, edges: int) -> tuple[int, int]:
+        """Box bitmasks of the boxes with exactly two and exactly three drawn sides."""
+        t, b, l, r = self.side_planes(edges)
+        # bit-sliced sum of four one-bit planes: s1 s0 = t + b, then add l + r
+        a0, a1 = t ^ b, t & b
+        c0, c1 = l ^ r, l & r
+        s0 = a0 ^ c0
+        carry = a0 & c0
+        s1 = a1 ^ c1 ^ carry
+        s2 = (a1 & c1) | (a1 & carry) | (c1 & carry)
+        return s1 & ~s0 & ~s2, s1 & s0
+
 
     def __repr__(self) -> str:
         return f"Geometry({self.rows}x{self.cols})"

@@ -179,3 +179,15 @@ def test_states_pickle_and_hash():
     s = GameState.from_actions(3, 3, [0, 1, 2, 12])
     t = pickle.loads(pickle.dumps(s))
     assert t == s and hash(t) == hash(s) and t.history == s.history and t.legal_actions() == s.legal_actions()
+
+
+def test_word_parallel_side_counts_match_per_box_counts():
+    rng = random.Random(8)
+    for rows, cols in [(1, 1), (2, 3), (5, 5), (4, 9), (9, 2)]:
+        g = geometry(rows, cols)
+        for _ in range(50):
+            edges = rng.getrandbits(g.num_actions)
+            two, three = g.drawn_count_masks(edges)
+            counts = [(edges & m).bit_count() for m in g.box_mask]
+            assert two == sum(1 << b for b, k in enumerate(counts) if k == 2)
+            assert three == sum(1 << b for b, k in enumerate(counts) if k == 3)

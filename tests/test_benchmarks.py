@@ -1,0 +1,30 @@
+"""Tiny-budget smoke runs of the benchmark scripts (the figures themselves are not asserted)."""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "benchmarks" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_engine_benchmark_runs():
+    best = load("engine").main(["--games", "5", "--rounds", "1", "--board", "3x3"])
+    assert set(best) == {"pyspiel", "ours", "inplace"} and all(v > 0 for v in best.values())
+
+
+def test_encoder_benchmark_runs():
+    res = load("encoders").main(["--states", "20", "--rounds", "1"])
+    assert res["pyspiel"] > 0 and len(res) == 8
+
+
+def test_env_benchmark_runs():
+    res = load("envs").main(["--steps", "200", "--envs", "4", "--skip-pettingzoo"])
+    assert all(res[k] > 0 for k in ("spiel", "gym", "sync", "native"))
