@@ -16,13 +16,13 @@ def _demo(args: argparse.Namespace) -> int:
     rng = random.Random(args.seed)
     state = GameState.new(args.board)
     print(f"A random game on {state.rows}x{state.cols} (seed {args.seed})\n")
-    print(state, "\n")
+    print(state, end="\n\n")
     while not state.is_terminal():
         action = rng.choice(state.legal_actions())
         mover = state.current_player
         state = state.apply(action)
         print(f"move {len(state.history)}: player {mover} draws {action} ({state.geometry.action_name(action)})")
-        print(state, "\n")
+        print(state, end="\n\n")
     return 0
 
 
