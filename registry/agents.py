@@ -56,3 +56,34 @@ def _random(*, board, seed):
 
 
 register_agent("random", _random)
+
+
+def _greedy(*, board, seed):
+    from baselines.greedy import GreedyAgent
+
+    return GreedyAgent(seed=seed)
+
+
+def _alphabeta(*, board, seed, depth=4, time_limit=None, chain_eval=False, extend_captures=True):
+    from baselines.alphabeta import AlphaBetaAgent
+
+    return AlphaBetaAgent(depth=int(depth), time_limit=time_limit, chain_eval=bool(chain_eval),
+                          extend_captures=bool(extend_captures), seed=seed)
+
+
+def _solver(*, board, seed, max_undrawn=24):
+    from baselines.solver import SolverAgent
+
+    return SolverAgent(seed=seed, max_undrawn=int(max_undrawn))
+
+
+def _mcts(*, board, seed, simulations=1000, uct_c=2.0):
+    from baselines.uct import UCTAgent
+
+    return UCTAgent(simulations=int(simulations), uct_c=float(uct_c), seed=seed)
+
+
+register_agent("greedy", _greedy)
+register_agent("alphabeta", _alphabeta)
+register_agent("solver", _solver)
+register_agent("mcts", _mcts)

@@ -1,0 +1,128 @@
+"""Baseline agents: exact solver against brute force and known values, alpha-beta, greedy, UCT."""
+
+from __future__ import annotations
+
+import random
+import textwrap
+
+import pytest
+
+from baselines.alphabeta import AlphaBetaAgent
+from baselines.greedy import GreedyAgent, boxes_given_away
+from baselines.solver import Solver, SolverAgent, SolverTooLarge
+from baselines.uct import UCTAgent
+from dnb_env.analysis import MoveClass, move_classes, realistic_move
+from dnb_env.core import GameState
+from registry import make_agent
+
+
+@pytest.mark.parametrize("board, margin", [("1x1", -1), ("1x2", 0), ("2x2", 2), ("2x3", -2), ("2x4", 2), ("3x3", -3)])
+def test_solver_known_first_player_margins(board, margin):
+    assert Solver().value(GameState.new(board)) == margin
+
+
+def test_solver_matches_brute_force_on_random_positions(brute):
+    rng = random.Random(2)
+    solver = Solver()
+    for rows, cols, moves in [(2, 3, 0), (2, 3, 5), (1, 4, 3), (3, 3, 12), (5, 5, 46)]:
+        for _ in range(5):
+            s = GameState.new(rows, cols)
+            for _ in range(moves):
+                s = s.apply(realistic_move(s, rng))
+            assert solver.value(s) == brute.value(s), str(s)
+            assert solver.move_values(s) == brute.move_values(s)
+
+
+def test_solver_reuses_its_table_along_a_game():
+    solver = Solver()
+    s = GameState.new(3, 3)
+    solver.value(s)
+    table = solver._table
+    rng = random.Random(0)
+    while not s.is_terminal():
+        s = s.apply(rng.choice(s.legal_actions()))
+        solver.value(s)
+        assert solver._table is table
+
+
+def test_solver_refuses_large_positions():
+    with pytest.raises(SolverTooLarge, match="60 undrawn"):
+        Solver().value(GameState.new(5, 5))
+
+
+def test_solver_agent_plays_optimally():
+    agent = SolverAgent(seed=0)
+    s = GameState.new(2, 2)
+    while not s.is_terminal():
+        mv = agent.move_values(s)
+        a = agent.select_action(s)
+        assert mv[a] == max(mv.values()) == agent.value(s)
+        s = s.apply(a)
+
+
+def test_alphabeta_to_full_depth_is_exact():
+    rng = random.Random(1)
+    solver = Solver()
+    for _ in range(10):
+        s = GameState.new(3, 3)
+        for _ in range(10):
+            s = s.apply(realistic_move(s, rng))
+        agent = AlphaBetaAgent(depth=30, seed=0, extend_captures=False)
+        move, value = agent.search_root(s, 30)
+        assert value == solver.value(s)
+        assert solver.move_values(s)[move] == value
+
+
+def test_alphabeta_takes_the_box_and_respects_time():
+    s = GameState.from_text(textwrap.dedent(
+        """
+        +---+   +
+        |
+        +---+   +
+        """
+    ))
+    assert AlphaBetaAgent(depth=2, seed=0).select_action(s) == 5
+    agent = AlphaBetaAgent(depth=50, time_limit=0.05, seed=0)
+    assert GameState.new(5, 5).is_legal(agent.select_action(GameState.new(5, 5)))
+
+
+def test_greedy_rules():
+    rng = random.Random(3)
+    agent = GreedyAgent(seed=0)
+    for _ in range(100):
+        s = GameState.new(4, 4)
+        for _ in range(rng.randrange(40)):
+            s = s.apply(realistic_move(s, rng))
+        if s.is_terminal():
+            continue
+        cls = move_classes(s)
+        a = agent.select_action(s)
+        if (cls == MoveClass.SCORING).any():
+            assert cls[a] == MoveClass.SCORING
+        elif (cls == MoveClass.SAFE).any():
+            assert cls[a] == MoveClass.SAFE
+        else:
+            assert boxes_given_away(s, a) == min(boxes_given_away(s, b) for b in s.legal_actions())
+
+
+def test_boxes_given_away_counts_a_chain():
+    s = GameState.from_text(textwrap.dedent(
+        """
+        +---+---+---+
+
+        +---+---+---+
+        """
+    ))
+    assert boxes_given_away(s, 6) == 3
+
+
+def test_uct_finds_winning_capture():
+    # 1x2, box 0 capturable; taking it and then the last box wins
+    s = GameState.from_text("+---+   +\n|\n+---+   +\n")
+    assert UCTAgent(simulations=300, seed=0).select_action(s) == 5
+
+
+def test_registry_builds_every_baseline():
+    for name, kw in [("greedy", {}), ("alphabeta", {"depth": 2}), ("solver", {}), ("mcts", {"simulations": 20})]:
+        agent = make_agent(name, board="2x2", seed=0, **kw)
+        assert GameState.new(2, 2).is_legal(agent.select_action(GameState.new(2, 2)))
