@@ -87,3 +87,13 @@ register_agent("greedy", _greedy)
 register_agent("alphabeta", _alphabeta)
 register_agent("solver", _solver)
 register_agent("mcts", _mcts)
+
+
+def _prsboxes(*, board, seed, solver_edges=20, search_safe=9, search_depth=4):
+    from baselines.prsboxes import PRsBoxesAgent
+
+    return PRsBoxesAgent(seed=seed, solver_edges=int(solver_edges), search_safe=int(search_safe),
+                         search_depth=int(search_depth))
+
+
+register_agent("prsboxes", _prsboxes)

@@ -126,3 +126,43 @@ def test_registry_builds_every_baseline():
     for name, kw in [("greedy", {}), ("alphabeta", {"depth": 2}), ("solver", {}), ("mcts", {"simulations": 20})]:
         agent = make_agent(name, board="2x2", seed=0, **kw)
         assert GameState.new(2, 2).is_legal(agent.select_action(GameState.new(2, 2)))
+
+
+def test_prsboxes_is_exact_near_the_end_and_keeps_control():
+    from baselines.prsboxes import PRsBoxesAgent
+
+    agent = PRsBoxesAgent(seed=0)
+    solver = Solver()
+    rng = random.Random(4)
+    for _ in range(5):
+        s = GameState.new(4, 4)
+        while s.num_actions - s.edges.bit_count() > 18:
+            s = s.apply(realistic_move(s, rng))
+        if s.is_terminal():
+            continue
+        a = agent.select_action(s)
+        assert solver.move_values(s)[a] == solver.value(s)
+    # an opened 3-chain and nothing else: take the first box (the solver's unique best move)
+    s = GameState.from_text(textwrap.dedent(
+        """
+        +---+---+---+
+        |
+        +---+---+---+
+        """
+    ))
+    assert agent.select_action(s) in (7,)  # takes the first box of the opened chain
+
+
+def test_prsboxes_beats_greedy():
+    from baselines.greedy import GreedyAgent
+    from baselines.prsboxes import PRsBoxesAgent
+
+    p, g = PRsBoxesAgent(seed=0), GreedyAgent(seed=1)
+    points = 0.0
+    for i in range(4):
+        s = GameState.new(4, 4)
+        seats = (p, g) if i % 2 == 0 else (g, p)
+        while not s.is_terminal():
+            s = s.apply(seats[s.current_player].select_action(s))
+        points += (s.returns()[i % 2] + 1) / 2
+    assert points >= 3

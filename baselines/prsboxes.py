@@ -1,0 +1,184 @@
+"""A PRsBoxes-style chain-theory player: the strongest non-learned agent here.
+
+Decision rules, in order:
+
+1. **Exact play near the end.** With at most ``solver_edges`` undrawn edges (default 20) the exact
+   retrograde solver (:mod:`baselines.solver`) picks the move; its table is reused for the rest of the game.
+2. **Boxes on offer.** When a box can be completed, the agent decides between taking everything and
+   keeping control. It takes every capturable box that does not end an opened chain or loop of its own
+   (free boxes). For the last opened component it compares, when the rest of the board is a simple
+   endgame with value ``e`` for the player then to move: taking all (``+e`` after the capture) against
+   declining the last two boxes of a chain or four of a loop with a double-dealing move (``-e - 4`` or
+   ``-e - 8`` relative), i.e. the controller's choice of Berlekamp's theory. When the rest is not a simple
+   endgame it keeps control only where the long chain rule says the rest still favours the controller.
+3. **Safe moves left.** While moves remain that give nothing away, the fight is over who must open the
+   first long chain. With few safe moves left (``search_safe`` or fewer) it searches the safe-move game
+   to its end: both sides play only safe moves, and a position with none is scored exactly
+   (simple-endgame value, or the solver when small) or by the long chain rule. With more safe moves it
+   plays the safe move that leaves the long-chain parity in its favour (Berlekamp's long chain rule: the
+   first player wants dots + long chains even), preferring moves that do not create new short chains.
+4. **Nothing safe, nothing to take.** In a simple endgame it plays :func:`dnb_env.analysis.endgame_move`
+   (optimal); while joints remain, an alpha-beta search (``search_depth`` plies, capture sequences
+   searched to their end, simple endgames at the leaves scored exactly) picks the opening.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from baselines.alphabeta import AlphaBetaAgent
+from baselines.solver import Solver
+from dnb_env.analysis import (
+    MoveClass,
+    components,
+    endgame_move,
+    endgame_value,
+    long_chain_count,
+    move_classes,
+)
+from dnb_env.core import GameState
+
+__all__ = ["PRsBoxesAgent"]
+
+
+def _parity_good(state: GameState, player: int) -> bool:
+    """Long chain rule: does the current long-chain count favour ``player``?"""
+    dots = (state.rows + 1) * (state.cols + 1)
+    even = (dots + long_chain_count(state)) % 2 == 0
+    return even if player == 0 else not even
+
+
+class PRsBoxesAgent:
+    name = "prsboxes"
+
+    def __init__(self, seed: int | None = None, solver_edges: int = 20, search_safe: int = 9, search_depth: int = 4):
+        self.rng = np.random.default_rng(seed)
+        self.solver = Solver(max_undrawn=max(solver_edges, 0))
+        self.solver_edges = solver_edges
+        self.search_safe = search_safe
+        self.searcher = AlphaBetaAgent(depth=search_depth, chain_eval=True, extend_captures=True, seed=seed)
+
+    def seed(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.searcher.seed(seed)
+
+    def reset(self) -> None:
+        pass
+
+    def _pick(self, options):
+        options = list(options)
+        return options[int(self.rng.integers(len(options)))]
+
+    # -------------------------------------------------------------- rule 1
+    def _solver_move(self, state: GameState) -> int:
+        mv = self.solver.move_values(state)
+        best = max(mv.values())
+        return self._pick(a for a, v in mv.items() if v == best)
+
+    # -------------------------------------------------------------- rule 2
+    def _capture_move(self, state: GameState, cls: np.ndarray) -> int:
+        g = state.geometry
+        scoring = [int(a) for a in np.flatnonzero(cls == MoveClass.SCORING)]
+        opened = [c for c in components(state) if c.opened]
+
+        def touches(a, comp):
+            return any(b in comp.boxes for b in g.action_boxes[a])
+
+        if len(opened) != 1:  # take from the other components first, the largest one last
+            last = max(opened, key=lambda c: c.length) if opened else None
+            return next((a for a in scoring if last is None or not touches(a, last)), scoring[0])
+        comp = opened[0]
+        decline = self._double_deal_move(state, comp)
+        if decline is None:  # not yet at the decision point: keep taking
+            return next((a for a in scoring if touches(a, comp)), scoring[0])
+        after_all = state
+        while True:
+            sc = np.flatnonzero(move_classes(after_all) == MoveClass.SCORING)
+            if not len(sc):
+                break
+            after_all = after_all.apply(int(sc[0]))
+        if after_all.is_terminal():
+            return scoring[0]
+        n = comp.length
+        e = endgame_value(after_all)
+        if e is None:
+            # not a simple endgame yet: control is worth keeping while long chains or loops remain
+            rest = components(after_all)
+            at_stake = sum(c.length for c in rest if c.kind == "loop" or c.length >= 3)
+            return decline if at_stake > 2 * n else scoring[0]
+        # take all: n + e (we then move in the rest); decline: the opponent gets n and moves: -n - e
+        return decline if -n - e > n + e else scoring[0]
+
+    @staticmethod
+    def _double_deal_move(state: GameState, comp) -> int | None:
+        """The move that hands over the component's boxes without taking any: for a 2-box remainder, the
+        far side of the far box (leaving a domino); for a 4-box opened loop, the middle edge."""
+        g = state.geometry
+        edges = state.edges
+        boxes = list(comp.boxes)
+        cap = [b for b in boxes if 4 - (edges & g.box_mask[b]).bit_count() == 1]
+        if len(boxes) == 2 and len(cap) == 1:
+            far = boxes[1] if cap[0] == boxes[0] else boxes[0]
+            inner = {e for e in g.box_sides[cap[0]] if not edges >> e & 1}
+            for e in g.box_sides[far]:
+                if not edges >> e & 1 and e not in inner:
+                    return e
+        if len(boxes) == 4 and len(cap) == 2:
+            b1, b2 = boxes[1], boxes[2]
+            shared = set(g.box_sides[b1]) & set(g.box_sides[b2])
+            for e in shared:
+                if not edges >> e & 1:
+                    return e
+        return None
+
+    # -------------------------------------------------------------- rule 3
+    def _safe_search(self, state: GameState, me: int, depth: int) -> float:
+        cls = move_classes(state)
+        safe = [int(a) for a in np.flatnonzero(cls == MoveClass.SAFE)]
+        if not safe:
+            return self._score_no_safe(state, me)
+        if depth == 0:
+            return 0.5 if _parity_good(state, me) else -0.5
+        values = [self._safe_search(state.apply(a), me, depth - 1) for a in safe]
+        return max(values) if state.current_player == me else min(values)
+
+    def _score_no_safe(self, state: GameState, me: int) -> float:
+        s0, s1 = state.scores
+        have = s0 - s1 if me == 0 else s1 - s0
+        undrawn = state.num_actions - state.edges.bit_count()
+        e = endgame_value(state)
+        if e is None and undrawn <= self.solver_edges:
+            e = self.solver.value(state)
+        if e is None:
+            mover_good = _parity_good(state, state.current_player)
+            e = 1 if mover_good else -1
+            return have + (e if state.current_player == me else -e)
+        return have + (e if state.current_player == me else -e)
+
+    def _safe_move(self, state: GameState, safe: list[int]) -> int:
+        me = state.current_player
+        if len(safe) <= self.search_safe:
+            scored = [(self._safe_search(state.apply(a), me, len(safe)), a) for a in safe]
+            best = max(v for v, _ in scored)
+            return self._pick(a for v, a in scored if v == best)
+        good = [a for a in safe if _parity_good(state.apply(a), me)]
+        return self._pick(good or safe)
+
+    # -------------------------------------------------------------- main
+    def select_action(self, state: GameState) -> int:
+        legal = state.legal_actions()
+        if not legal:
+            raise ValueError("no legal action: the game is over")
+        if len(legal) <= self.solver_edges:
+            return self._solver_move(state)
+        cls = move_classes(state)
+        if (cls == MoveClass.SCORING).any():
+            return self._capture_move(state, cls)
+        safe = [int(a) for a in np.flatnonzero(cls == MoveClass.SAFE)]
+        if safe:
+            return self._safe_move(state, safe)
+        move = endgame_move(state)
+        if move is not None:
+            return move
+        # joints remain: search the opening/capturing lines, scoring simple endgames exactly at the leaves
+        return self.searcher.select_action(state)
