@@ -16,7 +16,8 @@ $(VENV)/.installed: pyproject.toml Makefile
 setup: $(VENV)/.installed
 
 demo: setup
-	$(VENV)/bin/dnb demo --board 5x5 --seed 0
+	$(VENV)/bin/dnb tournament --board 5x5 --agents random,greedy,alphabeta:depth=2,prsboxes \
+		--games 10 --openings 10:guided --workers 2 --seed 0 --out results/demo-5x5
 
 test: setup
 	$(PY) -m pytest -q

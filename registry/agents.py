@@ -33,20 +33,25 @@ def _options(factory: Callable) -> list[str]:
     return [n for n, p in params.items() if n not in ("board", "seed") and p.kind == p.KEYWORD_ONLY]
 
 
-def make_agent(name: str, board="5x5", seed: int | None = None, **kwargs):
-    """Build the agent registered as ``name`` for ``board`` ("RxC" or (rows, cols))."""
+def check_spec(name: str, kwargs: dict) -> Callable:
+    """The factory of ``name`` after checking that it exists and takes every option in ``kwargs``."""
     try:
         factory = _FACTORIES[name]
     except (KeyError, TypeError):
         raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(list_agents())}") from None
-    rows_cols = parse_board(board)
     allowed = _options(factory)
     unknown = sorted(set(kwargs) - set(allowed))
     if unknown:
         raise ValueError(
             f"agent {name!r} has no option(s) {', '.join(unknown)}; its options: {', '.join(allowed) or 'none'}"
         )
-    return factory(board=rows_cols, seed=seed, **kwargs)
+    return factory
+
+
+def make_agent(name: str, board="5x5", seed: int | None = None, **kwargs):
+    """Build the agent registered as ``name`` for ``board`` ("RxC" or (rows, cols))."""
+    factory = check_spec(name, kwargs)
+    return factory(board=parse_board(board), seed=seed, **kwargs)
 
 
 def _random(*, board, seed):
@@ -97,3 +102,23 @@ def _prsboxes(*, board, seed, solver_edges=20, search_safe=9, search_depth=4):
 
 
 register_agent("prsboxes", _prsboxes)
+
+
+def _openspiel_mcts(*, board, seed, simulations=1000, uct_c=2.0, rollouts=1):
+    """OpenSpiel's Python MCTSBot with random rollouts on ``python_dots_and_boxes``, as an Agent."""
+    import numpy as np
+    import pyspiel
+    from open_spiel.python.algorithms import mcts
+
+    import dnb_env  # noqa: F401  (registers the game)
+    from agents.base import SpielBotAgent
+
+    rows, cols = board
+    game = pyspiel.load_game("python_dots_and_boxes", {"num_rows": rows, "num_cols": cols})
+    rs = np.random.RandomState(None if seed is None else seed % 2**32)
+    evaluator = mcts.RandomRolloutEvaluator(n_rollouts=int(rollouts), random_state=rs)
+    bot = mcts.MCTSBot(game, float(uct_c), int(simulations), evaluator, random_state=rs)
+    return SpielBotAgent(bot, game, name="openspiel_mcts")
+
+
+register_agent("openspiel_mcts", _openspiel_mcts)

@@ -1,11 +1,15 @@
 """The ``dnb`` command line.
 
     dnb demo --board 5x5 --seed 0      a random game, printed move by move with the ASCII board
+    dnb tournament --board 5x5 --agents random,greedy,alphabeta:depth=3,prsboxes --games 100 \
+        --openings 10:guided --workers 2 --out results/5x5
+    dnb agents                          the registered agent names
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 
@@ -26,6 +30,49 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tournament(args: argparse.Namespace) -> int:
+    from agents.arena import TournamentConfig, run_tournament
+
+    moves, mode = 0, "guided"
+    if args.openings:
+        head, _, tail = args.openings.partition(":")
+        try:
+            moves = int(head)
+        except ValueError:
+            raise ValueError(f"--openings must be K or K:pure or K:guided, got {args.openings!r}") from None
+        mode = tail or "guided"
+    cfg = TournamentConfig(
+        board=args.board, agents=_split_agents(args.agents),
+        games=args.games, openings=moves, opening_mode=mode, mode=args.mode, workers=args.workers,
+        seed=args.seed, bootstrap=args.bootstrap,
+    )
+    run_tournament(cfg, out=args.out, progress=not args.no_progress)
+    if args.out:
+        print(f"results: {args.out}/results.jsonl, pairs.csv, elo.csv, tournament.png")
+    return 0
+
+
+def _split_agents(text: str) -> tuple[str, ...]:
+    """Split "a,b:x=1,y=2,c" into specs: a comma followed by key=value stays inside the spec."""
+    specs: list[str] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if specs and "=" in part and ":" not in part and ":" in specs[-1]:
+            specs[-1] += "," + part
+        else:
+            specs.append(part)
+    return tuple(specs)
+
+
+def _agents(args: argparse.Namespace) -> int:
+    from registry import list_agents
+
+    print("\n".join(list_agents()))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="dnb", description="Dots-and-Boxes for game-AI research")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -33,6 +80,21 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--board", default="5x5", help="board as RxC boxes (default 5x5)")
     demo.add_argument("--seed", type=int, default=0)
     demo.set_defaults(func=_demo)
+    tour = sub.add_parser("tournament", help="round robin or gauntlet with Elo, win rates and plots")
+    tour.add_argument("--board", default="5x5")
+    tour.add_argument("--agents", required=True,
+                      help="comma-separated specs name[:key=value,...], e.g. random,alphabeta:depth=3,prsboxes")
+    tour.add_argument("--games", type=int, default=20, help="games per pair (first player alternates)")
+    tour.add_argument("--openings", default="", help="K random opening moves, K:pure or K:guided")
+    tour.add_argument("--mode", choices=["round_robin", "gauntlet"], default="round_robin")
+    tour.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    tour.add_argument("--seed", type=int, default=0)
+    tour.add_argument("--bootstrap", type=int, default=200, help="bootstrap samples for the Elo intervals")
+    tour.add_argument("--out", default=None, help="folder for results (resumes if it holds the same tournament)")
+    tour.add_argument("--no-progress", action="store_true")
+    tour.set_defaults(func=_tournament)
+    ag = sub.add_parser("agents", help="list the registered agents")
+    ag.set_defaults(func=_agents)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

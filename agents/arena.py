@@ -1,0 +1,494 @@
+"""Tournaments: any agents, alternating first player, shared random openings, resumable results, Elo.
+
+```python
+from agents.arena import TournamentConfig, run_tournament
+cfg = TournamentConfig(board="5x5", agents=("random", "greedy", "alphabeta:depth=3"), games=100,
+                       openings=10, opening_mode="guided", workers=2, seed=0)
+report = run_tournament(cfg, out="results/5x5")     # prints the table; writes JSONL, CSV, PNG
+```
+
+* Agents are spec strings ``name[:key=value,...]`` built by :func:`registry.make_agent` inside each worker
+  (so any registered agent, OpenSpiel's MCTSBot as ``openspiel_mcts`` included, runs in parallel), or
+  ``(label, factory)`` pairs where ``factory()`` returns an Agent (an SB3 model wrapped by
+  :class:`agents.base.SB3Agent`, say; with ``workers > 1`` it must be picklable).
+* Each pair plays ``games`` games. Game g uses opening ``g // 2`` and the first seat alternates, so both
+  colour assignments see the same opening (Dotsformer Appendix C): the first ``openings`` moves are random,
+  "pure" (any legal move) or "guided" (safe moves only while there are any).
+* Every finished game is appended to ``results.jsonl`` as one line, flushed and fsynced; a killed run
+  resumes with the games it has (a torn last line is dropped) and plays only the missing ones. The config
+  is saved beside the results (``config.json``) and a resume with a different config is refused.
+* The report: win/draw/loss matrix, score rates with Wilson 95% intervals, Elo by maximum likelihood
+  (Bradley-Terry, draws as half wins, one virtual draw per pair so that unbeaten agents stay finite,
+  anchored so that the mean is 0, or ``random`` = 0 when present) with bootstrap 95% intervals; printed,
+  and written as ``pairs.csv``, ``elo.csv`` and ``tournament.png``.
+
+Agents see game states only, never each other.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import math
+import os
+import random
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from dnb_env.analysis import MoveClass, move_classes
+from dnb_env.core import GameState, parse_board
+
+__all__ = [
+    "TournamentConfig",
+    "parse_agent_spec",
+    "play_game",
+    "make_opening",
+    "run_tournament",
+    "wilson_interval",
+    "bradley_terry_elo",
+    "TournamentReport",
+]
+
+
+def parse_agent_spec(spec: str) -> tuple[str, dict]:
+    """``"alphabeta:depth=3,time_limit=0.5"`` -> ``("alphabeta", {"depth": 3, "time_limit": 0.5})``."""
+    name, _, rest = spec.partition(":")
+    name = name.strip()
+    if not name:
+        raise ValueError(f"empty agent name in spec {spec!r}")
+    kwargs = {}
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = part.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"bad option {part!r} in agent spec {spec!r}: expected key=value")
+        kwargs[key.strip()] = _parse_value(value.strip())
+    return name, kwargs
+
+
+def _parse_value(text: str):
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return None
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    """All that defines a tournament; saved as ``config.json`` beside the results."""
+
+    board: str = "5x5"
+    agents: tuple[str, ...] = ("random", "greedy")
+    games: int = 20  # per pair
+    openings: int = 0  # random opening moves
+    opening_mode: str = "guided"  # "pure" or "guided"
+    mode: str = "round_robin"  # or "gauntlet": the first agent against each other one
+    workers: int = 1
+    seed: int = 0
+    bootstrap: int = 200
+
+    def __post_init__(self):
+        parse_board(self.board)
+        if len(self.agents) < 2:
+            raise ValueError("a tournament needs at least two agents")
+        if len(set(self.agents)) != len(self.agents):
+            raise ValueError(f"agent entries must be distinct, got {list(self.agents)}")
+        if self.games < 1:
+            raise ValueError(f"games must be >= 1, got {self.games}")
+        if self.openings < 0:
+            raise ValueError(f"openings must be >= 0, got {self.openings}")
+        if self.opening_mode not in ("pure", "guided"):
+            raise ValueError(f"opening_mode must be 'pure' or 'guided', got {self.opening_mode!r}")
+        if self.mode not in ("round_robin", "gauntlet"):
+            raise ValueError(f"mode must be 'round_robin' or 'gauntlet', got {self.mode!r}")
+        if self.workers < 1:
+            raise ValueError(f"workers must be >= 1, got {self.workers}")
+
+    def pairs(self) -> list[tuple[int, int]]:
+        n = len(self.agents)
+        if self.mode == "gauntlet":
+            return [(0, j) for j in range(1, n)]
+        return list(itertools.combinations(range(n), 2))
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "TournamentConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown tournament config keys: {sorted(unknown)}")
+        data = dict(data)
+        data["agents"] = tuple(data.get("agents", ()))
+        return cls(**data)
+
+
+def make_opening(board: str, moves: int, mode: str, seed: int) -> list[int]:
+    """The first ``moves`` moves of a game, random ("pure") or random safe moves ("guided")."""
+    rng = random.Random(seed)
+    s = GameState.new(board)
+    out = []
+    for _ in range(moves):
+        if s.is_terminal():
+            break
+        legal = s.legal_actions()
+        if mode == "guided":
+            cls = move_classes(s)
+            safe = [a for a in legal if cls[a] == MoveClass.SAFE]
+            legal = safe or legal
+        a = rng.choice(legal)
+        out.append(a)
+        s = s.apply(a)
+    return out
+
+
+def play_game(board: str, first, second, opening: Sequence[int] = ()) -> dict:
+    """Play ``first`` (player 0) against ``second`` from the opening; returns a record."""
+    s = GameState.from_actions(board, actions=list(opening))
+    agents = (first, second)
+    for a in agents:
+        a.reset()
+    think = [0.0, 0.0]
+    while not s.is_terminal():
+        p = s.current_player
+        t = time.perf_counter()
+        action = agents[p].select_action(s)
+        think[p] += time.perf_counter() - t
+        if not s.is_legal(action):
+            raise RuntimeError(f"agent {agents[p].name!r} chose illegal action {action!r}")
+        s = s.apply(action)
+    return {"scores": list(s.scores), "moves": list(s.history), "think_s": think}
+
+
+# ------------------------------------------------------------------------------ workers
+_AGENT_CACHE: dict = {}
+
+
+def _build(entry, board: str, seed: int):
+    if isinstance(entry, str):
+        from registry import make_agent
+
+        name, kwargs = parse_agent_spec(entry)
+        return make_agent(name, board=board, seed=seed, **kwargs)
+    _, factory = entry
+    return factory()
+
+
+def _label(entry) -> str:
+    return entry if isinstance(entry, str) else entry[0]
+
+
+def _agent(entry, board, seed):
+    key = (_label(entry), board, seed)
+    if key not in _AGENT_CACHE:
+        _AGENT_CACHE[key] = _build(entry, board, seed)
+    agent = _AGENT_CACHE[key]
+    if hasattr(agent, "seed"):
+        agent.seed(seed)
+    return agent
+
+
+def _run_one(task):
+    board, entries, i, j, g, opening, agent_seed = task
+    first_idx, second_idx = (i, j) if g % 2 == 0 else (j, i)
+    a = _agent(entries[first_idx], board, agent_seed)
+    b = _agent(entries[second_idx], board, agent_seed + 1)
+    t = time.perf_counter()
+    rec = play_game(board, a, b, opening)
+    rec.update(
+        id=f"{i}-{j}-{g}", pair=[i, j], game=g, first=_label(entries[first_idx]),
+        second=_label(entries[second_idx]), opening=list(opening), seconds=time.perf_counter() - t,
+    )
+    s0, s1 = rec["scores"]
+    rec["result_first"] = 1.0 if s0 > s1 else (0.0 if s0 < s1 else 0.5)
+    return rec
+
+
+# ------------------------------------------------------------------------------ storage
+def _atomic_write(path: str, text: str) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _load_results(path: str) -> list[dict]:
+    if not os.path.exists(path):
+        return []
+    good, size = [], 0
+    with open(path, "rb") as f:
+        for line in f:
+            try:
+                good.append(json.loads(line))
+                size += len(line)
+            except json.JSONDecodeError:
+                break  # a torn last line from a killed run
+    if size != os.path.getsize(path):
+        with open(path, "r+b") as f:
+            f.truncate(size)
+    return good
+
+
+class _Appender:
+    def __init__(self, path: str):
+        self.f = open(path, "a")
+
+    def add(self, rec: dict) -> None:
+        self.f.write(json.dumps(rec) + "\n")
+        self.f.flush()
+        os.fsync(self.f.fileno())
+
+    def close(self):
+        self.f.close()
+
+
+# ------------------------------------------------------------------------------ statistics
+def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a rate (draws may count as half successes)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def bradley_terry_elo(n_agents: int, games: Sequence[tuple[int, int, float]], prior_draws: float = 1.0,
+                      anchor: int | None = None, iters: int = 500) -> np.ndarray:
+    """Maximum-likelihood Elo from (i, j, score of i) games; draws count half. ``prior_draws`` virtual draws
+    per pair keep unbeaten agents finite. Anchored to mean 0, or ``anchor``'s rating = 0."""
+    wins = np.zeros((n_agents, n_agents))
+    for i, j, s in games:
+        wins[i, j] += s
+        wins[j, i] += 1 - s
+    played = wins + wins.T
+    pairs = played > 0
+    wins = wins + prior_draws * 0.5 * pairs
+    played = wins + wins.T
+    gamma = np.ones(n_agents)
+    total = wins.sum(axis=1)
+    for _ in range(iters):  # minorisation-maximisation (Hunter 2004)
+        denom = (played / (gamma[:, None] + gamma[None, :])).sum(axis=1)
+        new = np.where(denom > 0, total / np.maximum(denom, 1e-300), gamma)
+        new /= np.exp(np.mean(np.log(np.maximum(new, 1e-300))))
+        if np.max(np.abs(new - gamma)) < 1e-10:
+            gamma = new
+            break
+        gamma = new
+    elo = 400 * np.log10(np.maximum(gamma, 1e-300))
+    return elo - (elo[anchor] if anchor is not None else elo.mean())
+
+
+@dataclass
+class TournamentReport:
+    labels: list[str]
+    wdl: np.ndarray  # [n, n, 3] wins, draws, losses of row against column
+    elo: np.ndarray
+    elo_ci: np.ndarray  # [n, 2]
+    games: int
+
+    def score(self, i: int, j: int) -> tuple[float, int, tuple[float, float]]:
+        w, d, l_ = self.wdl[i, j]
+        n = int(w + d + l_)
+        rate = (w + 0.5 * d) / n if n else float("nan")
+        return rate, n, wilson_interval(w + 0.5 * d, n)
+
+    def table(self) -> str:
+        n = len(self.labels)
+        width = max(len(x) for x in self.labels) + 2
+        lines = [f"{'Elo':>6} {'95% CI':>15}  agent"]
+        for k in np.argsort(-self.elo):
+            lo, hi = self.elo_ci[k]
+            lines.append(f"{self.elo[k]:>6.0f} [{lo:>5.0f},{hi:>6.0f}]  {self.labels[k]}")
+        lines.append("")
+        lines.append("score of row vs column (wins + draws/2, n games, Wilson 95% interval):")
+        for i in range(n):
+            cells = []
+            for j in range(n):
+                if i == j or self.wdl[i, j].sum() == 0:
+                    continue
+                rate, games, (lo, hi) = self.score(i, j)
+                cells.append(f"vs {self.labels[j]}: {rate:.3f} [{lo:.3f}, {hi:.3f}] (n={games})")
+            lines.append(f"{self.labels[i]:<{width}}" + "; ".join(cells))
+        return "\n".join(lines)
+
+    def write_csv(self, out: str) -> None:
+        rows = ["agent,opponent,wins,draws,losses,score,ci_low,ci_high"]
+        for i, j in itertools.permutations(range(len(self.labels)), 2):
+            if self.wdl[i, j].sum():
+                rate, _, (lo, hi) = self.score(i, j)
+                w, d, l_ = self.wdl[i, j]
+                rows.append(f"{_csv(self.labels[i])},{_csv(self.labels[j])},{int(w)},{int(d)},{int(l_)},"
+                            f"{rate:.4f},{lo:.4f},{hi:.4f}")
+        _atomic_write(os.path.join(out, "pairs.csv"), "\n".join(rows) + "\n")
+        rows = ["agent,elo,ci_low,ci_high"]
+        for k, label in enumerate(self.labels):
+            rows.append(f"{_csv(label)},{self.elo[k]:.1f},{self.elo_ci[k, 0]:.1f},{self.elo_ci[k, 1]:.1f}")
+        _atomic_write(os.path.join(out, "elo.csv"), "\n".join(rows) + "\n")
+
+    def plot(self, path: str) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        n = len(self.labels)
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(6 + 1.2 * n, 4 + 0.3 * n))
+        order = np.argsort(-self.elo)
+        err = np.abs(self.elo_ci[order] - self.elo[order, None]).T
+        ax1.errorbar(range(n), self.elo[order], yerr=err, fmt="o", capsize=4)
+        ax1.set_xticks(range(n), [self.labels[k] for k in order], rotation=30, ha="right")
+        ax1.set_ylabel("Elo (bootstrap 95% interval)")
+        ax1.set_title("Ratings")
+        ax1.grid(alpha=0.3)
+        rates = np.full((n, n), np.nan)
+        for i, j in itertools.permutations(range(n), 2):
+            if self.wdl[i, j].sum():
+                rates[i, j] = self.score(i, j)[0]
+        im = ax2.imshow(rates[np.ix_(order, order)], vmin=0, vmax=1, cmap="RdBu")
+        for a, i in enumerate(order):
+            for b, j in enumerate(order):
+                if not np.isnan(rates[i, j]):
+                    ax2.text(b, a, f"{rates[i, j]:.2f}", ha="center", va="center", fontsize=8)
+        ax2.set_xticks(range(n), [self.labels[k] for k in order], rotation=30, ha="right")
+        ax2.set_yticks(range(n), [self.labels[k] for k in order])
+        ax2.set_title("Score of row vs column")
+        fig.colorbar(im, ax=ax2, fraction=0.046)
+        fig.tight_layout()
+        tmp = path + ".tmp.png"
+        fig.savefig(tmp, dpi=110)
+        plt.close(fig)
+        os.replace(tmp, path)
+
+
+def _csv(text: str) -> str:
+    return f'"{text}"' if "," in text else text
+
+
+def summarise(labels: list[str], records: list[dict], bootstrap: int = 200, seed: int = 0) -> TournamentReport:
+    n = len(labels)
+    index = {label: k for k, label in enumerate(labels)}
+    wdl = np.zeros((n, n, 3))
+    games = []
+    for r in records:
+        i, j = index[r["first"]], index[r["second"]]
+        s = r["result_first"]
+        games.append((i, j, s))
+        col = 0 if s == 1 else (1 if s == 0.5 else 2)
+        wdl[i, j, col] += 1
+        wdl[j, i, 2 - col] += 1
+    anchor = index.get("random")
+    elo = bradley_terry_elo(n, games, anchor=anchor)
+    rng = np.random.default_rng(seed)
+    samples = []
+    if games and bootstrap > 0:
+        arr = np.array(games)
+        for _ in range(bootstrap):
+            pick = arr[rng.integers(len(arr), size=len(arr))]
+            samples.append(bradley_terry_elo(n, [(int(i), int(j), s) for i, j, s in pick], anchor=anchor, iters=200))
+        ci = np.percentile(np.array(samples), [2.5, 97.5], axis=0).T
+    else:
+        ci = np.stack([elo, elo], axis=1)
+    return TournamentReport(labels, wdl, elo, ci, len(records))
+
+
+# ------------------------------------------------------------------------------ driver
+_FREE_KEYS = ("workers", "bootstrap")  # may change on resume: they do not change which games are played
+def run_tournament(config: TournamentConfig, out: str | None = None, agents: Sequence | None = None,
+                   progress: bool = True, echo: Callable[[str], None] | None = print) -> TournamentReport:
+    """Play (or resume) the tournament; results under ``out`` when given. ``agents`` may replace the spec
+    strings of ``config.agents`` with ``(label, factory)`` entries of the same labels, in the same order."""
+    entries = list(agents) if agents is not None else list(config.agents)
+    labels = [_label(e) for e in entries]
+    if labels != list(config.agents):
+        raise ValueError(f"agent entries {labels} do not match config.agents {list(config.agents)}")
+    for e in entries:  # fail early on unknown names or options
+        if isinstance(e, str):
+            from registry.agents import check_spec
+
+            check_spec(*parse_agent_spec(e))
+    done: list[dict] = []
+    appender = None
+    if out is not None:
+        os.makedirs(out, exist_ok=True)
+        cfg_path = os.path.join(out, "config.json")
+        if os.path.exists(cfg_path):
+            with open(cfg_path) as f:
+                saved = json.load(f)
+            same = {k: v for k, v in json.loads(json.dumps(config.to_json())).items() if k not in _FREE_KEYS}
+            if {k: v for k, v in saved.items() if k not in _FREE_KEYS} != same:
+                raise ValueError(
+                    f"{out} holds a tournament with another config; use another --out or the same options.\n"
+                    f"saved: {saved}\nnow:   {config.to_json()}"
+                )
+        else:
+            _atomic_write(cfg_path, json.dumps(config.to_json(), indent=2) + "\n")
+        results_path = os.path.join(out, "results.jsonl")
+        done = _load_results(results_path)
+        appender = _Appender(results_path)
+    have = {r["id"] for r in done}
+    tasks = []
+    for pair_index, (i, j) in enumerate(config.pairs()):
+        for g in range(config.games):
+            if f"{i}-{j}-{g}" in have:
+                continue
+            op_seed = (config.seed * 1_000_003 + pair_index * 10_007 + g // 2) & 0x7FFFFFFF
+            opening = make_opening(config.board, config.openings, config.opening_mode, op_seed) if config.openings else []
+            agent_seed = (config.seed * 7_919 + pair_index * 104_729 + g * 2) & 0x7FFFFFFF
+            tasks.append((config.board, entries, i, j, g, opening, agent_seed))
+    if echo and done:
+        echo(f"resuming: {len(done)} games on file, {len(tasks)} to play")
+    records = list(done)
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover
+        tqdm = None
+    bar = tqdm(total=len(tasks), desc="games", disable=not progress or tqdm is None) if tqdm else None
+    try:
+        if config.workers > 1 and len(tasks) > 1:
+            import multiprocessing as mp
+
+            ctx = mp.get_context("spawn")
+            with ctx.Pool(config.workers) as pool:
+                for rec in pool.imap_unordered(_run_one, tasks):
+                    records.append(rec)
+                    if appender:
+                        appender.add(rec)
+                    if bar:
+                        bar.update(1)
+        else:
+            for task in tasks:
+                rec = _run_one(task)
+                records.append(rec)
+                if appender:
+                    appender.add(rec)
+                if bar:
+                    bar.update(1)
+    finally:
+        if bar:
+            bar.close()
+        if appender:
+            appender.close()
+    report = summarise(labels, records, bootstrap=config.bootstrap, seed=config.seed)
+    if out is not None:
+        report.write_csv(out)
+        report.plot(os.path.join(out, "tournament.png"))
+    if echo:
+        echo(f"{config.board}, {len(records)} games, {config.games} per pair, openings {config.openings} "
+             f"{config.opening_mode if config.openings else ''}".rstrip())
+        echo(report.table())
+    return report
