@@ -41,16 +41,21 @@ class GreedyAgent:
     def _pick(self, options: list[int]) -> int:
         return options[int(self.rng.integers(len(options)))]
 
-    def select_action(self, state: GameState) -> int:
+    @staticmethod
+    def candidates(state: GameState) -> list[int]:
+        """Every move the rule allows (the agent picks one of them at random)."""
         cls = move_classes(state)
         for wanted in (MoveClass.SCORING, MoveClass.SAFE):
             options = [int(a) for a in np.flatnonzero(cls == wanted)]
             if options:
-                return self._pick(options)
+                return options
         legal = state.legal_actions()
         cost = {a: boxes_given_away(state, a) for a in legal}
         least = min(cost.values())
-        return self._pick([a for a in legal if cost[a] == least])
+        return [a for a in legal if cost[a] == least]
+
+    def select_action(self, state: GameState) -> int:
+        return self._pick(self.candidates(state))
 
     def reset(self) -> None:
         pass

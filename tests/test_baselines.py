@@ -159,10 +159,10 @@ def test_prsboxes_beats_greedy():
 
     p, g = PRsBoxesAgent(seed=0), GreedyAgent(seed=1)
     points = 0.0
-    for i in range(4):
+    for i in range(2):
         s = GameState.new(4, 4)
         seats = (p, g) if i % 2 == 0 else (g, p)
         while not s.is_terminal():
             s = s.apply(seats[s.current_player].select_action(s))
         points += (s.returns()[i % 2] + 1) / 2
-    assert points >= 3
+    assert points == 2

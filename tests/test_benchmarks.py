@@ -28,3 +28,13 @@ def test_encoder_benchmark_runs():
 def test_env_benchmark_runs():
     res = load("envs").main(["--steps", "200", "--envs", "4", "--skip-pettingzoo"])
     assert all(res[k] > 0 for k in ("spiel", "gym", "sync", "native"))
+
+
+def test_solver_benchmark_runs():
+    out = load("solver").main(["--positions", "2", "--late", "6"])
+    assert out["3x3"][0] == -3 and out["ratio_vs_openspiel"] > 0
+
+
+def test_accuracy_benchmark_runs():
+    out = load("accuracy").main(["--positions", "3", "--min", "10", "--max", "12"])
+    assert out["n"] == 3 and all(0.0 <= v <= 1.0 for v in out["all"].values())
