@@ -458,27 +458,24 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
     except ImportError:  # pragma: no cover
         tqdm = None
     bar = tqdm(total=len(tasks), desc="games", disable=not progress or tqdm is None) if tqdm else None
+    pool = None
     try:
         if config.workers > 1 and len(tasks) > 1:
             import multiprocessing as mp
 
-            ctx = mp.get_context("spawn")
-            with ctx.Pool(config.workers) as pool:
-                for rec in pool.imap_unordered(_run_one, tasks):
-                    records.append(rec)
-                    if appender:
-                        appender.add(rec)
-                    if bar:
-                        bar.update(1)
+            pool = mp.get_context("spawn").Pool(config.workers)
+            finished = pool.imap_unordered(_run_one, tasks)
         else:
-            for task in tasks:
-                rec = _run_one(task)
-                records.append(rec)
-                if appender:
-                    appender.add(rec)
-                if bar:
-                    bar.update(1)
+            finished = map(_run_one, tasks)
+        for rec in finished:
+            records.append(rec)
+            if appender:
+                appender.add(rec)
+            if bar:
+                bar.update(1)
     finally:
+        if pool is not None:
+            pool.terminate()
         if bar:
             bar.close()
         if appender:

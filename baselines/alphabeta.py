@@ -45,6 +45,7 @@ class AlphaBetaAgent:
         self.tt: dict[int, tuple[int, int, int, int]] = {}
         self.nodes = 0
         self.deadline: float | None = None
+        self.root_move: int | None = None
 
     def seed(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
@@ -80,7 +81,7 @@ class AlphaBetaAgent:
                 return v
         return 0
 
-    def _search(self, m: MutableState, depth: int, alpha: int, beta: int) -> int:
+    def _search(self, m: MutableState, depth: int, alpha: int, beta: int, root: bool = False) -> int:
         self.nodes += 1
         if self.deadline is not None and self.nodes & 1023 == 0 and time.perf_counter() > self.deadline:
             raise _Timeout
@@ -93,7 +94,7 @@ class AlphaBetaAgent:
         tt_move = None
         if entry is not None:
             e_depth, e_value, e_flag, tt_move = entry
-            if e_depth >= depth:
+            if e_depth >= depth and not root:
                 if e_flag == EXACT:
                     return e_value
                 if e_flag == LOWER and e_value >= beta:
@@ -117,29 +118,16 @@ class AlphaBetaAgent:
             if alpha >= beta:
                 break
         flag = UPPER if best <= a0 else (LOWER if best >= beta else EXACT)
-        if len(self.tt) < self.tt_size or key in self.tt:
+        if root or len(self.tt) < self.tt_size or key in self.tt:
             self.tt[key] = (depth, best, flag, best_move)
+        if root:
+            self.root_move = best_move
         return best
 
     def search_root(self, state: GameState, depth: int) -> tuple[int, int]:
         """(best action, value) of a full-width search to ``depth`` plies."""
-        m = MutableState(state)
-        best, best_move = -10_000, None
-        alpha, beta = -10_000, 10_000
-        entry = self.tt.get(m.edges)
-        for _, a in self._ordered(m, entry[3] if entry else None):
-            gained = m.play(a).bit_count()
-            if gained:
-                child_depth = depth if self.extend_captures else depth - 1
-                v = gained + self._search(m, child_depth, alpha - gained, beta - gained)
-            else:
-                v = -self._search(m, depth - 1, -beta, -alpha)
-            m.undo()
-            if v > best:
-                best, best_move = v, a
-            alpha = max(alpha, v)
-        self.tt[m.edges] = (depth, best, EXACT, best_move)
-        return best_move, best
+        value = self._search(MutableState(state), depth, -10_000, 10_000, root=True)
+        return self.root_move, value
 
     def select_action(self, state: GameState) -> int:
         legal = state.legal_actions()
