@@ -13,13 +13,13 @@ Decision rules, in order:
    endgame it keeps control only where the long chain rule says the rest still favours the controller.
 3. **Safe moves left.** While moves remain that give nothing away, the fight is over who must open the
    first long chain. With few safe moves left (``search_safe`` or fewer) it searches the safe-move game
-   to its end: both sides play only safe moves, and a position with none is scored exactly
-   (simple-endgame value, or the solver when small) or by the long chain rule. With more safe moves it
+   to its end (memoised on the edge set): both sides play only safe moves, and a position with none is
+   scored exactly when it is a simple endgame, else by the long chain rule. With more safe moves it
    plays the safe move that leaves the long-chain parity in its favour (Berlekamp's long chain rule: the
    first player wants dots + long chains even), preferring moves that do not create new short chains.
 4. **Nothing safe, nothing to take.** In a simple endgame it plays :func:`dnb_env.analysis.endgame_move`
-   (optimal); while joints remain, an alpha-beta search (``search_depth`` plies, capture sequences
-   searched to their end, simple endgames at the leaves scored exactly) picks the opening.
+   (optimal); while joints remain, an alpha-beta search (``search_depth`` plies within 1 s, capture
+   sequences searched to their end, simple endgames at the leaves scored exactly) picks the opening.
 """
 
 from __future__ import annotations
@@ -56,7 +56,8 @@ class PRsBoxesAgent:
         self.solver = Solver(max_undrawn=max(solver_edges, 0))
         self.solver_edges = solver_edges
         self.search_safe = search_safe
-        self.searcher = AlphaBetaAgent(depth=search_depth, chain_eval=True, extend_captures=True, seed=seed)
+        self.searcher = AlphaBetaAgent(depth=search_depth, time_limit=1.0, chain_eval=True, extend_captures=True,
+                                       seed=seed)
 
     def seed(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
@@ -132,33 +133,35 @@ class PRsBoxesAgent:
         return None
 
     # -------------------------------------------------------------- rule 3
-    def _safe_search(self, state: GameState, me: int, depth: int) -> float:
+    def _safe_search(self, state: GameState, me: int, memo: dict) -> float:
+        """Value for ``me`` when both sides play only safe moves until none is left (safe moves claim no
+        box, so the position is fixed by the edge set and the mover: memoised on that)."""
+        key = (state.edges, state.current_player)
+        if key in memo:
+            return memo[key]
         cls = move_classes(state)
         safe = [int(a) for a in np.flatnonzero(cls == MoveClass.SAFE)]
         if not safe:
-            return self._score_no_safe(state, me)
-        if depth == 0:
-            return 0.5 if _parity_good(state, me) else -0.5
-        values = [self._safe_search(state.apply(a), me, depth - 1) for a in safe]
-        return max(values) if state.current_player == me else min(values)
+            value = self._score_no_safe(state, me)
+        else:
+            values = [self._safe_search(state.apply(a), me, memo) for a in safe]
+            value = max(values) if state.current_player == me else min(values)
+        memo[key] = value
+        return value
 
-    def _score_no_safe(self, state: GameState, me: int) -> float:
-        s0, s1 = state.scores
-        have = s0 - s1 if me == 0 else s1 - s0
-        undrawn = state.num_actions - state.edges.bit_count()
+    @staticmethod
+    def _score_no_safe(state: GameState, me: int) -> float:
+        """A position without safe moves: exact if it is a simple endgame, else by the long chain rule."""
         e = endgame_value(state)
-        if e is None and undrawn <= self.solver_edges:
-            e = self.solver.value(state)
         if e is None:
-            mover_good = _parity_good(state, state.current_player)
-            e = 1 if mover_good else -1
-            return have + (e if state.current_player == me else -e)
-        return have + (e if state.current_player == me else -e)
+            e = 1 if _parity_good(state, state.current_player) else -1
+        return e if state.current_player == me else -e
 
     def _safe_move(self, state: GameState, safe: list[int]) -> int:
         me = state.current_player
         if len(safe) <= self.search_safe:
-            scored = [(self._safe_search(state.apply(a), me, len(safe)), a) for a in safe]
+            memo: dict = {}
+            scored = [(self._safe_search(state.apply(a), me, memo), a) for a in safe]
             best = max(v for v, _ in scored)
             return self._pick(a for v, a in scored if v == best)
         good = [a for a in safe if _parity_good(state.apply(a), me)]

@@ -1,0 +1,277 @@
+"""PUCT Monte-Carlo tree search with a pluggable evaluator (AlphaZero; Dotsformer Appendix E).
+
+One search serves AlphaZero, Dotsformer and plain MCTS: only the evaluator changes.
+
+* Selection: ``a* = argmax_a Q(s, a) + c_puct * P(s, a) * sqrt(N(s)) / (1 + N(s, a))`` over legal moves,
+  vectorised per node (numpy arrays of priors P ``[k]``, visits N ``[k]`` and value sums W ``[k]``).
+* Values are kept from the side of the player to move at each node. Backing up from a child to its
+  parent negates the value only when the player to move changes: after a completed box the same player
+  moves again and the value passes up unchanged.
+* Leaves are evaluated in batches of ``batch_size`` with virtual loss, so a network sees one call per
+  batch. Terminal leaves get the exact result; with ``prune=True`` (BoxesZero 4.5) a leaf in a simple
+  endgame gets its exact result from :func:`dnb_env.analysis.endgame_value` instead of the evaluator.
+* Dirichlet noise ``(alpha, epsilon)`` at the root for self-play; moves drawn from visit counts with a
+  temperature (0 = most visited); the subtree of the move played is kept for the next search.
+
+    agent = MCTSAgent(UniformEvaluator(), MCTSConfig(simulations=200), seed=0)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from dnb_env.analysis import endgame_value
+from dnb_env.core import GameState
+
+__all__ = ["Evaluator", "UniformEvaluator", "RolloutEvaluator", "MCTSConfig", "MCTS", "MCTSAgent", "Node"]
+
+
+class Evaluator(Protocol):
+    def evaluate(self, states: Sequence[GameState]) -> tuple[np.ndarray, np.ndarray]:
+        """``(priors [B, num_actions], values [B])``: move probabilities (need not be masked) and the
+        expected result in [-1, 1] for the player to move in each state."""
+
+
+class UniformEvaluator:
+    """Uniform priors and value 0: the cheapest evaluator (search guided by terminal results only)."""
+
+    def evaluate(self, states):
+        A = states[0].num_actions
+        return np.full((len(states), A), 1.0 / A), np.zeros(len(states))
+
+
+class RolloutEvaluator:
+    """Uniform priors; value = mean result of ``n_rollouts`` uniformly random playouts for the mover."""
+
+    def __init__(self, n_rollouts: int = 1, seed: int | None = None):
+        self.n_rollouts = n_rollouts
+        self.rng = np.random.default_rng(seed)
+
+    def evaluate(self, states):
+        A = states[0].num_actions
+        values = np.zeros(len(states))
+        for i, s in enumerate(states):
+            total = 0.0
+            for _ in range(self.n_rollouts):
+                m = s.to_mutable()
+                legal = m._legal
+                while legal:
+                    m.play(legal[int(self.rng.integers(len(legal)))])
+                d = m.owner0.bit_count() - m.owner1.bit_count()
+                r = (d > 0) - (d < 0)
+                total += r if s.current_player == 0 else -r
+            values[i] = total / self.n_rollouts
+        return np.full((len(states), A), 1.0 / A), values
+
+
+@dataclass(frozen=True)
+class MCTSConfig:
+    """Search settings; defaults are Dotsformer Table A1 (c_puct 1.0, temperature 0.4, 800 simulations)."""
+
+    simulations: int = 800
+    c_puct: float = 1.0
+    temperature: float = 0.4
+    dirichlet_alpha: float = 0.3
+    dirichlet_epsilon: float = 0.25
+    add_noise: bool = False
+    batch_size: int = 8
+    virtual_loss: float = 1.0
+    prune: bool = True
+    reuse_tree: bool = True
+
+    def __post_init__(self):
+        if self.simulations < 1 or self.batch_size < 1:
+            raise ValueError("simulations and batch_size must be >= 1")
+        if self.c_puct <= 0 or self.temperature < 0:
+            raise ValueError("c_puct must be > 0 and temperature >= 0")
+
+
+def _result(state: GameState) -> float:
+    """Final result (+1/-1/0) for the player recorded as ``current_player`` of a finished game."""
+    return state.returns()[state.current_player]
+
+
+class Node:
+    __slots__ = ("state", "actions", "P", "N", "W", "children", "expanded", "terminal_value")
+
+    def __init__(self, state: GameState):
+        self.state = state
+        self.actions: np.ndarray | None = None
+        self.P = self.N = self.W = None
+        self.children: dict[int, Node] = {}
+        self.expanded = False
+        self.terminal_value = _result(state) if state.is_terminal() else None
+
+    def expand(self, priors: np.ndarray) -> None:
+        self.actions = np.array(self.state.legal_actions(), dtype=np.int64)
+        p = np.asarray(priors, dtype=np.float64)[self.actions]
+        total = p.sum()
+        self.P = p / total if total > 0 else np.full(len(self.actions), 1.0 / len(self.actions))
+        self.N = np.zeros(len(self.actions))
+        self.W = np.zeros(len(self.actions))
+        self.expanded = True
+
+    @property
+    def visits(self) -> float:
+        return float(self.N.sum()) if self.expanded else 0.0
+
+
+class MCTS:
+    """The search over one root; ``run(state)`` returns the root's visit counts over all actions."""
+
+    def __init__(self, evaluator: Evaluator, config: MCTSConfig = MCTSConfig(), rng: np.random.Generator | None = None):
+        self.evaluator, self.config = evaluator, config
+        self.rng = rng if rng is not None else np.random.default_rng()
+        self.root: Node | None = None
+
+    def _leaf_value(self, node: Node) -> float | None:
+        """Exact value of a leaf for its mover, where one is known without the evaluator."""
+        if node.terminal_value is not None:
+            return node.terminal_value
+        if self.config.prune:
+            e = endgame_value(node.state)
+            if e is not None:
+                s0, s1 = node.state.scores
+                margin = (s0 - s1 if node.state.current_player == 0 else s1 - s0) + e
+                return float((margin > 0) - (margin < 0))
+        return None
+
+    def _select(self, node: Node) -> int:
+        c = self.config.c_puct
+        n = node.N
+        q = np.where(n > 0, node.W / np.maximum(n, 1e-9), 0.0)
+        u = c * node.P * math.sqrt(max(n.sum(), 1.0)) / (1.0 + n)
+        return int(np.argmax(q + u))
+
+    def _descend(self, root: Node) -> tuple[list[tuple[Node, int]], Node]:
+        """Walk to a leaf, applying virtual loss along the path."""
+        path = []
+        node = root
+        vl = self.config.virtual_loss
+        while node.expanded and node.terminal_value is None:
+            i = self._select(node)
+            path.append((node, i))
+            node.N[i] += vl
+            node.W[i] -= vl
+            a = int(node.actions[i])
+            child = node.children.get(a)
+            if child is None:
+                child = node.children[a] = Node(node.state.apply(a))
+            node = child
+        return path, node
+
+    def _backup(self, path: list[tuple[Node, int]], leaf: Node, value: float) -> None:
+        """``value`` is for the leaf's mover; each edge stores it from its parent's mover's side."""
+        vl = self.config.virtual_loss
+        v, mover = value, leaf.state.current_player
+        for node, i in reversed(path):
+            if node.state.current_player != mover:
+                v, mover = -v, node.state.current_player
+            node.N[i] += 1 - vl
+            node.W[i] += v + vl
+
+    def _revert(self, path: list[tuple[Node, int]]) -> None:
+        vl = self.config.virtual_loss
+        for node, i in path:
+            node.N[i] -= vl
+            node.W[i] += vl
+
+    def _expand_root(self, root: Node) -> None:
+        if not root.expanded:
+            priors, _ = self.evaluator.evaluate([root.state])
+            root.expand(priors[0])
+        if self.config.add_noise and len(root.actions) > 1:
+            noise = self.rng.dirichlet([self.config.dirichlet_alpha] * len(root.actions))
+            eps = self.config.dirichlet_epsilon
+            root.P = (1 - eps) * root.P + eps * noise
+
+    def run(self, state: GameState) -> np.ndarray:
+        if state.is_terminal():
+            raise ValueError("cannot search a finished game")
+        root = self._reuse(state)
+        self._expand_root(root)
+        done = 0
+        sims = self.config.simulations
+        while done < sims:
+            batch: list[tuple[list, Node]] = []
+            for _ in range(min(self.config.batch_size, sims - done)):
+                path, leaf = self._descend(root)
+                exact = self._leaf_value(leaf)
+                if exact is not None:
+                    self._backup(path, leaf, exact)
+                    done += 1
+                elif any(leaf is other for _, other in batch):
+                    self._revert(path)  # the same leaf twice in one batch: evaluate it once
+                else:
+                    batch.append((path, leaf))
+            if batch:
+                priors, values = self.evaluator.evaluate([leaf.state for _, leaf in batch])
+                for (path, leaf), p, v in zip(batch, priors, values):
+                    leaf.expand(p)
+                    self._backup(path, leaf, float(v))
+                done += len(batch)
+        self.root = root
+        counts = np.zeros(state.num_actions)
+        counts[root.actions] = root.N
+        return counts
+
+    def _reuse(self, state: GameState) -> Node:
+        old = self.root
+        if self.config.reuse_tree and old is not None and old.state.geometry is state.geometry:
+            h0, h = old.state.history, state.history
+            if len(h) >= len(h0) and h[: len(h0)] == h0:
+                node = old
+                for a in h[len(h0):]:
+                    node = node.children.get(a)
+                    if node is None:
+                        break
+                else:
+                    if node.state == state:
+                        return node
+        return Node(state)
+
+    def advance(self, action: int) -> None:
+        """Keep the subtree of ``action`` as the next root (tree reuse)."""
+        if self.root is not None:
+            self.root = self.root.children.get(action)
+
+
+def visits_to_policy(counts: np.ndarray, temperature: float) -> np.ndarray:
+    """Visit counts -> move probabilities: ``N^(1/T)`` normalised; T = 0 puts all mass on the most visited."""
+    if temperature == 0:
+        p = (counts == counts.max()).astype(np.float64)
+    else:
+        p = np.power(counts / max(counts.max(), 1e-12), 1.0 / temperature)
+    return p / p.sum()
+
+
+class MCTSAgent:
+    """An Agent over :class:`MCTS`; moves drawn from the visit distribution at ``config.temperature``
+    (``greedy=True`` always takes the most visited move)."""
+
+    def __init__(self, evaluator: Evaluator, config: MCTSConfig = MCTSConfig(), seed: int | None = None,
+                 greedy: bool = True, name: str = "puct"):
+        self.rng = np.random.default_rng(seed)
+        self.search = MCTS(evaluator, config, self.rng)
+        self.greedy, self.name = greedy, name
+
+    def seed(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.search.rng = self.rng
+
+    def reset(self) -> None:
+        self.search.root = None
+
+    def action_probabilities(self, state: GameState) -> np.ndarray:
+        return visits_to_policy(self.search.run(state), 0.0 if self.greedy else self.search.config.temperature)
+
+    def select_action(self, state: GameState) -> int:
+        p = self.action_probabilities(state)
+        ties = np.flatnonzero(p == p.max()) if self.greedy else None
+        action = int(self.rng.choice(ties)) if ties is not None else int(self.rng.choice(len(p), p=p))
+        self.search.advance(action)
+        return action
