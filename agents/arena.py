@@ -459,6 +459,7 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
         tqdm = None
     bar = tqdm(total=len(tasks), desc="games", disable=not progress or tqdm is None) if tqdm else None
     pool = None
+    clean = False
     try:
         if config.workers > 1 and len(tasks) > 1:
             import multiprocessing as mp
@@ -473,9 +474,14 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
                 appender.add(rec)
             if bar:
                 bar.update(1)
+        clean = True
     finally:
         if pool is not None:
-            pool.terminate()
+            if clean:
+                pool.close()
+                pool.join()
+            else:
+                pool.terminate()
         if bar:
             bar.close()
         if appender:
