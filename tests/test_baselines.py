@@ -157,12 +157,14 @@ def test_prsboxes_beats_greedy():
     from baselines.greedy import GreedyAgent
     from baselines.prsboxes import PRsBoxesAgent
 
-    p, g = PRsBoxesAgent(seed=0), GreedyAgent(seed=1)
-    points = 0.0
-    for i in range(2):
-        s = GameState.new(4, 4)
-        seats = (p, g) if i % 2 == 0 else (g, p)
-        while not s.is_terminal():
-            s = s.apply(seats[s.current_player].select_action(s))
-        points += (s.returns()[i % 2] + 1) / 2
-    assert points == 2
+    # 4x4, 8 games, seats alternating (measured 7.5 and 7.0 points with and without the solver)
+    for solver_edges in (0, 20):
+        p, g = PRsBoxesAgent(seed=0, solver_edges=solver_edges), GreedyAgent(seed=1)
+        points = 0.0
+        for i in range(8):
+            s = GameState.new(4, 4)
+            seats = (p, g) if i % 2 == 0 else (g, p)
+            while not s.is_terminal():
+                s = s.apply(seats[s.current_player].select_action(s))
+            points += (s.returns()[i % 2] + 1) / 2
+        assert points >= 6
