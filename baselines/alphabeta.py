@@ -57,19 +57,15 @@ class AlphaBetaAgent:
     def _ordered(self, m: MutableState, tt_move: int | None) -> list[tuple[int, int]]:
         """(class rank, action): captures 0, safe 1, conceding 2; TT move first."""
         g = m.geometry
-        edges = m.edges
+        two, three = g.drawn_count_masks(m.edges)  # boxes with 2 and 3 drawn sides (dnb_env.core)
         moves = m.legal_actions()
         self.rng.shuffle(moves)
         ranked = []
         for a in moves:
-            rank = 1
+            near = 0
             for b in g.action_boxes[a]:
-                k = (edges & g.box_mask[b]).bit_count()
-                if k == 3:
-                    rank = 0
-                    break
-                if k == 2:
-                    rank = 2
+                near |= 1 << b
+            rank = 0 if near & three else (2 if near & two else 1)
             ranked.append((-1 if a == tt_move else rank, a))
         ranked.sort(key=lambda t: t[0])
         return ranked
