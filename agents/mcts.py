@@ -27,7 +27,8 @@ import numpy as np
 from dnb_env.analysis import endgame_value
 from dnb_env.core import GameState
 
-__all__ = ["Evaluator", "UniformEvaluator", "RolloutEvaluator", "MCTSConfig", "MCTS", "MCTSAgent", "Node"]
+__all__ = ["Evaluator", "UniformEvaluator", "RolloutEvaluator", "MCTSConfig", "MCTS", "MCTSAgent", "Node",
+           "run_many", "visits_to_policy"]
 
 
 class Evaluator(Protocol):
@@ -189,35 +190,62 @@ class MCTS:
             eps = self.config.dirichlet_epsilon
             root.P = (1 - eps) * root.P + eps * noise
 
-    def run(self, state: GameState) -> np.ndarray:
+    def begin(self, state: GameState) -> None:
+        """Start (or continue, with tree reuse) a search from ``state``."""
         if state.is_terminal():
             raise ValueError("cannot search a finished game")
-        root = self._reuse(state)
-        self._expand_root(root)
-        done = 0
-        sims = self.config.simulations
-        while done < sims:
-            batch: list[tuple[list, Node]] = []
-            for _ in range(min(self.config.batch_size, sims - done)):
-                path, leaf = self._descend(root)
-                exact = self._leaf_value(leaf)
-                if exact is not None:
-                    self._backup(path, leaf, exact)
-                    done += 1
-                elif any(leaf is other for _, other in batch):
-                    self._revert(path)  # the same leaf twice in one batch: evaluate it once
-                else:
-                    batch.append((path, leaf))
+        self.root = self._reuse(state)
+        self._expand_root(self.root)
+        self.done = 0
+
+    def remaining(self) -> int:
+        return self.config.simulations - self.done
+
+    def collect(self, limit: int) -> list[tuple[list, Node]]:
+        """Up to ``limit`` leaves needing the evaluator (virtual loss applied); leaves with an exact value
+        are backed up on the way and count as simulations."""
+        batch: list[tuple[list, Node]] = []
+        for _ in range(min(limit, self.remaining())):
+            path, leaf = self._descend(self.root)
+            exact = self._leaf_value(leaf)
+            if exact is not None:
+                self._backup(path, leaf, exact)
+                self.done += 1
+            elif any(leaf is other for _, other in batch):
+                self._revert(path)  # the same leaf twice in one batch: evaluate it once
+            else:
+                batch.append((path, leaf))
+        return batch
+
+    def complete(self, batch: list[tuple[list, Node]], priors: np.ndarray, values: np.ndarray) -> None:
+        """Expand and back up the leaves of ``batch`` with the evaluator's output."""
+        for (path, leaf), p, v in zip(batch, priors, values):
+            leaf.expand(p)
+            self._backup(path, leaf, float(v))
+        self.done += len(batch)
+
+    def counts(self) -> np.ndarray:
+        """Root visit counts over all ``num_actions`` actions."""
+        root = self.root
+        out = np.zeros(root.state.num_actions)
+        out[root.actions] = root.N
+        return out
+
+    def root_value(self) -> float:
+        """Mean backed-up value at the root for its mover (the search's Q of the position)."""
+        n = self.root.N.sum()
+        return float(self.root.W.sum() / n) if n else 0.0
+
+    def run(self, state: GameState) -> np.ndarray:
+        """A whole search from ``state``; returns the root's visit counts ``[num_actions]``."""
+        self.begin(state)
+        while self.remaining() > 0:
+            batch = self.collect(self.config.batch_size)
             if batch:
                 priors, values = self.evaluator.evaluate([leaf.state for _, leaf in batch])
-                for (path, leaf), p, v in zip(batch, priors, values):
-                    leaf.expand(p)
-                    self._backup(path, leaf, float(v))
-                done += len(batch)
-        self.root = root
-        counts = np.zeros(state.num_actions)
-        counts[root.actions] = root.N
-        return counts
+                self.complete(batch, priors, values)
+        return self.counts()
+
 
     def _reuse(self, state: GameState) -> Node:
         old = self.root
@@ -238,6 +266,24 @@ class MCTS:
         """Keep the subtree of ``action`` as the next root (tree reuse)."""
         if self.root is not None:
             self.root = self.root.children.get(action)
+
+
+def run_many(searches: Sequence["MCTS"], states: Sequence[GameState], evaluator: Evaluator) -> list[np.ndarray]:
+    """Run one search per state in lockstep, so every evaluator call holds leaves of all of them (many
+    self-play games share each network call). Returns the visit counts of each root."""
+    for search, state in zip(searches, states):
+        search.begin(state)
+    while any(s.remaining() > 0 for s in searches):
+        batches = [s.collect(s.config.batch_size) if s.remaining() > 0 else [] for s in searches]
+        leaves = [leaf.state for b in batches for _, leaf in b]
+        if not leaves:
+            continue
+        priors, values = evaluator.evaluate(leaves)
+        k = 0
+        for search, batch in zip(searches, batches):
+            search.complete(batch, priors[k: k + len(batch)], values[k: k + len(batch)])
+            k += len(batch)
+    return [s.counts() for s in searches]
 
 
 def visits_to_policy(counts: np.ndarray, temperature: float) -> np.ndarray:

@@ -122,3 +122,14 @@ def _openspiel_mcts(*, board, seed, simulations=1000, uct_c=2.0, rollouts=1):
 
 
 register_agent("openspiel_mcts", _openspiel_mcts)
+
+
+def _alphazero(*, board, seed, checkpoint=None, simulations=200, c_puct=1.0, prune=True, device="cpu"):
+    from agents.alphazero import make_alphazero_agent
+
+    rows, cols = board
+    return make_alphazero_agent(f"{rows}x{cols}", checkpoint=checkpoint, simulations=int(simulations),
+                                c_puct=float(c_puct), prune=bool(prune), seed=seed, device=device)
+
+
+register_agent("alphazero", _alphazero)

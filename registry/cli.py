@@ -66,6 +66,23 @@ def _split_agents(text: str) -> tuple[str, ...]:
     return tuple(specs)
 
 
+def _train(args: argparse.Namespace) -> int:
+    from agents.training.alphazero import make_config, train
+
+    if args.algorithm != "alphazero":
+        raise ValueError(f"unknown algorithm {args.algorithm!r}; available: alphazero")
+    overrides = dict(board=args.board, iterations=args.iterations, games_per_iteration=args.games,
+                     simulations=args.simulations, encoder=args.encoder, seed=args.seed, device=args.device)
+    config = make_config(args.preset, **overrides)
+    metrics = train(config, args.out, resume=args.resume, progress=not args.no_progress)
+    if metrics:
+        last = metrics[-1]
+        print(f"iteration {last['iteration']}: policy loss {last['policy_loss']:.3f}, value loss "
+              f"{last['value_loss']:.3f}" + (f", raw accuracy {last['raw_accuracy']:.3f}" if "raw_accuracy" in last else ""))
+    print(f"checkpoint: {args.out}/checkpoint.pt, metrics: {args.out}/metrics.jsonl, plot: {args.out}/training.png")
+    return 0
+
+
 def _agents(args: argparse.Namespace) -> int:
     from registry import list_agents
 
@@ -93,6 +110,20 @@ def main(argv: list[str] | None = None) -> int:
     tour.add_argument("--out", default=None, help="folder for results (resumes if it holds the same tournament)")
     tour.add_argument("--no-progress", action="store_true")
     tour.set_defaults(func=_tournament)
+    tr = sub.add_parser("train", help="self-play training (alphazero)")
+    tr.add_argument("algorithm", help="alphazero")
+    tr.add_argument("--board", default="3x3")
+    tr.add_argument("--preset", default="cpu", help="cpu or paper (Dotsformer Table A1)")
+    tr.add_argument("--out", required=True, help="run folder (checkpoint, replay, metrics, plot)")
+    tr.add_argument("--resume", action="store_true", help="continue the run in --out after its last iteration")
+    tr.add_argument("--iterations", type=int, default=None)
+    tr.add_argument("--games", type=int, default=None, help="self-play games per iteration")
+    tr.add_argument("--simulations", type=int, default=None)
+    tr.add_argument("--encoder", default=None)
+    tr.add_argument("--seed", type=int, default=None)
+    tr.add_argument("--device", default=None, help="cpu (default) or cuda")
+    tr.add_argument("--no-progress", action="store_true")
+    tr.set_defaults(func=_train)
     ag = sub.add_parser("agents", help="list the registered agents")
     ag.set_defaults(func=_agents)
     args = parser.parse_args(argv)

@@ -1,0 +1,38 @@
+"""The AlphaZero agent: PUCT search (agents.mcts) guided by a residual policy-value network.
+
+    make_agent("alphazero", board="3x3", simulations=200)            # shipped weights for that board
+    make_agent("alphazero", board="3x3", checkpoint="runs/az-3x3/checkpoint.pt")
+
+Playing uses BoxesZero's pruning (exact simple-endgame leaves) unless ``prune=False``, and picks the
+most visited move.
+"""
+
+from __future__ import annotations
+
+import os
+
+from agents.checkpoint import CheckpointError, load_network
+from agents.mcts import MCTSAgent, MCTSConfig
+from agents.networks.evaluator import NetworkEvaluator
+
+SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "checkpoints")
+
+
+def shipped_checkpoint(board: str) -> str:
+    path = os.path.join(SHIPPED_DIR, f"alphazero-{board}.pt")
+    if not os.path.exists(path):
+        have = sorted(f for f in os.listdir(SHIPPED_DIR) if f.endswith(".pt")) if os.path.isdir(SHIPPED_DIR) else []
+        raise CheckpointError(
+            f"no shipped AlphaZero weights for {board} (shipped: {', '.join(have) or 'none'}); "
+            f"train some with `dnb train alphazero --board {board}` and pass checkpoint=PATH"
+        )
+    return path
+
+
+def make_alphazero_agent(board: str, checkpoint: str | None = None, simulations: int = 200,
+                         c_puct: float = 1.0, prune: bool = True, batch_size: int = 8, seed=None,
+                         device: str = "cpu") -> MCTSAgent:
+    path = checkpoint or shipped_checkpoint(board)
+    net, _ = load_network(path, board=board, device=device)
+    config = MCTSConfig(simulations=simulations, c_puct=c_puct, prune=prune, batch_size=batch_size)
+    return MCTSAgent(NetworkEvaluator(net, device), config, seed=seed, greedy=True, name="alphazero")

@@ -1,0 +1,1 @@
+"""Self-play training shared by AlphaZero and (later) Dotsformer."""

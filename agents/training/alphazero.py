@@ -1,0 +1,383 @@
+"""AlphaZero self-play training: self-play -> replay buffer -> Adam with L2 -> next iteration.
+
+* Self-play: ``games_per_iteration`` games played in lockstep (:func:`agents.mcts.run_many`), so every
+  network call carries leaves of all of them; Dirichlet noise at the root, moves drawn at
+  ``temperature`` for the first ``temperature_moves`` moves, then the most visited.
+* Targets: the root visit distribution and the game result z for the player to move (+1/-1/0), or
+  ``(1 - q_mix) z + q_mix Q`` with the root's searched value Q (BoxesZero uses q_mix = 0.25).
+* Replay: samples of the last ``buffer_iterations`` iterations, drawn with weight
+  ``gamma_decay^(iteration - sample iteration)`` (Dotsformer's experience decay); each drawn sample is
+  mapped by a random board symmetry (8 on square boards, 4 otherwise).
+* Loss: cross-entropy to the visit distribution + squared value error; L2 through Adam's weight decay.
+* Every iteration writes ``checkpoint.pt`` (network, optimiser, iteration; atomic), ``replay.npz`` (atomic),
+  a line of ``metrics.jsonl`` and ``training.png``; ``--resume`` continues after the last complete
+  iteration. The config is saved as ``config.json`` and a resume with another config is refused.
+
+    dnb train alphazero --board 3x3 --preset cpu --out runs/az-3x3 [--resume] [--iterations N]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from agents.checkpoint import FORMAT, VERSION, CheckpointError, load_checkpoint
+from agents.mcts import MCTS, MCTSConfig, run_many, visits_to_policy
+from agents.networks import NetConfig, build_network
+from agents.networks.evaluator import NetworkEvaluator
+from dnb_env.core import GameState, parse_board
+from dnb_env.observations import encode_batch
+from dnb_env.symmetry import symmetries, transform_planes, transform_policy
+
+__all__ = ["TrainConfig", "train", "PRESETS"]
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    board: str = "3x3"
+    encoder: str = "alphazero4"
+    blocks: int = 6
+    width: int = 112
+    iterations: int = 100
+    games_per_iteration: int = 32
+    simulations: int = 800  # Table A1
+    c_puct: float = 1.0  # Table A1
+    temperature: float = 0.4  # Table A1
+    temperature_moves: int = 8
+    dirichlet_alpha: float = 0.3
+    dirichlet_epsilon: float = 0.25
+    search_batch: int = 8
+    prune: bool = False  # pure AlphaZero
+    q_mix: float = 0.0
+    buffer_iterations: int = 10
+    gamma_decay: float = 0.9  # Table A1 experience decay
+    batch_size: int = 1024  # Table A1
+    epochs: int = 5  # Table A1
+    lr: float = 1e-3
+    l2: float = 1e-4
+    augment: bool = True
+    seed: int = 0
+    device: str = "cpu"
+    eval_positions: int = 200  # labelled positions for the accuracy metrics (boards the solver covers)
+
+    def __post_init__(self):
+        parse_board(self.board)
+        NetConfig(board=self.board, encoder=self.encoder, blocks=self.blocks, width=self.width)
+        if not 0 <= self.q_mix <= 1:
+            raise ValueError("q_mix must be in [0, 1]")
+
+    def net_config(self) -> NetConfig:
+        return NetConfig(board=self.board, encoder=self.encoder, blocks=self.blocks, width=self.width)
+
+    def mcts_config(self) -> MCTSConfig:
+        return MCTSConfig(simulations=self.simulations, c_puct=self.c_puct, temperature=self.temperature,
+                          dirichlet_alpha=self.dirichlet_alpha, dirichlet_epsilon=self.dirichlet_epsilon,
+                          add_noise=True, batch_size=self.search_batch, prune=self.prune, reuse_tree=False)
+
+
+PRESETS = {
+    "paper": {},  # the dataclass defaults: Dotsformer Table A1 and the 6 x 112 residual tower
+    "cpu": dict(blocks=3, width=32, simulations=100, games_per_iteration=32, batch_size=256, epochs=2,
+                iterations=40, buffer_iterations=8),
+}
+
+
+def make_config(preset: str, **overrides) -> TrainConfig:
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}")
+    fields = {f.name for f in dataclasses.fields(TrainConfig)}
+    unknown = set(overrides) - fields
+    if unknown:
+        raise ValueError(f"unknown training options: {sorted(unknown)}")
+    return TrainConfig(**{**PRESETS[preset], **{k: v for k, v in overrides.items() if v is not None}})
+
+
+# ------------------------------------------------------------------------------ self-play
+def self_play(net, config: TrainConfig, rng: np.random.Generator) -> tuple[list, dict]:
+    """Play ``games_per_iteration`` games in lockstep; returns samples (planes, pi, z) and stats."""
+    evaluator = NetworkEvaluator(net, config.device)
+    mcfg = config.mcts_config()
+    n = config.games_per_iteration
+    states = [GameState.new(config.board) for _ in range(n)]
+    searches = [MCTS(evaluator, mcfg, rng) for _ in range(n)]
+    records: list[list] = [[] for _ in range(n)]  # (state, pi, q) per move
+    active = list(range(n))
+    while active:
+        counts = run_many([searches[i] for i in active], [states[i] for i in active], evaluator)
+        for k, i in enumerate(active):
+            s = states[i]
+            c = counts[k]
+            pi = visits_to_policy(c, 1.0)
+            q = searches[i].root_value()
+            records[i].append((s, pi, q))
+            if len(s.history) < config.temperature_moves:
+                p = visits_to_policy(c, config.temperature)
+                a = int(rng.choice(len(p), p=p))
+            else:
+                best = np.flatnonzero(c == c.max())
+                a = int(rng.choice(best))
+            states[i] = s.apply(a)
+        active = [i for i in active if not states[i].is_terminal()]
+    samples = []
+    margins = []
+    for i in range(n):
+        final = states[i]
+        margins.append(final.scores[0] - final.scores[1])
+        for s, pi, q in records[i]:
+            z = final.returns()[s.current_player]
+            target = (1 - config.q_mix) * z + config.q_mix * q
+            samples.append((s, pi, target))
+    stats = {"games": n, "positions": len(samples), "first_player_win_rate": float(np.mean([m > 0 for m in margins])),
+             "network_calls": evaluator.calls}
+    return samples, stats
+
+
+# ------------------------------------------------------------------------------ replay
+class Replay:
+    def __init__(self, planes=None, policies=None, values=None, iterations=None):
+        self.planes = planes
+        self.policies = policies
+        self.values = values
+        self.iterations = iterations
+
+    def add(self, samples, encoder: str, iteration: int) -> None:
+        planes = encode_batch(encoder, [s for s, _, _ in samples])
+        policies = np.stack([pi for _, pi, _ in samples]).astype(np.float32)
+        values = np.array([z for _, _, z in samples], dtype=np.float32)
+        its = np.full(len(samples), iteration, dtype=np.int32)
+        if self.planes is None:
+            self.planes, self.policies, self.values, self.iterations = planes, policies, values, its
+        else:
+            self.planes = np.concatenate([self.planes, planes])
+            self.policies = np.concatenate([self.policies, policies])
+            self.values = np.concatenate([self.values, values])
+            self.iterations = np.concatenate([self.iterations, its])
+
+    def keep_recent(self, iteration: int, window: int) -> None:
+        keep = self.iterations > iteration - window
+        self.planes, self.policies = self.planes[keep], self.policies[keep]
+        self.values, self.iterations = self.values[keep], self.iterations[keep]
+
+    def weights(self, iteration: int, gamma: float) -> np.ndarray:
+        w = gamma ** (iteration - self.iterations).astype(np.float64)
+        return w / w.sum()
+
+    def __len__(self):
+        return 0 if self.planes is None else len(self.planes)
+
+    def save(self, path: str) -> None:
+        tmp = f"{path}.tmp{os.getpid()}.npz"
+        np.savez_compressed(tmp, planes=self.planes, policies=self.policies, values=self.values,
+                            iterations=self.iterations)
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: str) -> "Replay":
+        with np.load(path) as data:
+            return cls(data["planes"], data["policies"], data["values"], data["iterations"])
+
+
+def train_steps(net, optimizer, replay: Replay, config: TrainConfig, iteration: int, rng) -> dict:
+    net.train()
+    rows, cols = parse_board(config.board)
+    syms = symmetries(rows, cols)
+    n = len(replay)
+    steps = max(1, config.epochs * n // config.batch_size)
+    w = replay.weights(iteration, config.gamma_decay)
+    totals = {"policy_loss": 0.0, "value_loss": 0.0}
+    for _ in range(steps):
+        idx = rng.choice(n, size=min(config.batch_size, n), p=w)
+        planes, pis = replay.planes[idx], replay.policies[idx]
+        if config.augment:
+            sym = syms[int(rng.integers(len(syms)))]
+            planes = transform_planes(sym, config.encoder, planes)
+            pis = transform_policy(sym, pis, rows, cols)
+        x = torch.from_numpy(np.ascontiguousarray(planes)).to(config.device)
+        target_pi = torch.from_numpy(np.ascontiguousarray(pis)).to(config.device)
+        target_v = torch.from_numpy(replay.values[idx]).to(config.device)
+        logits, v = net(x)
+        policy_loss = -(target_pi * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
+        value_loss = F.mse_loss(v, target_v)
+        loss = policy_loss + value_loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        totals["policy_loss"] += policy_loss.item()
+        totals["value_loss"] += value_loss.item()
+    net.eval()
+    return {k: v / steps for k, v in totals.items()} | {"train_steps": steps}
+
+
+# ------------------------------------------------------------------------------ evaluation
+def labelled_positions(board: str, count: int, seed: int = 0):
+    """Late and middle-game positions from plausible play with the solver's optimal moves, and whether
+    greedy's rule allows a non-optimal move there. Only for boards the exact solver covers (<= 24 edges)."""
+    from baselines.greedy import GreedyAgent
+    from baselines.solver import Solver
+    from dnb_env.analysis import realistic_move
+    import random
+
+    g = GameState.new(board)
+    if g.num_actions > 24:
+        return []
+    solver = Solver()
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        s = GameState.new(board)
+        stop = rng.randrange(4, s.num_actions - 2)
+        while len(s.history) < stop and not s.is_terminal():
+            s = s.apply(realistic_move(s, rng))
+        if s.is_terminal():
+            continue
+        mv = solver.move_values(s)
+        best = max(mv.values())
+        optimal = {a for a, v in mv.items() if v == best}
+        hard = any(a not in optimal for a in GreedyAgent.candidates(s))
+        out.append((s, optimal, hard))
+    return out
+
+
+def accuracy(net, positions, config: TrainConfig, simulations: int | None = None) -> dict:
+    """Share of positions where the raw policy's top move (and the search's, if ``simulations``) is optimal."""
+    if not positions:
+        return {}
+    evaluator = NetworkEvaluator(net, config.device)
+    priors, _ = evaluator.evaluate([s for s, _, _ in positions])
+    raw = [int(np.argmax(p)) in opt for p, (_, opt, _) in zip(priors, positions)]
+    out = {"raw_accuracy": float(np.mean(raw))}
+    hard = [h for _, _, h in positions]
+    if any(hard):
+        out["raw_accuracy_greedy_hard"] = float(np.mean([r for r, h in zip(raw, hard) if h]))
+    if simulations:
+        mcfg = MCTSConfig(simulations=simulations, c_puct=config.c_puct, batch_size=config.search_batch,
+                          prune=True, reuse_tree=False)
+        rng = np.random.default_rng(0)
+        searches = [MCTS(evaluator, mcfg, rng) for _ in positions]
+        counts = run_many(searches, [s for s, _, _ in positions], evaluator)
+        found = [int(np.argmax(c)) in opt for c, (_, opt, _) in zip(counts, positions)]
+        out["search_accuracy"] = float(np.mean(found))
+        if any(hard):
+            out["search_accuracy_greedy_hard"] = float(np.mean([f for f, h in zip(found, hard) if h]))
+    return out
+
+
+# ------------------------------------------------------------------------------ driver
+def _plot(metrics: list[dict], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    it = [m["iteration"] for m in metrics]
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
+    a1.plot(it, [m["policy_loss"] for m in metrics], label="policy loss")
+    a1.plot(it, [m["value_loss"] for m in metrics], label="value loss")
+    a1.set_xlabel("iteration")
+    a1.legend()
+    a1.grid(alpha=0.3)
+    for key in ("raw_accuracy", "search_accuracy", "raw_accuracy_greedy_hard", "search_accuracy_greedy_hard"):
+        if any(key in m for m in metrics):
+            a2.plot([m["iteration"] for m in metrics if key in m], [m[key] for m in metrics if key in m], label=key)
+    a2.set_ylim(0, 1)
+    a2.set_xlabel("iteration")
+    a2.set_title("share of optimal moves (exact solver)")
+    a2.legend(fontsize=8)
+    a2.grid(alpha=0.3)
+    fig.tight_layout()
+    tmp = path + ".tmp.png"
+    fig.savefig(tmp, dpi=100)
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
+def _save(path, net, optimizer, config, iteration):
+    payload = {
+        "format": FORMAT, "version": VERSION, "board": config.board, "encoder": config.encoder,
+        "arch": config.net_config().to_dict(), "state_dict": net.state_dict(),
+        "extra": {"iteration": iteration, "optimizer": optimizer.state_dict(), "config": dataclasses.asdict(config)},
+    }
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        torch.save(payload, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def train(config: TrainConfig, out: str, resume: bool = False, progress: bool = True, echo=print,
+          eval_simulations: int = 200) -> list[dict]:
+    os.makedirs(out, exist_ok=True)
+    cfg_path = os.path.join(out, "config.json")
+    ckpt_path = os.path.join(out, "checkpoint.pt")
+    replay_path = os.path.join(out, "replay.npz")
+    metrics_path = os.path.join(out, "metrics.jsonl")
+    torch.manual_seed(config.seed)
+    net = build_network(config.net_config()).to(config.device)
+    optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.l2)
+    start = 0
+    replay = Replay()
+    metrics: list[dict] = []
+    if resume and os.path.exists(ckpt_path):
+        with open(cfg_path) as f:
+            saved = json.load(f)
+        mine = dataclasses.asdict(config)
+        differs = {k for k in mine if k != "iterations" and saved.get(k) != mine[k]}
+        if differs:
+            raise ValueError(f"{out} was trained with another config (differs in {sorted(differs)}); use another --out")
+        payload = load_checkpoint(ckpt_path, config.board, config.encoder)
+        net.load_state_dict(payload["state_dict"])
+        optimizer.load_state_dict(payload["extra"]["optimizer"])
+        start = int(payload["extra"]["iteration"])
+        if os.path.exists(replay_path):
+            replay = Replay.load(replay_path)
+        if os.path.exists(metrics_path):
+            with open(metrics_path) as f:
+                metrics = [json.loads(line) for line in f if line.strip()]
+            metrics = [m for m in metrics if m["iteration"] <= start]
+        echo(f"resuming after iteration {start}")
+    elif os.path.exists(ckpt_path):
+        raise CheckpointError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+    with open(cfg_path + ".tmp", "w") as f:
+        json.dump(dataclasses.asdict(config), f, indent=2)
+    os.replace(cfg_path + ".tmp", cfg_path)
+    positions = labelled_positions(config.board, config.eval_positions, seed=config.seed + 12345)
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover
+        tqdm = None
+    bar = tqdm(total=config.iterations, initial=start, desc="iterations", disable=not progress) if tqdm else None
+    for iteration in range(start + 1, config.iterations + 1):
+        rng = np.random.default_rng([config.seed, iteration])  # reproducible per iteration, also on resume
+        t0 = time.perf_counter()
+        samples, stats = self_play(net, config, rng)
+        t1 = time.perf_counter()
+        replay.add(samples, config.encoder, iteration)
+        replay.keep_recent(iteration, config.buffer_iterations)
+        losses = train_steps(net, optimizer, replay, config, iteration, rng)
+        t2 = time.perf_counter()
+        row = {"iteration": iteration, **stats, **losses, "replay": len(replay),
+               "self_play_s": t1 - t0, "train_s": t2 - t1}
+        row.update(accuracy(net, positions, config, eval_simulations if iteration % 5 == 0 or iteration == config.iterations else None))
+        replay.save(replay_path)
+        _save(ckpt_path, net, optimizer, config, iteration)
+        with open(metrics_path, "a") as f:
+            f.write(json.dumps(row) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        metrics.append(row)
+        _plot(metrics, os.path.join(out, "training.png"))
+        if bar:
+            bar.update(1)
+            bar.set_postfix(pl=f"{row['policy_loss']:.2f}", vl=f"{row['value_loss']:.2f}",
+                            acc=f"{row.get('raw_accuracy', float('nan')):.2f}")
+    if bar:
+        bar.close()
+    return metrics

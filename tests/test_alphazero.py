@@ -1,0 +1,90 @@
+"""Network, checkpoints (atomic, validated), self-play training with resume, the AlphaZero agent."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from agents.checkpoint import CheckpointError, load_checkpoint, load_network, save_checkpoint
+from agents.networks import NetConfig, build_network
+from agents.networks.evaluator import NetworkEvaluator
+from agents.training.alphazero import make_config, train
+from dnb_env.core import GameState
+from registry import make_agent
+
+
+@pytest.mark.parametrize("encoder", ["alphazero4", "chainloop6", "baseline4", "edgequad9"])
+def test_network_shapes(encoder):
+    net = build_network(NetConfig(board="2x3", encoder=encoder, blocks=1, width=8))
+    from dnb_env.observations import encode_batch
+
+    x = torch.from_numpy(encode_batch(encoder, [GameState.new(2, 3)] * 5))
+    logits, v = net(x)
+    assert logits.shape == (5, 17) and v.shape == (5,) and (v.abs() <= 1).all()
+
+
+def test_paper_preset_size():
+    net = build_network(NetConfig.preset("paper", "5x5"))
+    assert 1.3e6 < sum(p.numel() for p in net.parameters()) < 1.5e6
+
+
+def test_evaluator_masks_illegal_moves():
+    net = build_network(NetConfig(board="2x2", blocks=1, width=8))
+    s = GameState.from_actions(2, 2, [0, 1, 5])
+    p, v = NetworkEvaluator(net).evaluate([s, GameState.new(2, 2)])
+    assert np.allclose(p.sum(axis=1), 1) and p[0, [0, 1, 5]].sum() == 0 and v.shape == (2,)
+
+
+def test_checkpoint_round_trip_and_errors(tmp_path):
+    net = build_network(NetConfig(board="3x3", blocks=1, width=8))
+    path = str(tmp_path / "net.pt")
+    save_checkpoint(path, net)
+    loaded, payload = load_network(path, board="3x3", encoder="alphazero4")
+    for a, b in zip(net.state_dict().values(), loaded.state_dict().values()):
+        assert torch.equal(a, b)
+    with pytest.raises(CheckpointError, match="board 3x3, not 5x5"):
+        load_checkpoint(path, board="5x5")
+    with pytest.raises(CheckpointError, match="encoder alphazero4, not chainloop6"):
+        load_checkpoint(path, encoder="chainloop6")
+    raw = open(path, "rb").read()
+    (tmp_path / "cut.pt").write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(CheckpointError, match="corrupt"):
+        load_checkpoint(str(tmp_path / "cut.pt"))
+    payload["version"] = 99
+    torch.save(payload, tmp_path / "v99.pt")
+    with pytest.raises(CheckpointError, match="version 99"):
+        load_checkpoint(str(tmp_path / "v99.pt"))
+    with pytest.raises(CheckpointError, match="does not exist"):
+        load_checkpoint(str(tmp_path / "missing.pt"))
+
+
+def test_training_runs_resumes_and_is_reproducible(tmp_path):
+    cfg = make_config("cpu", board="2x2", iterations=2, games_per_iteration=4, simulations=16, eval_positions=20)
+    full = train(cfg, str(tmp_path / "a"), progress=False, echo=lambda *_: None, eval_simulations=8)
+    assert [m["iteration"] for m in full] == [1, 2]
+    # the same run stopped after one iteration and resumed gives the same second iteration
+    one = make_config("cpu", board="2x2", iterations=1, games_per_iteration=4, simulations=16, eval_positions=20)
+    train(one, str(tmp_path / "b"), progress=False, echo=lambda *_: None, eval_simulations=8)
+    resumed = train(cfg, str(tmp_path / "b"), resume=True, progress=False, echo=lambda *_: None, eval_simulations=8)
+    assert resumed[-1]["iteration"] == 2
+    assert resumed[-1]["policy_loss"] == pytest.approx(full[-1]["policy_loss"], rel=1e-4)
+    lines = (tmp_path / "b" / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(x)["iteration"] for x in lines] == [1, 2]
+    assert (tmp_path / "b" / "training.png").exists()
+    with pytest.raises(CheckpointError, match="--resume"):
+        train(cfg, str(tmp_path / "b"), progress=False, echo=lambda *_: None)
+    other = make_config("cpu", board="2x2", iterations=3, games_per_iteration=5, simulations=16)
+    with pytest.raises(ValueError, match="another config"):
+        train(other, str(tmp_path / "b"), resume=True, progress=False, echo=lambda *_: None)
+    agent = make_agent("alphazero", board="2x2", checkpoint=str(tmp_path / "b" / "checkpoint.pt"), simulations=20)
+    s = GameState.new(2, 2)
+    while not s.is_terminal():
+        s = s.apply(agent.select_action(s))
+
+
+def test_missing_shipped_weights_say_so():
+    with pytest.raises(CheckpointError, match="no shipped AlphaZero weights for 7x7"):
+        make_agent("alphazero", board="7x7")
