@@ -38,3 +38,8 @@ def test_solver_benchmark_runs():
 def test_accuracy_benchmark_runs():
     out = load("accuracy").main(["--positions", "3", "--min", "10", "--max", "12"])
     assert out["n"] == 3 and all(0.0 <= v <= 1.0 for v in out["all"].values())
+
+
+def test_search_benchmark_runs():
+    res = load("search").main(["--simulations", "50", "--skip-self-play"])
+    assert res["ours"] > 0 and res["openspiel"] > 0 and res["cpu_1"] > 0

@@ -1,0 +1,96 @@
+"""Search and network speed, side by side in one run.
+
+1. MCTS simulations/s from the empty 5x5 board: our PUCT (agents.mcts) with a uniform evaluator vs
+   OpenSpiel's Python ``MCTSBot`` with an equally cheap evaluator (uniform prior, value 0) on the
+   registered ``python_dots_and_boxes`` game.
+2. Network forward latency on the CPU at batch 1 and 64 for the ``cpu`` and ``paper`` presets (5x5).
+3. Self-play positions per second with the cpu preset on 3x3 (lockstep games, 100 simulations per move).
+
+    python benchmarks/search.py [--simulations 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pyspiel
+import torch
+from open_spiel.python.algorithms import mcts as os_mcts
+
+import dnb_env  # noqa: F401
+from agents.mcts import MCTS, MCTSConfig, UniformEvaluator
+from agents.networks import NetConfig, build_network
+from dnb_env.core import GameState
+from dnb_env.observations import encode_batch
+
+
+class _CheapEvaluator(os_mcts.Evaluator):
+    def evaluate(self, state):
+        return np.zeros(2)
+
+    def prior(self, state):
+        legal = state.legal_actions()
+        return [(a, 1.0 / len(legal)) for a in legal]
+
+
+def ours(sims):
+    search = MCTS(UniformEvaluator(), MCTSConfig(simulations=sims, prune=False, batch_size=8, reuse_tree=False),
+                  np.random.default_rng(0))
+    t = time.perf_counter()
+    search.run(GameState.new(5, 5))
+    return sims / (time.perf_counter() - t)
+
+
+def openspiel(sims):
+    game = pyspiel.load_game("python_dots_and_boxes", {"num_rows": 5, "num_cols": 5})
+    bot = os_mcts.MCTSBot(game, 1.0, sims, _CheapEvaluator(), random_state=np.random.RandomState(0),
+                          solve=False)
+    state = game.new_initial_state()
+    t = time.perf_counter()
+    bot.mcts_search(state)
+    return sims / (time.perf_counter() - t)
+
+
+def latency(preset, batch, reps=20):
+    net = build_network(NetConfig.preset(preset, "5x5")).eval()
+    x = torch.from_numpy(encode_batch("alphazero4", [GameState.new(5, 5)] * batch))
+    with torch.no_grad():
+        net(x)
+        t = time.perf_counter()
+        for _ in range(reps):
+            net(x)
+    return (time.perf_counter() - t) / reps * 1e3
+
+
+def self_play_rate():
+    from agents.training.alphazero import make_config, self_play
+
+    cfg = make_config("cpu", board="3x3", games_per_iteration=16)
+    net = build_network(cfg.net_config()).eval()
+    t = time.perf_counter()
+    samples, _ = self_play(net, cfg, np.random.default_rng(0))
+    return len(samples) / (time.perf_counter() - t)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--simulations", type=int, default=2000)
+    p.add_argument("--skip-self-play", action="store_true")
+    args = p.parse_args(argv)
+    res = {"openspiel": openspiel(args.simulations), "ours": ours(args.simulations)}
+    print(f"1. simulations/s from the empty 5x5 board: OpenSpiel Python MCTSBot {res['openspiel']:,.0f}, "
+          f"our PUCT {res['ours']:,.0f}, ratio {res['ours'] / res['openspiel']:.1f}x")
+    for preset in ("cpu", "paper"):
+        for batch in (1, 64):
+            res[f"{preset}_{batch}"] = latency(preset, batch)
+            print(f"2. {preset} network, batch {batch}: {res[f'{preset}_{batch}']:.2f} ms per forward pass")
+    if not args.skip_self_play:
+        res["self_play"] = self_play_rate()
+        print(f"3. self-play, cpu preset on 3x3, 100 simulations per move: {res['self_play']:.0f} positions/s")
+    return res
+
+
+if __name__ == "__main__":
+    main()
