@@ -78,13 +78,14 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--simulations", type=int, default=2000)
     p.add_argument("--skip-self-play", action="store_true")
+    p.add_argument("--reps", type=int, default=20, help="forward passes per latency measurement")
     args = p.parse_args(argv)
     res = {"openspiel": openspiel(args.simulations), "ours": ours(args.simulations)}
     print(f"1. simulations/s from the empty 5x5 board: OpenSpiel Python MCTSBot {res['openspiel']:,.0f}, "
           f"our PUCT {res['ours']:,.0f}, ratio {res['ours'] / res['openspiel']:.1f}x")
     for preset in ("cpu", "paper"):
         for batch in (1, 64):
-            res[f"{preset}_{batch}"] = latency(preset, batch)
+            res[f"{preset}_{batch}"] = latency(preset, batch, args.reps)
             print(f"2. {preset} network, batch {batch}: {res[f'{preset}_{batch}']:.2f} ms per forward pass")
     if not args.skip_self_play:
         res["self_play"] = self_play_rate()

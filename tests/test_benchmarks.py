@@ -41,5 +41,5 @@ def test_accuracy_benchmark_runs():
 
 
 def test_search_benchmark_runs():
-    res = load("search").main(["--simulations", "50", "--skip-self-play"])
+    res = load("search").main(["--simulations", "50", "--skip-self-play", "--reps", "1"])
     assert res["ours"] > 0 and res["openspiel"] > 0 and res["cpu_1"] > 0
