@@ -88,3 +88,11 @@ def test_training_runs_resumes_and_is_reproducible(tmp_path):
 def test_missing_shipped_weights_say_so():
     with pytest.raises(CheckpointError, match="no shipped AlphaZero weights for 7x7"):
         make_agent("alphazero", board="7x7")
+
+
+def test_shipped_3x3_weights_load_and_play():
+    agent = make_agent("alphazero", board="3x3", simulations=32, seed=0)
+    s = GameState.new(3, 3)
+    while not s.is_terminal():
+        s = s.apply(agent.select_action(s))
+    assert sum(s.scores) == 9
