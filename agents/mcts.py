@@ -19,6 +19,7 @@ One search serves AlphaZero, Dotsformer and plain MCTS: only the evaluator chang
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
@@ -50,19 +51,16 @@ class RolloutEvaluator:
 
     def __init__(self, n_rollouts: int = 1, seed: int | None = None):
         self.n_rollouts = n_rollouts
-        self.rng = np.random.default_rng(seed)
+        self.rng = random.Random(seed)
 
     def evaluate(self, states):
         A = states[0].num_actions
         values = np.zeros(len(states))
         for i, s in enumerate(states):
+            m = s.to_mutable()
             total = 0.0
             for _ in range(self.n_rollouts):
-                m = s.to_mutable()
-                legal = m._legal
-                while legal:
-                    m.play(legal[int(self.rng.integers(len(legal)))])
-                d = m.owner0.bit_count() - m.owner1.bit_count()
+                d = m.random_playout(self.rng.random)
                 r = (d > 0) - (d < 0)
                 total += r if s.current_player == 0 else -r
             values[i] = total / self.n_rollouts

@@ -45,15 +45,7 @@ class UCTAgent:
         pass
 
     def _rollout(self, m: MutableState) -> tuple[float, float]:
-        played = 0
-        rng = self.rng
-        while not m.is_terminal():
-            legal = m._legal
-            m.play(legal[int(rng.random() * len(legal))])
-            played += 1
-        d = m.owner0.bit_count() - m.owner1.bit_count()
-        for _ in range(played):
-            m.undo()
+        d = m.random_playout(self.rng.random)
         r = (d > 0) - (d < 0)
         return float(r), float(-r)
 

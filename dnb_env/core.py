@@ -616,6 +616,19 @@ class MutableState:
     def legal_actions(self) -> list[int]:
         return list(self._legal)
 
+    def random_playout(self, random) -> int:
+        """Play uniformly random moves to the end, take them all back, and return the final box margin
+        (player 0 minus player 1). ``random()`` returns floats in [0, 1) (``random.Random().random``)."""
+        legal = self._legal
+        played = 0
+        while legal:
+            self.play(legal[int(random() * len(legal))])
+            played += 1
+        margin = self.owner0.bit_count() - self.owner1.bit_count()
+        for _ in range(played):
+            self.undo()
+        return margin
+
     def is_terminal(self) -> bool:
         return self.edges == self.geometry.full
 

@@ -191,3 +191,13 @@ def test_word_parallel_side_counts_match_per_box_counts():
             counts = [(edges & m).bit_count() for m in g.box_mask]
             assert two == sum(1 << b for b, k in enumerate(counts) if k == 2)
             assert three == sum(1 << b for b, k in enumerate(counts) if k == 3)
+
+
+def test_random_playout_restores_the_state():
+    s = GameState.from_actions(3, 3, [0, 12, 3])
+    m = MutableState(s)
+    rng = random.Random(0)
+    margins = {m.random_playout(rng.random) for _ in range(50)}
+    assert (m.edges, m.owner0, m.owner1, m.current_player) == (s.edges, s.owner0, s.owner1, s.current_player)
+    assert m.legal_actions() == s.legal_actions()
+    assert all(abs(d) <= 9 and (d - 9) % 2 == 0 for d in margins) and len(margins) > 1

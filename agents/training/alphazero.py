@@ -28,7 +28,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.checkpoint import FORMAT, VERSION, CheckpointError, load_checkpoint
+from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from agents.mcts import MCTS, MCTSConfig, run_many, visits_to_policy
 from agents.networks import NetConfig, build_network
 from agents.networks.evaluator import NetworkEvaluator
@@ -299,17 +299,8 @@ def _plot(metrics: list[dict], path: str) -> None:
 
 
 def _save(path, net, optimizer, config, iteration):
-    payload = {
-        "format": FORMAT, "version": VERSION, "board": config.board, "encoder": config.encoder,
-        "arch": config.net_config().to_dict(), "state_dict": net.state_dict(),
-        "extra": {"iteration": iteration, "optimizer": optimizer.state_dict(), "config": dataclasses.asdict(config)},
-    }
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-        torch.save(payload, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    save_checkpoint(path, net, extra={"iteration": iteration, "optimizer": optimizer.state_dict(),
+                                      "config": dataclasses.asdict(config)})
 
 
 def train(config: TrainConfig, out: str, resume: bool = False, progress: bool = True, echo=print,
