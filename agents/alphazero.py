@@ -33,6 +33,9 @@ def make_alphazero_agent(board: str, checkpoint: str | None = None, simulations:
                          c_puct: float = 1.0, prune: bool = True, batch_size: int = 8, seed=None,
                          device: str = "cpu") -> MCTSAgent:
     path = checkpoint or shipped_checkpoint(board)
-    net, _ = load_network(path, board=board, device=device)
-    config = MCTSConfig(simulations=simulations, c_puct=c_puct, prune=prune, batch_size=batch_size)
+    net, payload = load_network(path, board=board, device=device)
+    # the search's values are in the units the value head was trained on (win/loss or margin)
+    extra = payload.get("extra", {})
+    value = extra.get("value_target") or extra.get("config", {}).get("value_target", "win")
+    config = MCTSConfig(simulations=simulations, c_puct=c_puct, prune=prune, batch_size=batch_size, value=value)
     return MCTSAgent(NetworkEvaluator(net, device), config, seed=seed, greedy=True, name="alphazero")

@@ -10,6 +10,9 @@ One search serves AlphaZero, Dotsformer and plain MCTS: only the evaluator chang
 * Leaves are evaluated in batches of ``batch_size`` with virtual loss, so a network sees one call per
   batch. Terminal leaves get the exact result; with ``prune=True`` (BoxesZero 4.5) a leaf in a simple
   endgame gets its exact result from :func:`dnb_env.analysis.endgame_value` instead of the evaluator.
+* Values are game results (``value="win"``: +1/-1/0, as in AlphaZero) or box margins over the number of
+  boxes (``value="margin"``), which makes the search prefer the move that wins by the most, as the exact
+  solver scores moves; the evaluator must then predict margins too.
 * Dirichlet noise ``(alpha, epsilon)`` at the root for self-play; moves drawn from visit counts with a
   temperature (0 = most visited); the subtree of the move played is kept for the next search.
 
@@ -29,7 +32,7 @@ from dnb_env.analysis import endgame_value
 from dnb_env.core import GameState
 
 __all__ = ["Evaluator", "UniformEvaluator", "RolloutEvaluator", "MCTSConfig", "MCTS", "MCTSAgent", "Node",
-           "run_many", "visits_to_policy"]
+           "final_value", "run_many", "visits_to_policy"]
 
 
 class Evaluator(Protocol):
@@ -47,11 +50,13 @@ class UniformEvaluator:
 
 
 class RolloutEvaluator:
-    """Uniform priors; value = mean result of ``n_rollouts`` uniformly random playouts for the mover."""
+    """Uniform priors; value = mean result of ``n_rollouts`` uniformly random playouts for the mover
+    (win/loss, or the margin over the number of boxes with ``value="margin"``)."""
 
-    def __init__(self, n_rollouts: int = 1, seed: int | None = None):
+    def __init__(self, n_rollouts: int = 1, seed: int | None = None, value: str = "win"):
         self.n_rollouts = n_rollouts
         self.rng = random.Random(seed)
+        self.value = value
 
     def evaluate(self, states):
         A = states[0].num_actions
@@ -61,7 +66,7 @@ class RolloutEvaluator:
             total = 0.0
             for _ in range(self.n_rollouts):
                 d = m.random_playout(self.rng.random)
-                r = (d > 0) - (d < 0)
+                r = d / (s.rows * s.cols) if self.value == "margin" else (d > 0) - (d < 0)
                 total += r if s.current_player == 0 else -r
             values[i] = total / self.n_rollouts
         return np.full((len(states), A), 1.0 / A), values
@@ -81,21 +86,30 @@ class MCTSConfig:
     virtual_loss: float = 1.0
     prune: bool = True
     reuse_tree: bool = True
+    value: str = "win"  # "win": results +1/-1/0 (AlphaZero); "margin": final box margin / number of boxes
 
     def __post_init__(self):
+        if self.value not in ("win", "margin"):
+            raise ValueError(f"value must be 'win' or 'margin', not {self.value!r}")
         if self.simulations < 1 or self.batch_size < 1:
             raise ValueError("simulations and batch_size must be >= 1")
         if self.c_puct <= 0 or self.temperature < 0:
             raise ValueError("c_puct must be > 0 and temperature >= 0")
 
 
-def _result(state: GameState) -> float:
-    """Final result (+1/-1/0) for the player recorded as ``current_player`` of a finished game."""
-    return state.returns()[state.current_player]
+def final_value(state: GameState, value: str = "win", extra: int = 0) -> float:
+    """Result for ``state.current_player`` when the boxes still open go ``extra`` net to that player
+    (0 for a finished game): the sign of the final margin (``"win"``) or the margin over the number of
+    boxes (``"margin"``), so both lie in [-1, 1]."""
+    s0, s1 = state.scores
+    margin = (s0 - s1 if state.current_player == 0 else s1 - s0) + extra
+    if value == "margin":
+        return margin / (state.rows * state.cols)
+    return float((margin > 0) - (margin < 0))
 
 
 class Node:
-    __slots__ = ("state", "actions", "P", "N", "W", "children", "expanded", "terminal_value")
+    __slots__ = ("state", "actions", "P", "N", "W", "children", "expanded", "terminal")
 
     def __init__(self, state: GameState):
         self.state = state
@@ -103,7 +117,7 @@ class Node:
         self.P = self.N = self.W = None
         self.children: dict[int, Node] = {}
         self.expanded = False
-        self.terminal_value = _result(state) if state.is_terminal() else None
+        self.terminal = state.is_terminal()
 
     def expand(self, priors: np.ndarray) -> None:
         self.actions = np.array(self.state.legal_actions(), dtype=np.int64)
@@ -129,14 +143,12 @@ class MCTS:
 
     def _leaf_value(self, node: Node) -> float | None:
         """Exact value of a leaf for its mover, where one is known without the evaluator."""
-        if node.terminal_value is not None:
-            return node.terminal_value
+        if node.terminal:
+            return final_value(node.state, self.config.value)
         if self.config.prune:
             e = endgame_value(node.state)
             if e is not None:
-                s0, s1 = node.state.scores
-                margin = (s0 - s1 if node.state.current_player == 0 else s1 - s0) + e
-                return float((margin > 0) - (margin < 0))
+                return final_value(node.state, self.config.value, e)
         return None
 
     def _select(self, node: Node) -> int:
@@ -151,7 +163,7 @@ class MCTS:
         path = []
         node = root
         vl = self.config.virtual_loss
-        while node.expanded and node.terminal_value is None:
+        while node.expanded and not node.terminal:
             i = self._select(node)
             path.append((node, i))
             node.N[i] += vl

@@ -8,9 +8,17 @@ AlphaBetaPlayer for depth 1..3 when ``extend_captures=False``), or with ``chain_
 leaf is one. Moves are ordered: the table's best move, captures, safe moves, then the rest, each group
 shuffled by the agent's generator so equal moves are chosen at random. With ``extend_captures=True``
 (the default) a move that completes a box does not use up depth, so capture sequences are searched to
-their end; without it a depth-4 search misjudges every chain longer than its horizon.
+their end; without it a depth-4 search misjudges every chain longer than its horizon. With
+``decline_only_double_deal=True`` a position with a box on offer searches only captures and the
+double-dealing declines (:func:`double_deal_moves`), Berlekamp's rule that any other way of leaving
+boxes is never better; the tests check the pruned search against the exact solver. With
+``safe_only=True`` a position that still has safe moves searches only those (a heuristic: it never
+sacrifices while a safe move is left), which lets the search reach the end of the safe-move phase.
 
     AlphaBetaAgent(depth=4, time_limit=None, chain_eval=False, extend_captures=True, seed=0)
+
+The deepening stops at ``depth``, at ``time_limit`` seconds or after ``node_limit`` nodes (reproducible
+on any machine), whichever comes first; the move of the deepest finished iteration is played.
 """
 
 from __future__ import annotations
@@ -31,15 +39,36 @@ class _Timeout(Exception):
     pass
 
 
+def double_deal_moves(g, edges: int, two: int, three: int) -> set[int]:
+    """Non-scoring moves that decline boxes on offer to keep control (Berlekamp's all-but-two trick):
+    the far undrawn side of a two-sided box beside a capturable one. It leaves a domino of two boxes
+    (the last two of an opened chain, or two pairs in an opened loop) for the opponent."""
+    out = set()
+    for b1 in range(g.num_boxes):
+        if not three >> b1 & 1:
+            continue
+        for e, b2 in g.box_neighbours[b1]:
+            if b2 < 0 or edges >> e & 1 or not two >> b2 & 1:
+                continue
+            for f, _ in g.box_neighbours[b2]:
+                if f != e and not edges >> f & 1:
+                    out.add(f)
+    return out
+
+
 class AlphaBetaAgent:
     name = "alphabeta"
 
     def __init__(self, depth: int = 4, time_limit: float | None = None, chain_eval: bool = False,
-                 extend_captures: bool = True, seed: int | None = None, tt_size: int = 1_000_000):
+                 extend_captures: bool = True, seed: int | None = None, tt_size: int = 1_000_000,
+                 decline_only_double_deal: bool = False, safe_only: bool = False, node_limit: int | None = None):
         if depth < 1:
             raise ValueError(f"depth must be >= 1, got {depth}")
         self.depth, self.time_limit, self.chain_eval = depth, time_limit, chain_eval
         self.extend_captures = extend_captures
+        self.decline_only_double_deal = decline_only_double_deal
+        self.safe_only = safe_only
+        self.node_limit = node_limit
         self.rng = np.random.default_rng(seed)
         self.tt_size = tt_size
         self.tt: dict[int, tuple[int, int, int, int]] = {}
@@ -54,8 +83,9 @@ class AlphaBetaAgent:
         self.tt.clear()
 
     # ------------------------------------------------------------------ search
-    def _ordered(self, m: MutableState, tt_move: int | None) -> list[tuple[int, int]]:
-        """(class rank, action): captures 0, safe 1, conceding 2; TT move first."""
+    def _ordered(self, m: MutableState, tt_move: int | None) -> list[int]:
+        """Captures, then safe moves, then the rest (each group shuffled), the table's move first; with
+        the pruning options, only the moves they leave."""
         g = m.geometry
         two, three = g.drawn_count_masks(m.edges)  # boxes with 2 and 3 drawn sides (dnb_env.core)
         moves = m.legal_actions()
@@ -65,10 +95,14 @@ class AlphaBetaAgent:
             near = 0
             for b in g.action_boxes[a]:
                 near |= 1 << b
-            rank = 0 if near & three else (2 if near & two else 1)
-            ranked.append((-1 if a == tt_move else rank, a))
-        ranked.sort(key=lambda t: t[0])
-        return ranked
+            ranked.append((0 if near & three else (2 if near & two else 1), a))
+        if self.decline_only_double_deal and three:
+            deals = double_deal_moves(g, m.edges, two, three)
+            ranked = [(r, a) for r, a in ranked if r == 0 or a in deals]
+        elif self.safe_only and not three and any(r == 1 for r, _ in ranked):
+            ranked = [(r, a) for r, a in ranked if r == 1]
+        ranked.sort(key=lambda t: -1 if t[1] == tt_move else t[0])
+        return [a for _, a in ranked]
 
     def _leaf(self, m: MutableState) -> int:
         if self.chain_eval:
@@ -79,7 +113,9 @@ class AlphaBetaAgent:
 
     def _search(self, m: MutableState, depth: int, alpha: int, beta: int, root: bool = False) -> int:
         self.nodes += 1
-        if self.deadline is not None and self.nodes & 1023 == 0 and time.perf_counter() > self.deadline:
+        if self.nodes & 1023 == 0 and (
+                (self.deadline is not None and time.perf_counter() > self.deadline)
+                or (self.node_limit is not None and self.nodes > self.node_limit)):
             raise _Timeout
         if m.is_terminal():
             return 0
@@ -99,7 +135,7 @@ class AlphaBetaAgent:
                     return e_value
         a0 = alpha
         best, best_move = -10_000, None
-        for _, a in self._ordered(m, tt_move):
+        for a in self._ordered(m, tt_move):
             gained = m.play(a).bit_count()
             if gained:
                 child_depth = depth if self.extend_captures else depth - 1
@@ -131,6 +167,7 @@ class AlphaBetaAgent:
             raise ValueError("no legal action: the game is over")
         self.deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
         self.tt.clear()  # values are exact only for the depth they were searched to
+        self.nodes = 0
         move = legal[0]
         for d in range(1, self.depth + 1):
             try:

@@ -51,13 +51,15 @@ def _parity_good(state: GameState, player: int) -> bool:
 class PRsBoxesAgent:
     name = "prsboxes"
 
-    def __init__(self, seed: int | None = None, solver_edges: int = 20, search_safe: int = 9, search_depth: int = 4):
+    def __init__(self, seed: int | None = None, solver_edges: int = 20, search_safe: int = 9, search_depth: int = 40,
+                 search_nodes: int = 300_000, search_time: float | None = None):
         self.rng = np.random.default_rng(seed)
         self.solver = Solver(max_undrawn=max(solver_edges, 0))
         self.solver_edges = solver_edges
         self.search_safe = search_safe
-        self.searcher = AlphaBetaAgent(depth=search_depth, time_limit=1.0, chain_eval=True, extend_captures=True,
-                                       seed=seed)
+        self.searcher = AlphaBetaAgent(depth=search_depth, time_limit=search_time, node_limit=search_nodes,
+                                       chain_eval=True, extend_captures=True, decline_only_double_deal=True,
+                                       safe_only=True, seed=seed)
 
     def seed(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
@@ -102,11 +104,8 @@ class PRsBoxesAgent:
             return scoring[0]
         n = comp.length
         e = endgame_value(after_all)
-        if e is None:
-            # not a simple endgame yet: control is worth keeping while long chains or loops remain
-            rest = components(after_all)
-            at_stake = sum(c.length for c in rest if c.kind == "loop" or c.length >= 3)
-            return decline if at_stake > 2 * n else scoring[0]
+        if e is None:  # not a simple endgame yet: search whether to keep control
+            return self.searcher.select_action(state)
         # take all: n + e (we then move in the rest); decline: the opponent gets n and moves: -n - e
         return decline if -n - e > n + e else scoring[0]
 
@@ -160,10 +159,7 @@ class PRsBoxesAgent:
     def _safe_move(self, state: GameState, safe: list[int]) -> int:
         me = state.current_player
         if len(safe) <= self.search_safe:
-            memo: dict = {}
-            scored = [(self._safe_search(state.apply(a), me, memo), a) for a in safe]
-            best = max(v for v, _ in scored)
-            return self._pick(a for v, a in scored if v == best)
+            return self.searcher.select_action(state)
         good = [a for a in safe if _parity_good(state.apply(a), me)]
         return self._pick(good or safe)
 

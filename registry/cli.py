@@ -66,6 +66,31 @@ def _split_agents(text: str) -> tuple[str, ...]:
     return tuple(specs)
 
 
+def _settings(items: list[str]) -> dict:
+    """``--set key=value`` pairs for TrainConfig, each value converted to the field's type."""
+    import dataclasses
+
+    from agents.training.alphazero import TrainConfig
+
+    kinds = {f.name: type(f.default) for f in dataclasses.fields(TrainConfig)}
+    out = {}
+    for item in items or []:
+        key, sep, text = item.partition("=")
+        if not sep or key not in kinds:
+            raise ValueError(f"--set takes KEY=VALUE with KEY one of: {', '.join(kinds)} (got {item!r})")
+        kind = kinds[key]
+        if kind is bool:
+            if text.lower() not in ("true", "false", "1", "0"):
+                raise ValueError(f"--set {key}: expected true or false, got {text!r}")
+            out[key] = text.lower() in ("true", "1")
+        else:
+            try:
+                out[key] = kind(text)
+            except ValueError:
+                raise ValueError(f"--set {key}: expected a {kind.__name__}, got {text!r}") from None
+    return out
+
+
 def _train(args: argparse.Namespace) -> int:
     from agents.training.alphazero import make_config, train
 
@@ -73,6 +98,7 @@ def _train(args: argparse.Namespace) -> int:
         raise ValueError(f"unknown algorithm {args.algorithm!r}; available: alphazero")
     overrides = dict(board=args.board, iterations=args.iterations, games_per_iteration=args.games,
                      simulations=args.simulations, encoder=args.encoder, seed=args.seed, device=args.device)
+    overrides.update(_settings(args.set))
     config = make_config(args.preset, **overrides)
     metrics = train(config, args.out, resume=args.resume, progress=not args.no_progress)
     if metrics:
@@ -122,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     tr.add_argument("--encoder", default=None)
     tr.add_argument("--seed", type=int, default=None)
     tr.add_argument("--device", default=None, help="cpu (default) or cuda")
+    tr.add_argument("--set", action="append", metavar="KEY=VALUE",
+                    help="any other training setting, e.g. --set epochs=4 --set value_target=margin")
     tr.add_argument("--no-progress", action="store_true")
     tr.set_defaults(func=_train)
     ag = sub.add_parser("agents", help="list the registered agents")

@@ -5,14 +5,15 @@ from __future__ import annotations
 import random
 import textwrap
 
+import numpy as np
 import pytest
 
-from baselines.alphabeta import AlphaBetaAgent
+from baselines.alphabeta import AlphaBetaAgent, double_deal_moves
 from baselines.greedy import GreedyAgent, boxes_given_away
 from baselines.solver import Solver, SolverAgent, SolverTooLarge
 from baselines.uct import UCTAgent
 from dnb_env.analysis import MoveClass, move_classes, realistic_move
-from dnb_env.core import GameState
+from dnb_env.core import GameState, MutableState
 from registry import make_agent
 
 
@@ -71,6 +72,54 @@ def test_alphabeta_to_full_depth_is_exact():
         move, value = agent.search_root(s, 30)
         assert value == solver.value(s)
         assert solver.move_values(s)[move] == value
+
+
+def test_double_deal_pruning_keeps_the_search_exact():
+    # with a box on offer only captures and all-but-two declines are searched; the value must not change
+    rng = random.Random(5)
+    solver = Solver()
+    for board, undrawn in (("2x3", 15), ("3x3", 13), ("2x4", 14)):
+        for _ in range(8):
+            s = GameState.new(board)
+            while len(s.legal_actions()) > undrawn:
+                s = s.apply(realistic_move(s, rng))
+            agent = AlphaBetaAgent(depth=40, seed=0, decline_only_double_deal=True)
+            move, value = agent.search_root(s, 40)
+            assert value == solver.value(s)
+            assert solver.move_values(s)[move] == value
+
+
+def test_double_deal_moves_find_the_decline():
+    # an opened 3-chain (boxes 0-1-2 of a 1x3 strip, box 0 capturable): declining = the far side of box 1
+    s = GameState.from_text(textwrap.dedent(
+        """
+        +---+---+---+
+        |
+        +---+---+---+
+        """
+    ))
+    g = s.geometry
+    two, three = g.drawn_count_masks(s.edges)
+    deals = double_deal_moves(g, s.edges, two, three)
+    assert deals == {g.parse_action("v 0 2")}
+    # the decline is searched with the pruning on, a random non-capture is not
+    agent = AlphaBetaAgent(depth=3, seed=0, decline_only_double_deal=True)
+    order = agent._ordered(MutableState(s), None)
+    assert set(order) == {g.parse_action("v 0 1"), g.parse_action("v 0 2")}
+
+
+def test_safe_only_and_node_limit():
+    rng = random.Random(2)
+    s = GameState.new(4, 4)
+    for _ in range(14):
+        s = s.apply(realistic_move(s, rng))
+    safe = {int(a) for a in np.flatnonzero(move_classes(s) == MoveClass.SAFE)}
+    assert safe and (move_classes(s) != MoveClass.SCORING).all()
+    agent = AlphaBetaAgent(depth=3, seed=0, safe_only=True)
+    assert set(agent._ordered(MutableState(s), None)) == safe
+    limited = AlphaBetaAgent(depth=40, node_limit=2000, seed=0)
+    assert s.is_legal(limited.select_action(s))
+    assert limited.nodes < 2000 + 1024
 
 
 def test_alphabeta_takes_the_box_and_respects_time():

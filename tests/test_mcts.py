@@ -8,7 +8,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from agents.mcts import MCTS, MCTSAgent, MCTSConfig, RolloutEvaluator, UniformEvaluator, visits_to_policy
+from agents.mcts import (MCTS, MCTSAgent, MCTSConfig, RolloutEvaluator, UniformEvaluator, final_value,
+                         visits_to_policy)
 from baselines.solver import Solver
 from dnb_env.analysis import realistic_move
 from dnb_env.core import GameState
@@ -50,6 +51,36 @@ def test_finds_exact_best_moves_on_small_boards(prune):
         have = s0 - s1 if s.current_player == 0 else s1 - s0
         agree += np.sign(have + mv[a]) == best_sign
     assert agree >= 11
+
+
+def test_margin_values_find_the_best_margin():
+    # value="margin": the search scores leaves by box margin, so its move must be margin-optimal
+    rng = random.Random(4)
+    solver = Solver()
+    agree = 0
+    for _ in range(12):
+        s = GameState.new(2, 3)
+        for _ in range(rng.randrange(8, 12)):
+            s = s.apply(realistic_move(s, rng))
+        if s.is_terminal():
+            agree += 1
+            continue
+        agent = MCTSAgent(RolloutEvaluator(4, seed=0, value="margin"),
+                          MCTSConfig(simulations=2000, value="margin"), seed=0)
+        mv = solver.move_values(s)
+        agree += mv[agent.select_action(s)] == max(mv.values())
+    assert agree >= 11
+
+
+def test_final_value_units():
+    s = GameState.from_text(SACRIFICE)
+    s0, s1 = s.scores
+    me = s.current_player
+    have = s0 - s1 if me == 0 else s1 - s0
+    assert final_value(s, "margin", 3) == pytest.approx((have + 3) / (s.rows * s.cols))
+    assert final_value(s, "win", 3) == float(np.sign(have + 3))
+    with pytest.raises(ValueError, match="value must be"):
+        MCTSConfig(value="score")
 
 
 def test_batched_search_counts_every_simulation():

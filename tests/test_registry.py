@@ -50,3 +50,16 @@ def test_cli_demo_prints_a_whole_game(capsys):
 def test_cli_bad_board(capsys):
     assert cli_main(["demo", "--board", "5x"]) == 2
     assert "RxC" in capsys.readouterr().err
+
+
+def test_cli_train_settings_are_typed_and_checked():
+    from registry.cli import _settings
+
+    assert _settings(["epochs=3", "value_target=margin", "prune=false", "lr=0.01"]) == {
+        "epochs": 3, "value_target": "margin", "prune": False, "lr": 0.01}
+    with pytest.raises(ValueError, match="KEY one of"):
+        _settings(["nonsense=1"])
+    with pytest.raises(ValueError, match="expected a int"):
+        _settings(["epochs=many"])
+    with pytest.raises(ValueError, match="true or false"):
+        _settings(["prune=maybe"])

@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from agents.mcts import MCTS, MCTSConfig, run_many, visits_to_policy
+from agents.mcts import MCTS, MCTSConfig, final_value, run_many, visits_to_policy
 from agents.networks import NetConfig, build_network
 from agents.networks.evaluator import NetworkEvaluator
 from dnb_env.core import GameState, parse_board
@@ -56,6 +56,7 @@ class TrainConfig:
     search_batch: int = 8
     prune: bool = False  # pure AlphaZero
     q_mix: float = 0.0
+    value_target: str = "win"  # "win" (AlphaZero's z) or "margin" (final box margin / boxes, as the solver scores)
     buffer_iterations: int = 10
     gamma_decay: float = 0.9  # Table A1 experience decay
     batch_size: int = 1024  # Table A1
@@ -72,6 +73,8 @@ class TrainConfig:
         NetConfig(board=self.board, encoder=self.encoder, blocks=self.blocks, width=self.width)
         if not 0 <= self.q_mix <= 1:
             raise ValueError("q_mix must be in [0, 1]")
+        if self.value_target not in ("win", "margin"):
+            raise ValueError(f"value_target must be 'win' or 'margin', not {self.value_target!r}")
 
     def net_config(self) -> NetConfig:
         return NetConfig(board=self.board, encoder=self.encoder, blocks=self.blocks, width=self.width)
@@ -79,13 +82,16 @@ class TrainConfig:
     def mcts_config(self) -> MCTSConfig:
         return MCTSConfig(simulations=self.simulations, c_puct=self.c_puct, temperature=self.temperature,
                           dirichlet_alpha=self.dirichlet_alpha, dirichlet_epsilon=self.dirichlet_epsilon,
-                          add_noise=True, batch_size=self.search_batch, prune=self.prune, reuse_tree=False)
+                          add_noise=True, batch_size=self.search_batch, prune=self.prune, reuse_tree=False,
+                          value=self.value_target)
 
 
 PRESETS = {
     "paper": {},  # the dataclass defaults: Dotsformer Table A1 and the 6 x 112 residual tower
-    "cpu": dict(blocks=3, width=32, simulations=100, games_per_iteration=32, batch_size=256, epochs=2,
-                iterations=40, buffer_iterations=8),
+    # small tower, fewer simulations; margin values and exact simple-endgame leaves make the few
+    # simulations count (the pure AlphaZero settings stay in "paper")
+    "cpu": dict(blocks=3, width=32, simulations=100, games_per_iteration=32, batch_size=256, epochs=4,
+                iterations=60, buffer_iterations=8, value_target="margin", prune=True),
 }
 
 
@@ -131,7 +137,7 @@ def self_play(net, config: TrainConfig, rng: np.random.Generator) -> tuple[list,
         final = states[i]
         margins.append(final.scores[0] - final.scores[1])
         for s, pi, q in records[i]:
-            z = final.returns()[s.current_player]
+            z = final_value(final.as_seen_by(s.current_player), config.value_target)
             target = (1 - config.q_mix) * z + config.q_mix * q
             samples.append((s, pi, target))
     stats = {"games": n, "positions": len(samples), "first_player_win_rate": float(np.mean([m > 0 for m in margins])),
@@ -258,7 +264,7 @@ def accuracy(net, positions, config: TrainConfig, simulations: int | None = None
         out["raw_accuracy_greedy_hard"] = float(np.mean([r for r, h in zip(raw, hard) if h]))
     if simulations:
         mcfg = MCTSConfig(simulations=simulations, c_puct=config.c_puct, batch_size=config.search_batch,
-                          prune=True, reuse_tree=False)
+                          prune=True, reuse_tree=False, value=config.value_target)
         rng = np.random.default_rng(0)
         searches = [MCTS(evaluator, mcfg, rng) for _ in positions]
         counts = run_many(searches, [s for s, _, _ in positions], evaluator)
