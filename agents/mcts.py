@@ -9,7 +9,9 @@ One search serves AlphaZero, Dotsformer and plain MCTS: only the evaluator chang
   moves again and the value passes up unchanged.
 * Leaves are evaluated in batches of ``batch_size`` with virtual loss, so a network sees one call per
   batch. Terminal leaves get the exact result; with ``prune=True`` (BoxesZero 4.5) a leaf in a simple
-  endgame gets its exact result from :func:`dnb_env.analysis.endgame_value` instead of the evaluator.
+  endgame gets its exact result from :func:`dnb_env.analysis.endgame_value` instead of the evaluator,
+  and a position with a box on offer only gets the captures and all-but-two declines as children
+  (:func:`dnb_env.analysis.capture_or_decline_moves`; BoxesZero's forced moves in opened chains).
 * Values are game results (``value="win"``: +1/-1/0, as in AlphaZero) or box margins over the number of
   boxes (``value="margin"``), which makes the search prefer the move that wins by the most, as the exact
   solver scores moves; the evaluator must then predict margins too.
@@ -28,7 +30,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from dnb_env.analysis import endgame_value
+from dnb_env.analysis import capture_or_decline_moves, endgame_value
 from dnb_env.core import GameState
 
 __all__ = ["Evaluator", "UniformEvaluator", "RolloutEvaluator", "MCTSConfig", "MCTS", "MCTSAgent", "Node",
@@ -119,8 +121,9 @@ class Node:
         self.expanded = False
         self.terminal = state.is_terminal()
 
-    def expand(self, priors: np.ndarray) -> None:
-        self.actions = np.array(self.state.legal_actions(), dtype=np.int64)
+    def expand(self, priors: np.ndarray, actions: list[int] | None = None) -> None:
+        """Children for ``actions`` (default: every legal move) with their priors renormalised."""
+        self.actions = np.array(self.state.legal_actions() if actions is None else actions, dtype=np.int64)
         p = np.asarray(priors, dtype=np.float64)[self.actions]
         total = p.sum()
         self.P = p / total if total > 0 else np.full(len(self.actions), 1.0 / len(self.actions))
@@ -150,6 +153,10 @@ class MCTS:
             if e is not None:
                 return final_value(node.state, self.config.value, e)
         return None
+
+    def _moves(self, state: GameState) -> list[int] | None:
+        """With pruning, a position with a box on offer searches only captures and all-but-two declines."""
+        return capture_or_decline_moves(state) if self.config.prune else None
 
     def _select(self, node: Node) -> int:
         c = self.config.c_puct
@@ -194,7 +201,7 @@ class MCTS:
     def _expand_root(self, root: Node) -> None:
         if not root.expanded:
             priors, _ = self.evaluator.evaluate([root.state])
-            root.expand(priors[0])
+            root.expand(priors[0], self._moves(root.state))
         if self.config.add_noise and len(root.actions) > 1:
             noise = self.rng.dirichlet([self.config.dirichlet_alpha] * len(root.actions))
             eps = self.config.dirichlet_epsilon
@@ -230,7 +237,7 @@ class MCTS:
     def complete(self, batch: list[tuple[list, Node]], priors: np.ndarray, values: np.ndarray) -> None:
         """Expand and back up the leaves of ``batch`` with the evaluator's output."""
         for (path, leaf), p, v in zip(batch, priors, values):
-            leaf.expand(p)
+            leaf.expand(p, self._moves(leaf.state))
             self._backup(path, leaf, float(v))
         self.done += len(batch)
 

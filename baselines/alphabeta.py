@@ -27,33 +27,16 @@ import time
 
 import numpy as np
 
-from dnb_env.analysis import endgame_value
+from dnb_env.analysis import double_deal_moves, endgame_value
 from dnb_env.core import GameState, MutableState
 
-__all__ = ["AlphaBetaAgent"]
+__all__ = ["AlphaBetaAgent", "double_deal_moves"]
 
 EXACT, LOWER, UPPER = 0, 1, 2
 
 
 class _Timeout(Exception):
     pass
-
-
-def double_deal_moves(g, edges: int, two: int, three: int) -> set[int]:
-    """Non-scoring moves that decline boxes on offer to keep control (Berlekamp's all-but-two trick):
-    the far undrawn side of a two-sided box beside a capturable one. It leaves a domino of two boxes
-    (the last two of an opened chain, or two pairs in an opened loop) for the opponent."""
-    out = set()
-    for b1 in range(g.num_boxes):
-        if not three >> b1 & 1:
-            continue
-        for e, b2 in g.box_neighbours[b1]:
-            if b2 < 0 or edges >> e & 1 or not two >> b2 & 1:
-                continue
-            for f, _ in g.box_neighbours[b2]:
-                if f != e and not edges >> f & 1:
-                    out.add(f)
-    return out
 
 
 class AlphaBetaAgent:

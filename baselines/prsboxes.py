@@ -6,20 +6,23 @@ Decision rules, in order:
    retrograde solver (:mod:`baselines.solver`) picks the move; its table is reused for the rest of the game.
 2. **Boxes on offer.** When a box can be completed, the agent decides between taking everything and
    keeping control. It takes every capturable box that does not end an opened chain or loop of its own
-   (free boxes). For the last opened component it compares, when the rest of the board is a simple
-   endgame with value ``e`` for the player then to move: taking all (``+e`` after the capture) against
+   (free boxes). For the last opened component, when the rest of the board is a simple endgame with
+   value ``e`` for the player then to move, it compares taking all (``+e`` after the capture) against
    declining the last two boxes of a chain or four of a loop with a double-dealing move (``-e - 4`` or
-   ``-e - 8`` relative), i.e. the controller's choice of Berlekamp's theory. When the rest is not a simple
-   endgame it keeps control only where the long chain rule says the rest still favours the controller.
+   ``-e - 8`` relative): the controller's choice of Berlekamp's theory. When the rest is not a simple
+   endgame, the search of rule 4 decides.
 3. **Safe moves left.** While moves remain that give nothing away, the fight is over who must open the
-   first long chain. With few safe moves left (``search_safe`` or fewer) it searches the safe-move game
-   to its end (memoised on the edge set): both sides play only safe moves, and a position with none is
-   scored exactly when it is a simple endgame, else by the long chain rule. With more safe moves it
-   plays the safe move that leaves the long-chain parity in its favour (Berlekamp's long chain rule: the
-   first player wants dots + long chains even), preferring moves that do not create new short chains.
-4. **Nothing safe, nothing to take.** In a simple endgame it plays :func:`dnb_env.analysis.endgame_move`
-   (optimal); while joints remain, an alpha-beta search (``search_depth`` plies within 1 s, capture
-   sequences searched to their end, simple endgames at the leaves scored exactly) picks the opening.
+   first long chain. With more than ``search_safe`` safe moves it plays a safe move that leaves the
+   long-chain parity in its favour (Berlekamp's long chain rule: the first player wants dots + long
+   chains even). With ``search_safe`` or fewer it searches (rule 4) with only safe moves allowed while
+   any are left (no early sacrifices), so the search reaches the end of the safe-move phase; with
+   ``search_full`` or fewer, every move is searched.
+4. **Search.** In a simple endgame without a box on offer it plays :func:`dnb_env.analysis.endgame_move`
+   (optimal). Otherwise a negamax alpha-beta with a transposition table and iterative deepening to
+   ``search_depth`` (within ``search_nodes`` nodes, so a game replays the same on any machine): capture
+   runs do not use up depth, a position with a box on offer searches only captures and all-but-two
+   declines (the tests check this against the solver), and simple endgames at the leaves are scored
+   exactly. Once safe moves are gone, most positions are searched to the end.
 """
 
 from __future__ import annotations
@@ -52,18 +55,21 @@ class PRsBoxesAgent:
     name = "prsboxes"
 
     def __init__(self, seed: int | None = None, solver_edges: int = 20, search_safe: int = 9, search_depth: int = 40,
-                 search_nodes: int = 300_000, search_time: float | None = None):
+                 search_nodes: int = 300_000, search_time: float | None = None, search_full: int = 4):
         self.rng = np.random.default_rng(seed)
         self.solver = Solver(max_undrawn=max(solver_edges, 0))
         self.solver_edges = solver_edges
         self.search_safe = search_safe
-        self.searcher = AlphaBetaAgent(depth=search_depth, time_limit=search_time, node_limit=search_nodes,
-                                       chain_eval=True, extend_captures=True, decline_only_double_deal=True,
-                                       safe_only=True, seed=seed)
+        self.search_full = search_full
+        options = dict(depth=search_depth, time_limit=search_time, node_limit=search_nodes, chain_eval=True,
+                       extend_captures=True, decline_only_double_deal=True, seed=seed)
+        self.searcher = AlphaBetaAgent(**options)  # every move, except needless declines
+        self.safe_searcher = AlphaBetaAgent(safe_only=True, **options)  # no sacrifice while safe moves last
 
     def seed(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
         self.searcher.seed(seed)
+        self.safe_searcher.seed(seed)
 
     def reset(self) -> None:
         pass
@@ -158,8 +164,10 @@ class PRsBoxesAgent:
 
     def _safe_move(self, state: GameState, safe: list[int]) -> int:
         me = state.current_player
-        if len(safe) <= self.search_safe:
+        if len(safe) <= self.search_full:
             return self.searcher.select_action(state)
+        if len(safe) <= self.search_safe:
+            return self.safe_searcher.select_action(state)
         good = [a for a in safe if _parity_good(state.apply(a), me)]
         return self._pick(good or safe)
 

@@ -30,6 +30,8 @@ import numpy as np
 from dnb_env.core import GameState, Geometry
 
 __all__ = [
+    "double_deal_moves",
+    "capture_or_decline_moves",
     "MoveClass",
     "Initiative",
     "Component",
@@ -351,6 +353,40 @@ def endgame_move(state: GameState) -> int | None:
     if comp.kind == "chain":
         return min(e for e, _ in comp.ends)
     return min(e for e, _ in _undrawn_sides(g, edges, comp.boxes[0]))
+
+
+def double_deal_moves(g: Geometry, edges: int, two: int, three: int) -> set[int]:
+    """Non-scoring moves that decline boxes on offer to keep control (Berlekamp's all-but-two trick):
+    the far undrawn side of a two-sided box beside a capturable one. It leaves a domino of two boxes
+    (the last two of an opened chain, or two pairs in an opened loop) for the opponent. ``two`` and
+    ``three`` are the masks of boxes with two and three drawn sides (:meth:`Geometry.drawn_count_masks`)."""
+    out = set()
+    for b1 in range(g.num_boxes):
+        if not three >> b1 & 1:
+            continue
+        for e, b2 in g.box_neighbours[b1]:
+            if b2 < 0 or edges >> e & 1 or not two >> b2 & 1:
+                continue
+            for f, _ in g.box_neighbours[b2]:
+                if f != e and not edges >> f & 1:
+                    out.add(f)
+    return out
+
+
+def capture_or_decline_moves(state: GameState) -> list[int] | None:
+    """With a box on offer: the captures and the all-but-two declines, the only moves worth searching
+    (any other move leaves boxes to the opponent for nothing; BoxesZero's forced moves in opened chains,
+    checked against the exact solver in the tests). ``None`` when no box can be taken."""
+    g = state.geometry
+    two, three = g.drawn_count_masks(state.edges)
+    if not three:
+        return None
+    deals = double_deal_moves(g, state.edges, two, three)
+    out = []
+    for a in state.legal_actions():
+        if a in deals or any(three >> b & 1 for b in g.action_boxes[a]):
+            out.append(a)
+    return out
 
 
 def realistic_move(state: GameState, rng, capture_prob: float = 0.85) -> int:

@@ -94,11 +94,12 @@ register_agent("solver", _solver)
 register_agent("mcts", _mcts)
 
 
-def _prsboxes(*, board, seed, solver_edges=20, search_safe=9, search_depth=40, search_nodes=300_000):
+def _prsboxes(*, board, seed, solver_edges=20, search_safe=9, search_full=4, search_depth=40, search_nodes=300_000):
     from baselines.prsboxes import PRsBoxesAgent
 
     return PRsBoxesAgent(seed=seed, solver_edges=int(solver_edges), search_safe=int(search_safe),
-                         search_depth=int(search_depth), search_nodes=int(search_nodes))
+                         search_full=int(search_full), search_depth=int(search_depth),
+                         search_nodes=int(search_nodes))
 
 
 register_agent("prsboxes", _prsboxes)
