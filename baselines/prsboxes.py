@@ -138,30 +138,6 @@ class PRsBoxesAgent:
         return None
 
     # -------------------------------------------------------------- rule 3
-    def _safe_search(self, state: GameState, me: int, memo: dict) -> float:
-        """Value for ``me`` when both sides play only safe moves until none is left (safe moves claim no
-        box, so the position is fixed by the edge set and the mover: memoised on that)."""
-        key = (state.edges, state.current_player)
-        if key in memo:
-            return memo[key]
-        cls = move_classes(state)
-        safe = [int(a) for a in np.flatnonzero(cls == MoveClass.SAFE)]
-        if not safe:
-            value = self._score_no_safe(state, me)
-        else:
-            values = [self._safe_search(state.apply(a), me, memo) for a in safe]
-            value = max(values) if state.current_player == me else min(values)
-        memo[key] = value
-        return value
-
-    @staticmethod
-    def _score_no_safe(state: GameState, me: int) -> float:
-        """A position without safe moves: exact if it is a simple endgame, else by the long chain rule."""
-        e = endgame_value(state)
-        if e is None:
-            e = 1 if _parity_good(state, state.current_player) else -1
-        return e if state.current_player == me else -e
-
     def _safe_move(self, state: GameState, safe: list[int]) -> int:
         me = state.current_player
         if len(safe) <= self.search_full:
