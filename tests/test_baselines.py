@@ -61,30 +61,20 @@ def test_solver_agent_plays_optimally():
         s = s.apply(a)
 
 
-def test_alphabeta_to_full_depth_is_exact():
-    rng = random.Random(1)
-    solver = Solver()
-    for _ in range(10):
-        s = GameState.new(3, 3)
-        for _ in range(10):
-            s = s.apply(realistic_move(s, rng))
-        agent = AlphaBetaAgent(depth=30, seed=0, extend_captures=False)
-        move, value = agent.search_root(s, 30)
-        assert value == solver.value(s)
-        assert solver.move_values(s)[move] == value
-
-
-def test_double_deal_pruning_keeps_the_search_exact():
-    # with a box on offer only captures and all-but-two declines are searched; the value must not change
+@pytest.mark.parametrize("options, cases", [
+    (dict(extend_captures=False), (("3x3", 14),)),
+    # with a box on offer only captures and all-but-two declines are searched: the value must not change
+    (dict(decline_only_double_deal=True), (("2x3", 15), ("3x3", 13), ("2x4", 14))),
+])
+def test_alphabeta_to_full_depth_is_exact(options, cases):
     rng = random.Random(5)
     solver = Solver()
-    for board, undrawn in (("2x3", 15), ("3x3", 13), ("2x4", 14)):
+    for board, undrawn in cases:
         for _ in range(8):
             s = GameState.new(board)
             while len(s.legal_actions()) > undrawn:
                 s = s.apply(realistic_move(s, rng))
-            agent = AlphaBetaAgent(depth=40, seed=0, decline_only_double_deal=True)
-            move, value = agent.search_root(s, 40)
+            move, value = AlphaBetaAgent(depth=40, seed=0, **options).search_root(s, 40)
             assert value == solver.value(s)
             assert solver.move_values(s)[move] == value
 
