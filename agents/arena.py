@@ -228,18 +228,41 @@ def _atomic_write(path: str, text: str) -> None:
 def _load_results(path: str) -> list[dict]:
     if not os.path.exists(path):
         return []
-    good, size = [], 0
+    good, size, seen = [], 0, set()
     with open(path, "rb") as f:
         for line in f:
             try:
-                good.append(json.loads(line))
-                size += len(line)
+                rec = json.loads(line)
             except json.JSONDecodeError:
                 break  # a torn last line from a killed run
+            size += len(line)
+            if rec.get("id") not in seen:  # a game on file twice counts once
+                seen.add(rec.get("id"))
+                good.append(rec)
     if size != os.path.getsize(path):
         with open(path, "r+b") as f:
             f.truncate(size)
     return good
+
+
+class _FolderLock:
+    """An exclusive lock on a results folder for the length of a run, so two runs cannot append the
+    same games to one file."""
+
+    def __init__(self, folder: str):
+        self.f = open(os.path.join(folder, ".lock"), "w")
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no lock
+            return
+        try:
+            fcntl.flock(self.f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.f.close()
+            raise ValueError(f"another tournament is writing to {folder}; wait for it or stop it first") from None
+
+    def close(self):
+        self.f.close()
 
 
 class _Appender:
@@ -408,6 +431,21 @@ def summarise(labels: list[str], records: list[dict], bootstrap: int = 200, seed
 
 # ------------------------------------------------------------------------------ driver
 _FREE_KEYS = ("workers", "bootstrap")  # may change on resume: they do not change which games are played
+def _check_or_save_config(cfg_path: str, config: TournamentConfig) -> None:
+    """Save the config beside the results, or check that a resumed run has the same one."""
+    if not os.path.exists(cfg_path):
+        _atomic_write(cfg_path, json.dumps(config.to_json(), indent=2) + "\n")
+        return
+    with open(cfg_path) as f:
+        saved = json.load(f)
+    same = {k: v for k, v in json.loads(json.dumps(config.to_json())).items() if k not in _FREE_KEYS}
+    if {k: v for k, v in saved.items() if k not in _FREE_KEYS} != same:
+        raise ValueError(
+            f"{os.path.dirname(cfg_path)} holds a tournament with another config; use another --out or the same "
+            f"options.\nsaved: {saved}\nnow:   {config.to_json()}"
+        )
+
+
 def run_tournament(config: TournamentConfig, out: str | None = None, agents: Sequence | None = None,
                    progress: bool = True, echo: Callable[[str], None] | None = print) -> TournamentReport:
     """Play (or resume) the tournament; results under ``out`` when given. ``agents`` may replace the spec
@@ -422,21 +460,15 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
 
             check_spec(*parse_agent_spec(e))
     done: list[dict] = []
-    appender = None
+    appender = lock = None
     if out is not None:
         os.makedirs(out, exist_ok=True)
-        cfg_path = os.path.join(out, "config.json")
-        if os.path.exists(cfg_path):
-            with open(cfg_path) as f:
-                saved = json.load(f)
-            same = {k: v for k, v in json.loads(json.dumps(config.to_json())).items() if k not in _FREE_KEYS}
-            if {k: v for k, v in saved.items() if k not in _FREE_KEYS} != same:
-                raise ValueError(
-                    f"{out} holds a tournament with another config; use another --out or the same options.\n"
-                    f"saved: {saved}\nnow:   {config.to_json()}"
-                )
-        else:
-            _atomic_write(cfg_path, json.dumps(config.to_json(), indent=2) + "\n")
+        lock = _FolderLock(out)
+        try:
+            _check_or_save_config(os.path.join(out, "config.json"), config)
+        except ValueError:
+            lock.close()
+            raise
         results_path = os.path.join(out, "results.jsonl")
         done = _load_results(results_path)
         appender = _Appender(results_path)
@@ -486,6 +518,8 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
             bar.close()
         if appender:
             appender.close()
+        if lock:
+            lock.close()
     report = summarise(labels, records, bootstrap=config.bootstrap, seed=config.seed)
     if out is not None:
         report.write_csv(out)

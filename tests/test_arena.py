@@ -88,6 +88,22 @@ def test_tournament_resumes_without_replaying(tmp_path):
                        progress=False, echo=None)
 
 
+def test_one_run_per_folder_and_duplicates_count_once(tmp_path):
+    from agents.arena import _FolderLock
+
+    cfg = TournamentConfig(board="2x2", agents=("random", "greedy"), games=4, seed=2, bootstrap=10)
+    first = run_tournament(cfg, out=str(tmp_path), progress=False, echo=None)
+    held = _FolderLock(str(tmp_path))  # as if another run were writing there
+    with pytest.raises(ValueError, match="another tournament is writing"):
+        run_tournament(cfg, out=str(tmp_path), progress=False, echo=None)
+    held.close()
+    path = tmp_path / "results.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines + lines[:2]) + "\n")  # two games written twice
+    again = run_tournament(cfg, out=str(tmp_path), progress=False, echo=None)
+    assert again.games == 4 and (again.wdl == first.wdl).all()
+
+
 def test_stronger_agents_rank_higher(tmp_path):
     cfg = TournamentConfig(board="3x3", agents=("random", "solver"), games=6, seed=0, bootstrap=20, workers=2)
     report = run_tournament(cfg, out=str(tmp_path), progress=False, echo=None)
