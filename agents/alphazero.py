@@ -35,7 +35,6 @@ def make_alphazero_agent(board: str, checkpoint: str | None = None, simulations:
     path = checkpoint or shipped_checkpoint(board)
     net, payload = load_network(path, board=board, device=device)
     # the search's values are in the units the value head was trained on (win/loss or margin)
-    extra = payload.get("extra", {})
-    value = extra.get("value_target") or extra.get("config", {}).get("value_target", "win")
+    value = payload.get("extra", {}).get("value_target", "win")
     config = MCTSConfig(simulations=simulations, c_puct=c_puct, prune=prune, batch_size=batch_size, value=value)
     return MCTSAgent(NetworkEvaluator(net, device), config, seed=seed, greedy=True, name="alphazero")

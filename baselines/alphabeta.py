@@ -10,7 +10,7 @@ shuffled by the agent's generator so equal moves are chosen at random. With ``ex
 (the default) a move that completes a box does not use up depth, so capture sequences are searched to
 their end; without it a depth-4 search misjudges every chain longer than its horizon. With
 ``decline_only_double_deal=True`` a position with a box on offer searches only captures and the
-double-dealing declines (:func:`double_deal_moves`), Berlekamp's rule that any other way of leaving
+double-dealing declines (:func:`dnb_env.analysis.double_deal_moves`), Berlekamp's rule that any other way of leaving
 boxes is never better; the tests check the pruned search against the exact solver. With
 ``safe_only=True`` a position that still has safe moves searches only those (a heuristic: it never
 sacrifices while a safe move is left), which lets the search reach the end of the safe-move phase.
@@ -30,7 +30,7 @@ import numpy as np
 from dnb_env.analysis import double_deal_moves, endgame_value
 from dnb_env.core import GameState, MutableState
 
-__all__ = ["AlphaBetaAgent", "double_deal_moves"]
+__all__ = ["AlphaBetaAgent"]
 
 EXACT, LOWER, UPPER = 0, 1, 2
 

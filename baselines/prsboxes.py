@@ -32,6 +32,7 @@ import numpy as np
 from baselines.alphabeta import AlphaBetaAgent
 from baselines.solver import Solver
 from dnb_env.analysis import (
+    double_deal_moves,
     MoveClass,
     components,
     endgame_move,
@@ -117,25 +118,17 @@ class PRsBoxesAgent:
 
     @staticmethod
     def _double_deal_move(state: GameState, comp) -> int | None:
-        """The move that hands over the component's boxes without taking any: for a 2-box remainder, the
-        far side of the far box (leaving a domino); for a 4-box opened loop, the middle edge."""
+        """The move that hands over the component's boxes without taking any, once the component is down
+        to a 2-box remainder with one box capturable (leaving a domino) or a 4-box opened loop (its
+        middle edge); None before that point."""
         g = state.geometry
-        edges = state.edges
-        boxes = list(comp.boxes)
-        cap = [b for b in boxes if 4 - (edges & g.box_mask[b]).bit_count() == 1]
-        if len(boxes) == 2 and len(cap) == 1:
-            far = boxes[1] if cap[0] == boxes[0] else boxes[0]
-            inner = {e for e in g.box_sides[cap[0]] if not edges >> e & 1}
-            for e in g.box_sides[far]:
-                if not edges >> e & 1 and e not in inner:
-                    return e
-        if len(boxes) == 4 and len(cap) == 2:
-            b1, b2 = boxes[1], boxes[2]
-            shared = set(g.box_sides[b1]) & set(g.box_sides[b2])
-            for e in shared:
-                if not edges >> e & 1:
-                    return e
-        return None
+        two, three = g.drawn_count_masks(state.edges)
+        capturable = sum(three >> b & 1 for b in comp.boxes)
+        if (len(comp.boxes), capturable) not in ((2, 1), (4, 2)):
+            return None
+        sides = {e for b in comp.boxes for e in g.box_sides[b]}
+        deals = double_deal_moves(g, state.edges, two, three) & sides
+        return min(deals) if deals else None
 
     # -------------------------------------------------------------- rule 3
     def _safe_move(self, state: GameState, safe: list[int]) -> int:

@@ -80,6 +80,7 @@ def test_training_runs_resumes_and_is_reproducible(tmp_path):
     with pytest.raises(ValueError, match="another config"):
         train(other, str(tmp_path / "b"), resume=True, progress=False, echo=lambda *_: None)
     agent = make_agent("alphazero", board="2x2", checkpoint=str(tmp_path / "b" / "checkpoint.pt"), simulations=20)
+    assert agent.search.config.value == cfg.value_target == "margin"  # the search uses the trained units
     s = GameState.new(2, 2)
     while not s.is_terminal():
         s = s.apply(agent.select_action(s))

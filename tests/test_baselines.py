@@ -8,11 +8,11 @@ import textwrap
 import numpy as np
 import pytest
 
-from baselines.alphabeta import AlphaBetaAgent, double_deal_moves
+from baselines.alphabeta import AlphaBetaAgent
 from baselines.greedy import GreedyAgent, boxes_given_away
 from baselines.solver import Solver, SolverAgent, SolverTooLarge
 from baselines.uct import UCTAgent
-from dnb_env.analysis import MoveClass, move_classes, realistic_move
+from dnb_env.analysis import MoveClass, double_deal_moves, move_classes, realistic_move
 from dnb_env.core import GameState, MutableState
 from registry import make_agent
 

@@ -306,7 +306,7 @@ def _plot(metrics: list[dict], path: str) -> None:
 
 def _save(path, net, optimizer, config, iteration):
     save_checkpoint(path, net, extra={"iteration": iteration, "optimizer": optimizer.state_dict(),
-                                      "config": dataclasses.asdict(config)})
+                                      "config": dataclasses.asdict(config), "value_target": config.value_target})
 
 
 def train(config: TrainConfig, out: str, resume: bool = False, progress: bool = True, echo=print,
