@@ -74,6 +74,10 @@ def test_training_runs_resumes_and_is_reproducible(tmp_path):
     lines = (tmp_path / "b" / "metrics.jsonl").read_text().splitlines()
     assert [json.loads(x)["iteration"] for x in lines] == [1, 2]
     assert (tmp_path / "b" / "training.png").exists()
+    last = json.loads(lines[-1])  # the last iteration is evaluated: raw-policy scores against random and greedy
+    for key in ("win_rate_vs_random", "win_rate_vs_greedy"):
+        assert 0 <= last[key] <= 1 and (last[key] * cfg.eval_games * 2) % 1 == 0
+    assert last["win_rate_vs_random"] == full[-1]["win_rate_vs_random"]  # reproducible too
     with pytest.raises(CheckpointError, match="--resume"):
         train(cfg, str(tmp_path / "b"), progress=False, echo=lambda *_: None)
     other = make_config("cpu", board="2x2", iterations=3, games_per_iteration=5, simulations=16)
@@ -97,3 +101,15 @@ def test_shipped_3x3_weights_load_and_play():
     while not s.is_terminal():
         s = s.apply(agent.select_action(s))
     assert sum(s.scores) == 9
+
+
+def test_zero_simulations_plays_the_raw_policy():
+    agent = make_agent("alphazero", board="3x3", simulations=0, seed=0)
+    s = GameState.from_actions(3, 3, [0, 5, 13])
+    priors, _ = agent.evaluator.evaluate([s])
+    assert agent.select_action(s) == int(np.argmax(priors[0]))
+    while not s.is_terminal():
+        s = s.apply(agent.select_action(s))
+    assert sum(s.scores) == 9
+    with pytest.raises(ValueError, match="simulations must be >= 0"):
+        make_agent("alphazero", board="3x3", simulations=-1)

@@ -63,3 +63,15 @@ def test_cli_train_settings_are_typed_and_checked():
         _settings(["epochs=many"])
     with pytest.raises(ValueError, match="true or false"):
         _settings(["prune=maybe"])
+
+
+@pytest.mark.parametrize("game", ["python", "cpp"])
+def test_openspiel_mcts_plays_on_either_spiel_game(game):
+    agent = make_agent("openspiel_mcts", board="2x2", seed=0, simulations=20, game=game)
+    assert agent.game.get_type().short_name == {"python": "python_dots_and_boxes", "cpp": "dots_and_boxes"}[game]
+    s = GameState.new(2, 2)
+    while not s.is_terminal():
+        s = s.apply(agent.select_action(s))  # GameState.apply rejects an illegal move
+    assert sum(s.scores) == 4
+    with pytest.raises(ValueError, match="game must be one of"):
+        make_agent("openspiel_mcts", board="2x2", game="java")

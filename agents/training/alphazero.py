@@ -67,6 +67,7 @@ class TrainConfig:
     seed: int = 0
     device: str = "cpu"
     eval_positions: int = 200  # labelled positions for the accuracy metrics (boards the solver covers)
+    eval_games: int = 20  # raw-policy games against random and against greedy at each evaluation (0: none)
 
     def __post_init__(self):
         parse_board(self.board)
@@ -275,6 +276,32 @@ def accuracy(net, positions, config: TrainConfig, simulations: int | None = None
     return out
 
 
+def win_rates(net, config: TrainConfig, seed: int = 0) -> dict:
+    """The raw policy's score (wins + draws/2) against ``random`` and ``greedy`` over ``config.eval_games``
+    games each: first player alternating, the same guided random opening (num_actions // 6 moves) for
+    both colour assignments."""
+    from agents.alphazero import PolicyAgent
+    from agents.arena import make_opening, play_game
+    from registry.agents import make_agent
+
+    if config.eval_games <= 0:
+        return {}
+    me = PolicyAgent(NetworkEvaluator(net, config.device), seed=seed)
+    k = GameState.new(config.board).num_actions // 6
+    out = {}
+    for name in ("random", "greedy"):
+        opponent = make_agent(name, board=config.board, seed=seed)
+        score = 0.0
+        for g in range(config.eval_games):
+            opening = make_opening(config.board, k, "guided", seed + g // 2)
+            seat = g % 2  # our seat
+            rec = play_game(config.board, *((me, opponent) if seat == 0 else (opponent, me)), opening)
+            diff = rec["scores"][seat] - rec["scores"][1 - seat]
+            score += 1.0 if diff > 0 else 0.5 if diff == 0 else 0.0
+        out[f"win_rate_vs_{name}"] = score / config.eval_games
+    return out
+
+
 # ------------------------------------------------------------------------------ driver
 def _plot(metrics: list[dict], path: str) -> None:
     import matplotlib
@@ -283,7 +310,7 @@ def _plot(metrics: list[dict], path: str) -> None:
     import matplotlib.pyplot as plt
 
     it = [m["iteration"] for m in metrics]
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(15, 4))
     a1.plot(it, [m["policy_loss"] for m in metrics], label="policy loss")
     a1.plot(it, [m["value_loss"] for m in metrics], label="value loss")
     a1.set_xlabel("iteration")
@@ -297,6 +324,16 @@ def _plot(metrics: list[dict], path: str) -> None:
     a2.set_title("share of optimal moves (exact solver)")
     a2.legend(fontsize=8)
     a2.grid(alpha=0.3)
+    for key in ("win_rate_vs_random", "win_rate_vs_greedy"):
+        if any(key in m for m in metrics):
+            a3.plot([m["iteration"] for m in metrics if key in m], [m[key] for m in metrics if key in m],
+                    marker="o", label=key.replace("_", " "))
+    a3.set_ylim(0, 1)
+    a3.set_xlabel("iteration")
+    a3.set_title("raw policy's score per game")
+    if a3.lines:
+        a3.legend(fontsize=8)
+    a3.grid(alpha=0.3)
     fig.tight_layout()
     tmp = path + ".tmp.png"
     fig.savefig(tmp, dpi=100)
@@ -326,7 +363,8 @@ def train(config: TrainConfig, out: str, resume: bool = False, progress: bool = 
         with open(cfg_path) as f:
             saved = json.load(f)
         mine = dataclasses.asdict(config)
-        differs = {k for k in mine if k != "iterations" and saved.get(k) != mine[k]}
+        defaults = dataclasses.asdict(TrainConfig())  # a field added since the run started has its default
+        differs = {k for k in mine if k != "iterations" and saved.get(k, defaults[k]) != mine[k]}
         if differs:
             raise ValueError(f"{out} was trained with another config (differs in {sorted(differs)}); use another --out")
         payload = load_checkpoint(ckpt_path, config.board, config.encoder)
@@ -362,7 +400,10 @@ def train(config: TrainConfig, out: str, resume: bool = False, progress: bool = 
         t2 = time.perf_counter()
         row = {"iteration": iteration, **stats, **losses, "replay": len(replay),
                "self_play_s": t1 - t0, "train_s": t2 - t1}
-        row.update(accuracy(net, positions, config, eval_simulations if iteration % 5 == 0 or iteration == config.iterations else None))
+        evaluate = iteration % 5 == 0 or iteration == config.iterations
+        row.update(accuracy(net, positions, config, eval_simulations if evaluate else None))
+        if evaluate:
+            row.update(win_rates(net, config, seed=config.seed + iteration))
         replay.save(replay_path)
         _save(ckpt_path, net, optimizer, config, iteration)
         with open(metrics_path, "a") as f:
