@@ -111,12 +111,17 @@ def final_value(state: GameState, value: str = "win", extra: int = 0) -> float:
 
 
 class Node:
-    __slots__ = ("state", "actions", "P", "N", "W", "children", "expanded", "terminal")
+    """A position in the tree. Per child edge ``i``: prior ``P[i]``, visits ``N[i]``, summed value ``W[i]``
+    and mean ``Q[i]`` (0 while unvisited), kept up to date by :meth:`update` with ``total = N.sum()``, so
+    selection does no reductions."""
+
+    __slots__ = ("state", "actions", "P", "N", "W", "Q", "total", "children", "expanded", "terminal")
 
     def __init__(self, state: GameState):
         self.state = state
         self.actions: np.ndarray | None = None
-        self.P = self.N = self.W = None
+        self.P = self.N = self.W = self.Q = None
+        self.total = 0.0
         self.children: dict[int, Node] = {}
         self.expanded = False
         self.terminal = state.is_terminal()
@@ -127,13 +132,20 @@ class Node:
         p = np.asarray(priors, dtype=np.float64)[self.actions]
         total = p.sum()
         self.P = p / total if total > 0 else np.full(len(self.actions), 1.0 / len(self.actions))
-        self.N = np.zeros(len(self.actions))
-        self.W = np.zeros(len(self.actions))
+        self.N, self.W, self.Q = np.zeros((3, len(self.actions)))
         self.expanded = True
+
+    def update(self, i: int, visits: float, value: float) -> None:
+        """Add ``visits`` and ``value`` to edge ``i`` (negative for virtual loss and its removal)."""
+        n = self.N[i] + visits
+        w = self.W[i] + value
+        self.N[i], self.W[i] = n, w
+        self.Q[i] = w / n if n > 0 else 0.0
+        self.total += visits
 
     @property
     def visits(self) -> float:
-        return float(self.N.sum()) if self.expanded else 0.0
+        return self.total if self.expanded else 0.0
 
 
 class MCTS:
@@ -159,11 +171,9 @@ class MCTS:
         return capture_or_decline_moves(state) if self.config.prune else None
 
     def _select(self, node: Node) -> int:
-        c = self.config.c_puct
-        n = node.N
-        q = np.where(n > 0, node.W / np.maximum(n, 1e-9), 0.0)
-        u = c * node.P * math.sqrt(max(n.sum(), 1.0)) / (1.0 + n)
-        return int(np.argmax(q + u))
+        """argmax over edges of Q + c_puct P sqrt(sum N) / (1 + N)."""
+        scale = self.config.c_puct * math.sqrt(max(node.total, 1.0))
+        return int((node.Q + node.P * (scale / (1.0 + node.N))).argmax())
 
     def _descend(self, root: Node) -> tuple[list[tuple[Node, int]], Node]:
         """Walk to a leaf, applying virtual loss along the path."""
@@ -173,8 +183,7 @@ class MCTS:
         while node.expanded and not node.terminal:
             i = self._select(node)
             path.append((node, i))
-            node.N[i] += vl
-            node.W[i] -= vl
+            node.update(i, vl, -vl)
             a = int(node.actions[i])
             child = node.children.get(a)
             if child is None:
@@ -189,14 +198,12 @@ class MCTS:
         for node, i in reversed(path):
             if node.state.current_player != mover:
                 v, mover = -v, node.state.current_player
-            node.N[i] += 1 - vl
-            node.W[i] += v + vl
+            node.update(i, 1 - vl, v + vl)
 
     def _revert(self, path: list[tuple[Node, int]]) -> None:
         vl = self.config.virtual_loss
         for node, i in path:
-            node.N[i] -= vl
-            node.W[i] += vl
+            node.update(i, -vl, vl)
 
     def _expand_root(self, root: Node) -> None:
         if not root.expanded:
@@ -250,7 +257,7 @@ class MCTS:
 
     def root_value(self) -> float:
         """Mean backed-up value at the root for its mover (the search's Q of the position)."""
-        n = self.root.N.sum()
+        n = self.root.total
         return float(self.root.W.sum() / n) if n else 0.0
 
     def run(self, state: GameState) -> np.ndarray:
