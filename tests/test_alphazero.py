@@ -95,12 +95,13 @@ def test_missing_shipped_weights_say_so():
         make_agent("alphazero", board="7x7")
 
 
-def test_shipped_3x3_weights_load_and_play():
-    agent = make_agent("alphazero", board="3x3", simulations=32, seed=0)
-    s = GameState.new(3, 3)
+@pytest.mark.parametrize("board", ["3x3", "5x5"])
+def test_shipped_weights_load_and_play(board):
+    agent = make_agent("alphazero", board=board, simulations=32, seed=0)
+    s = GameState.new(board)
     while not s.is_terminal():
         s = s.apply(agent.select_action(s))
-    assert sum(s.scores) == 9
+    assert sum(s.scores) == s.rows * s.cols
 
 
 def test_zero_simulations_plays_the_raw_policy():
