@@ -79,10 +79,13 @@ def main(argv=None):
     p.add_argument("--simulations", type=int, default=2000)
     p.add_argument("--skip-self-play", action="store_true")
     p.add_argument("--reps", type=int, default=20, help="forward passes per latency measurement")
+    p.add_argument("--repeats", type=int, default=5, help="interleaved search runs per side (the median counts)")
     args = p.parse_args(argv)
-    res = {"openspiel": openspiel(args.simulations), "ours": ours(args.simulations)}
-    print(f"1. simulations/s from the empty 5x5 board: OpenSpiel Python MCTSBot {res['openspiel']:,.0f}, "
-          f"our PUCT {res['ours']:,.0f}, ratio {res['ours'] / res['openspiel']:.1f}x")
+    runs = [(openspiel(args.simulations), ours(args.simulations)) for _ in range(args.repeats)]  # interleaved
+    res = {"openspiel": float(np.median([a for a, _ in runs])), "ours": float(np.median([b for _, b in runs]))}
+    print(f"1. simulations/s from the empty 5x5 board (median of {args.repeats} interleaved runs): OpenSpiel "
+          f"Python MCTSBot {res['openspiel']:,.0f}, our PUCT {res['ours']:,.0f}, "
+          f"ratio {res['ours'] / res['openspiel']:.1f}x")
     for preset in ("cpu", "paper"):
         for batch in (1, 64):
             res[f"{preset}_{batch}"] = latency(preset, batch, args.reps)
