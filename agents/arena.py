@@ -32,6 +32,7 @@ import itertools
 import json
 import math
 import os
+import sys
 import random
 import time
 from dataclasses import dataclass
@@ -197,6 +198,15 @@ def _agent(entry, board, seed):
     if hasattr(agent, "seed"):
         agent.seed(seed)
     return agent
+
+
+def _worker_init() -> None:
+    """One thread per worker for numpy and torch: the workers already fill the cores (otherwise each
+    network agent's process starts a thread per core and they thrash)."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = "1"
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
 
 
 def _run_one(task):
@@ -496,7 +506,7 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
         if config.workers > 1 and len(tasks) > 1:
             import multiprocessing as mp
 
-            pool = mp.get_context("spawn").Pool(config.workers)
+            pool = mp.get_context("spawn").Pool(config.workers, initializer=_worker_init)
             finished = pool.imap_unordered(_run_one, tasks)
         else:
             finished = map(_run_one, tasks)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -117,3 +118,20 @@ def test_cli_tournament(tmp_path, capsys):
     assert rc == 0 and "Elo" in capsys.readouterr().out
     assert cli_main(["tournament", "--board", "2x2", "--agents", "random,nobody", "--games", "2"]) == 2
     assert "known agents" in capsys.readouterr().err
+
+
+def test_workers_use_one_thread_each(monkeypatch):
+    import torch
+
+    from agents.arena import _worker_init
+
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        monkeypatch.setenv(var, "8")
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        _worker_init()
+        assert torch.get_num_threads() == 1
+        assert all(os.environ[v] == "1" for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"))
+    finally:
+        torch.set_num_threads(before)
