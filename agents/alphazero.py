@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 
-from agents.checkpoint import CheckpointError, load_network
 import numpy as np
 
+from agents.checkpoint import CheckpointError, load_network
 from agents.mcts import MCTSAgent, MCTSConfig
 from agents.networks.evaluator import NetworkEvaluator
 from dnb_env.core import GameState
@@ -51,7 +51,7 @@ class PolicyAgent:
 
 def make_alphazero_agent(board: str, checkpoint: str | None = None, simulations: int = 200,
                          c_puct: float = 1.0, prune: bool = True, batch_size: int = 8, seed=None,
-                         device: str = "cpu") -> MCTSAgent:
+                         device: str = "cpu") -> MCTSAgent | PolicyAgent:
     path = checkpoint or shipped_checkpoint(board)
     if simulations < 0:
         raise ValueError(f"simulations must be >= 0 (0 = raw policy), got {simulations}")
