@@ -32,8 +32,8 @@ import itertools
 import json
 import math
 import os
-import sys
 import random
+import sys
 import time
 from dataclasses import dataclass
 from typing import Callable, Sequence

@@ -111,7 +111,8 @@ _SPIEL_GAMES = {"python": "python_dots_and_boxes", "cpp": "dots_and_boxes"}
 def _openspiel_mcts(*, board, seed, simulations=1000, uct_c=2.0, rollouts=1, game="python"):
     """OpenSpiel's Python MCTSBot with random rollouts, as an Agent. ``game="python"`` searches on the
     registered ``python_dots_and_boxes``; ``game="cpp"`` on OpenSpiel's own C++ ``dots_and_boxes`` (same
-    rules and action numbers, several times faster rollouts; the bot itself is the same Python code)."""
+    rules and action numbers, faster rollouts: about 1.8x the moves per second on 5x5; the bot itself is
+    the same Python code)."""
     import numpy as np
     import pyspiel
     from open_spiel.python.algorithms import mcts
