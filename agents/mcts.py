@@ -111,36 +111,47 @@ def final_value(state: GameState, value: str = "win", extra: int = 0) -> float:
 
 
 class Node:
-    """A position in the tree. Per child edge ``i``: prior ``P[i]``, visits ``N[i]``, summed value ``W[i]``
-    and mean ``Q[i]`` (0 while unvisited), kept up to date by :meth:`update` with ``total = N.sum()``, so
-    selection does no reductions."""
+    """A position in the tree. Per child edge ``i``: prior ``P[i]``, visits ``N[i]``, summed value ``W[i]``,
+    mean ``Q[i]`` (0 while unvisited) and exploration weight ``U[i] = P[i] / (1 + N[i])``, kept up to date by
+    :meth:`update` along with ``total = sum(N)``, so selection is one multiply-add and an argmax.
+    ``N`` and ``W`` are Python lists (scalar updates are the hot path); ``P``, ``Q`` and ``U`` numpy arrays."""
 
-    __slots__ = ("state", "actions", "P", "N", "W", "Q", "total", "children", "expanded", "terminal")
+    __slots__ = ("state", "actions", "P", "N", "W", "Q", "U", "total", "children", "expanded", "terminal",
+                 "pending")
 
     def __init__(self, state: GameState):
         self.state = state
-        self.actions: np.ndarray | None = None
-        self.P = self.N = self.W = self.Q = None
+        self.actions: list[int] | None = None
+        self.P = self.N = self.W = self.Q = self.U = None
         self.total = 0.0
         self.children: dict[int, Node] = {}
         self.expanded = False
         self.terminal = state.is_terminal()
+        self.pending: np.ndarray | None = None  # evaluated priors, expanded when the node is first walked through
 
     def expand(self, priors: np.ndarray, actions: list[int] | None = None) -> None:
         """Children for ``actions`` (default: every legal move) with their priors renormalised."""
-        self.actions = np.array(self.state.legal_actions() if actions is None else actions, dtype=np.int64)
-        p = np.asarray(priors, dtype=np.float64)[self.actions]
+        self.actions = acts = self.state.legal_actions() if actions is None else list(actions)
+        k = len(acts)
+        p = np.asarray(priors, dtype=np.float64)[acts]
         total = p.sum()
-        self.P = p / total if total > 0 else np.full(len(self.actions), 1.0 / len(self.actions))
-        self.N, self.W, self.Q = np.zeros((3, len(self.actions)))
+        self.set_priors(p / total if total > 0 else np.full(k, 1.0 / k))
+        self.N = [0.0] * k
+        self.W = [0.0] * k
+        self.Q = np.zeros(k)
         self.expanded = True
+
+    def set_priors(self, P: np.ndarray) -> None:
+        """Replace the priors (e.g. root noise), keeping ``U`` consistent with the visits."""
+        self.P = P
+        self.U = P.copy() if self.N is None else P / (1.0 + np.asarray(self.N))
 
     def update(self, i: int, visits: float, value: float) -> None:
         """Add ``visits`` and ``value`` to edge ``i`` (negative for virtual loss and its removal)."""
-        n = self.N[i] + visits
-        w = self.W[i] + value
-        self.N[i], self.W[i] = n, w
+        n = self.N[i] = self.N[i] + visits
+        w = self.W[i] = self.W[i] + value
         self.Q[i] = w / n if n > 0 else 0.0
+        self.U[i] = self.P[i] / (1.0 + n)
         self.total += visits
 
     @property
@@ -170,21 +181,29 @@ class MCTS:
         """With pruning, a position with a box on offer searches only captures and all-but-two declines."""
         return capture_or_decline_moves(state) if self.config.prune else None
 
+    def _expand(self, node: Node, priors: np.ndarray) -> None:
+        node.expand(priors, self._moves(node.state))
+        node.pending = None
+
     def _select(self, node: Node) -> int:
-        """argmax over edges of Q + c_puct P sqrt(sum N) / (1 + N)."""
-        scale = self.config.c_puct * math.sqrt(max(node.total, 1.0))
-        return int((node.Q + node.P * (scale / (1.0 + node.N))).argmax())
+        """argmax over edges of Q + c_puct sqrt(sum N) P / (1 + N)."""
+        t = node.total
+        return int((node.Q + (self.config.c_puct * math.sqrt(t if t > 1.0 else 1.0)) * node.U).argmax())
 
     def _descend(self, root: Node) -> tuple[list[tuple[Node, int]], Node]:
         """Walk to a leaf, applying virtual loss along the path."""
         path = []
         node = root
         vl = self.config.virtual_loss
-        while node.expanded and not node.terminal:
+        while not node.terminal:
+            if not node.expanded:
+                if node.pending is None:
+                    break
+                self._expand(node, node.pending)
             i = self._select(node)
             path.append((node, i))
             node.update(i, vl, -vl)
-            a = int(node.actions[i])
+            a = node.actions[i]
             child = node.children.get(a)
             if child is None:
                 child = node.children[a] = Node(node.state.apply(a))
@@ -207,12 +226,11 @@ class MCTS:
 
     def _expand_root(self, root: Node) -> None:
         if not root.expanded:
-            priors, _ = self.evaluator.evaluate([root.state])
-            root.expand(priors[0], self._moves(root.state))
+            self._expand(root, root.pending if root.pending is not None else self.evaluator.evaluate([root.state])[0][0])
         if self.config.add_noise and len(root.actions) > 1:
             noise = self.rng.dirichlet([self.config.dirichlet_alpha] * len(root.actions))
             eps = self.config.dirichlet_epsilon
-            root.P = (1 - eps) * root.P + eps * noise
+            root.set_priors((1 - eps) * root.P + eps * noise)
 
     def begin(self, state: GameState) -> None:
         """Start (or continue, with tree reuse) a search from ``state``."""
@@ -229,22 +247,26 @@ class MCTS:
         """Up to ``limit`` leaves needing the evaluator (virtual loss applied); leaves with an exact value
         are backed up on the way and count as simulations."""
         batch: list[tuple[list, Node]] = []
+        queued: set[int] = set()
         for _ in range(min(limit, self.remaining())):
             path, leaf = self._descend(self.root)
             exact = self._leaf_value(leaf)
             if exact is not None:
                 self._backup(path, leaf, exact)
                 self.done += 1
-            elif any(leaf is other for _, other in batch):
+            elif id(leaf) in queued:
                 self._revert(path)  # the same leaf twice in one batch: evaluate it once
             else:
+                queued.add(id(leaf))
                 batch.append((path, leaf))
         return batch
 
     def complete(self, batch: list[tuple[list, Node]], priors: np.ndarray, values: np.ndarray) -> None:
-        """Expand and back up the leaves of ``batch`` with the evaluator's output."""
+        """Back up the leaves of ``batch`` with the evaluator's values and keep their priors; a leaf is
+        expanded (children, pruning) only when a later simulation walks through it, which most leaves of
+        a wide tree never see."""
         for (path, leaf), p, v in zip(batch, priors, values):
-            leaf.expand(p, self._moves(leaf.state))
+            leaf.pending = p
             self._backup(path, leaf, float(v))
         self.done += len(batch)
 
@@ -258,7 +280,7 @@ class MCTS:
     def root_value(self) -> float:
         """Mean backed-up value at the root for its mover (the search's Q of the position)."""
         n = self.root.total
-        return float(self.root.W.sum() / n) if n else 0.0
+        return float(sum(self.root.W) / n) if n else 0.0
 
     def run(self, state: GameState) -> np.ndarray:
         """A whole search from ``state``; returns the root's visit counts ``[num_actions]``."""

@@ -1,8 +1,8 @@
 """Search and network speed, side by side in one run.
 
-1. MCTS simulations/s from the empty 5x5 board: our PUCT (agents.mcts) with a uniform evaluator vs
-   OpenSpiel's Python ``MCTSBot`` with an equally cheap evaluator (uniform prior, value 0) on the
-   registered ``python_dots_and_boxes`` game.
+1. MCTS simulations/s on 5x5, from the empty board and from a middle-game position (30 moves of
+   realistic play): our PUCT (agents.mcts) with a uniform evaluator vs OpenSpiel's Python ``MCTSBot`` with
+   an equally cheap evaluator (uniform prior, value 0) on the registered ``python_dots_and_boxes`` game.
 2. Network forward latency on the CPU at batch 1 and 64 for the ``cpu`` and ``paper`` presets (5x5).
 3. Self-play positions per second with the cpu preset on 3x3 (lockstep games, 100 simulations per move).
 
@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import random
 import time
 
 import numpy as np
@@ -35,19 +36,35 @@ class _CheapEvaluator(os_mcts.Evaluator):
         return [(a, 1.0 / len(legal)) for a in legal]
 
 
-def ours(sims):
+def opening(moves, seed=0):
+    """The moves of a 5x5 game of realistic play, stopped after ``moves`` moves."""
+    from dnb_env.analysis import realistic_move
+
+    rng = random.Random(seed)
+    s = GameState.new(5, 5)
+    for _ in range(moves):
+        s = s.apply(realistic_move(s, rng))
+    return s.history
+
+
+def ours(sims, history=()):
     search = MCTS(UniformEvaluator(), MCTSConfig(simulations=sims, prune=False, batch_size=8, reuse_tree=False),
                   np.random.default_rng(0))
+    state = GameState.new(5, 5)
+    for a in history:
+        state = state.apply(a)
     t = time.perf_counter()
-    search.run(GameState.new(5, 5))
+    search.run(state)
     return sims / (time.perf_counter() - t)
 
 
-def openspiel(sims):
+def openspiel(sims, history=()):
     game = pyspiel.load_game("python_dots_and_boxes", {"num_rows": 5, "num_cols": 5})
     bot = os_mcts.MCTSBot(game, 1.0, sims, _CheapEvaluator(), random_state=np.random.RandomState(0),
                           solve=False)
     state = game.new_initial_state()
+    for a in history:
+        state.apply_action(a)
     t = time.perf_counter()
     bot.mcts_search(state)
     return sims / (time.perf_counter() - t)
@@ -81,11 +98,15 @@ def main(argv=None):
     p.add_argument("--reps", type=int, default=20, help="forward passes per latency measurement")
     p.add_argument("--repeats", type=int, default=5, help="interleaved search runs per side (the median counts)")
     args = p.parse_args(argv)
-    runs = [(openspiel(args.simulations), ours(args.simulations)) for _ in range(args.repeats)]  # interleaved
-    res = {"openspiel": float(np.median([a for a, _ in runs])), "ours": float(np.median([b for _, b in runs]))}
-    print(f"1. simulations/s from the empty 5x5 board (median of {args.repeats} interleaved runs): OpenSpiel "
-          f"Python MCTSBot {res['openspiel']:,.0f}, our PUCT {res['ours']:,.0f}, "
-          f"ratio {res['ours'] / res['openspiel']:.1f}x")
+    res = {}
+    for label, history in (("empty board", ()), ("after 30 moves", opening(30))):
+        runs = [(openspiel(args.simulations, history), ours(args.simulations, history))
+                for _ in range(args.repeats)]  # interleaved
+        a, b = float(np.median([a for a, _ in runs])), float(np.median([b for _, b in runs]))
+        key = "" if not history else "_middle"
+        res["openspiel" + key], res["ours" + key] = a, b
+        print(f"1. simulations/s on 5x5, {label} (median of {args.repeats} interleaved runs): OpenSpiel "
+              f"Python MCTSBot {a:,.0f}, our PUCT {b:,.0f}, ratio {b / a:.1f}x")
     for preset in ("cpu", "paper"):
         for batch in (1, 64):
             res[f"{preset}_{batch}"] = latency(preset, batch, args.reps)

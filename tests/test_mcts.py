@@ -110,3 +110,31 @@ def test_noise_and_temperature():
     assert counts.sum() == 50
     with pytest.raises(ValueError):
         MCTSConfig(simulations=0)
+
+
+@pytest.mark.parametrize("noise", [False, True])
+def test_node_statistics_stay_consistent(noise):
+    # every expanded node keeps Q = W / N, U = P / (1 + N) and total = sum N after virtual loss is removed,
+    # and a node evaluated but never walked through holds its priors unexpanded
+    rng = random.Random(3)
+    s = GameState.new("3x3")
+    for _ in range(6):
+        s = s.apply(realistic_move(s, rng))
+    search = MCTS(RolloutEvaluator(seed=0), MCTSConfig(simulations=300, batch_size=8, add_noise=noise),
+                  np.random.default_rng(0))
+    search.run(s)
+    stack, expanded, pending = [search.root], 0, 0
+    while stack:
+        node = stack.pop()
+        if node.expanded:
+            expanded += 1
+            N, W = np.array(node.N), np.array(node.W)
+            assert (N >= 0).all() and node.total == pytest.approx(N.sum())
+            assert node.Q == pytest.approx(np.where(N > 0, W / np.maximum(N, 1), 0.0))
+            assert node.U == pytest.approx(node.P / (1 + N))
+            assert node.P.sum() == pytest.approx(1.0) and node.pending is None
+            stack.extend(node.children.values())
+        elif node.pending is not None:
+            pending += 1
+    assert expanded > 1 and pending > 1
+    assert search.root.total == pytest.approx(300)  # every simulation passes through the root once
