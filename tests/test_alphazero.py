@@ -114,3 +114,19 @@ def test_zero_simulations_plays_the_raw_policy():
     assert sum(s.scores) == 9
     with pytest.raises(ValueError, match="simulations must be >= 0"):
         make_agent("alphazero", board="3x3", simulations=-1)
+
+
+def test_labelled_positions_are_middle_and_late_game_with_exact_labels():
+    from agents.training.alphazero import labelled_positions
+    from baselines.solver import Solver
+
+    positions = labelled_positions("3x3", 8, seed=5)
+    solver = Solver()
+    for p in positions:
+        assert 9 <= len(p.state.history) <= 21 and not p.state.is_terminal()
+        values = solver.move_values(p.state)
+        assert p.optimal == {a for a, v in values.items() if v == max(values.values())}
+        assert p.optimal <= p.winning <= set(p.state.legal_actions())
+    assert labelled_positions("5x5", 3) == []
+    with pytest.raises(ValueError, match="first"):
+        labelled_positions("3x3", 1, first=30)

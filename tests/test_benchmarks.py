@@ -44,3 +44,11 @@ def test_search_benchmark_runs():
     res = load("search").main(["--simulations", "50", "--skip-self-play", "--reps", "1"])
     assert res["ours"] > 0 and res["openspiel"] > 0 and res["cpu_1"] > 0
     assert res["ours_middle"] > 0 and res["openspiel_middle"] > 0
+
+
+def test_alphazero_accuracy_benchmark_runs():
+    out = load("alphazero").main(["--positions", "6", "--simulations", "20", "--opening", "4"])
+    assert any(k.startswith("opening (4-8 moves)/") for k in out)
+    assert all(v is None or 0.0 <= v <= 1.0 for v in out.values())
+    # a move that reaches the best margin keeps the best result, so "winning" >= "optimal"
+    assert out["middle+late/raw policy/winning"] >= out["middle+late/raw policy/optimal"]

@@ -23,6 +23,7 @@ import json
 import os
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -223,9 +224,23 @@ def train_steps(net, optimizer, replay: Replay, config: TrainConfig, iteration: 
 
 
 # ------------------------------------------------------------------------------ evaluation
-def labelled_positions(board: str, count: int, seed: int = 0):
-    """Late and middle-game positions from plausible play with the solver's optimal moves, and whether
-    greedy's rule allows a non-optimal move there. Only for boards the exact solver covers (<= 24 edges)."""
+class Labelled(NamedTuple):
+    """A position with the exact solver's verdict on its moves."""
+
+    state: GameState
+    optimal: frozenset  # moves reaching the solver's best final margin
+    winning: frozenset  # moves keeping the best result (win, draw or loss): BoxesZero's criterion
+    hard: bool  # the greedy rule allows a move that is not optimal
+
+
+MIDDLE_GAME = 22 / 60  # BoxesZero's middle-game test sets start at step 22 of the 60 edges of 5x5
+
+
+def labelled_positions(board: str, count: int, seed: int = 0, first: int | None = None) -> list[Labelled]:
+    """Middle and late-game positions from realistic play (:func:`dnb_env.analysis.realistic_move`),
+    stopped after ``first`` .. ``num_actions - 3`` moves, labelled by the exact solver. ``first`` defaults to
+    the start of the middle game, ``round(MIDDLE_GAME * num_actions)`` (9 on 3x3). Only for boards the
+    solver covers (<= 24 edges); others give an empty list."""
     from baselines.greedy import GreedyAgent
     from baselines.solver import Solver
     from dnb_env.analysis import realistic_move
@@ -234,46 +249,66 @@ def labelled_positions(board: str, count: int, seed: int = 0):
     g = GameState.new(board)
     if g.num_actions > 24:
         return []
+    if first is None:
+        first = round(MIDDLE_GAME * g.num_actions)
+    if not 0 <= first <= g.num_actions - 3:
+        raise ValueError(f"first must be in [0, {g.num_actions - 3}], not {first}")
     solver = Solver()
     rng = random.Random(seed)
     out = []
     while len(out) < count:
         s = GameState.new(board)
-        stop = rng.randrange(4, s.num_actions - 2)
+        stop = rng.randrange(first, s.num_actions - 2)
         while len(s.history) < stop and not s.is_terminal():
             s = s.apply(realistic_move(s, rng))
         if s.is_terminal():
             continue
         mv = solver.move_values(s)
         best = max(mv.values())
-        optimal = {a for a, v in mv.items() if v == best}
+        optimal = frozenset(a for a, v in mv.items() if v == best)
+        sign = (best > 0) - (best < 0)
+        winning = frozenset(a for a, v in mv.items() if (v > 0) - (v < 0) == sign)
         hard = any(a not in optimal for a in GreedyAgent.candidates(s))
-        out.append((s, optimal, hard))
+        out.append(Labelled(s, optimal, winning, hard))
     return out
 
 
-def accuracy(net, positions, config: TrainConfig, simulations: int | None = None) -> dict:
-    """Share of positions where the raw policy's top move (and the search's, if ``simulations``) is optimal."""
+def accuracy(net, positions: list[Labelled], config: TrainConfig, simulations: int | None = None) -> dict:
+    """Share of positions where the raw policy's top move (and the search's, if ``simulations``) is optimal,
+    overall and where greedy errs."""
     if not positions:
         return {}
-    evaluator = NetworkEvaluator(net, config.device)
-    priors, _ = evaluator.evaluate([s for s, _, _ in positions])
-    raw = [int(np.argmax(p)) in opt for p, (_, opt, _) in zip(priors, positions)]
-    out = {"raw_accuracy": float(np.mean(raw))}
-    hard = [h for _, _, h in positions]
-    if any(hard):
-        out["raw_accuracy_greedy_hard"] = float(np.mean([r for r, h in zip(raw, hard) if h]))
+    moves = {"raw": policy_moves(net, [p.state for p in positions], config.device)}
     if simulations:
-        mcfg = MCTSConfig(simulations=simulations, c_puct=config.c_puct, batch_size=config.search_batch,
-                          prune=True, reuse_tree=False, value=config.value_target)
-        rng = np.random.default_rng(0)
-        searches = [MCTS(evaluator, mcfg, rng) for _ in positions]
-        counts = run_many(searches, [s for s, _, _ in positions], evaluator)
-        found = [int(np.argmax(c)) in opt for c, (_, opt, _) in zip(counts, positions)]
-        out["search_accuracy"] = float(np.mean(found))
-        if any(hard):
-            out["search_accuracy_greedy_hard"] = float(np.mean([f for f, h in zip(found, hard) if h]))
+        moves["search"] = search_moves(net, [p.state for p in positions], simulations, config.value_target,
+                                       config.c_puct, config.search_batch, config.device)
+    out = {}
+    for kind, chosen in moves.items():
+        right = [m in p.optimal for m, p in zip(chosen, positions)]
+        out[f"{kind}_accuracy"] = float(np.mean(right))
+        hard = [r for r, p in zip(right, positions) if p.hard]
+        if hard:
+            out[f"{kind}_accuracy_greedy_hard"] = float(np.mean(hard))
     return out
+
+
+def policy_moves(net, states: list[GameState], device: str = "cpu") -> list[int]:
+    """The raw policy's most probable legal move in each state."""
+    priors, _ = NetworkEvaluator(net, device).evaluate(states)
+    return [int(np.argmax(p)) for p in priors]
+
+
+def search_moves(net, states: list[GameState], simulations: int, value: str = "win", c_puct: float = 1.0,
+                 batch_size: int = 8, device: str = "cpu") -> list[int]:
+    """The most visited move of a ``simulations`` search (pruning on, as when playing; ``value`` in the
+    units the value head was trained on) in each state; the searches run in lockstep so network calls
+    are shared."""
+    evaluator = NetworkEvaluator(net, device)
+    mcfg = MCTSConfig(simulations=simulations, c_puct=c_puct, batch_size=batch_size, prune=True,
+                      reuse_tree=False, value=value)
+    rng = np.random.default_rng(0)
+    counts = run_many([MCTS(evaluator, mcfg, rng) for _ in states], states, evaluator)
+    return [int(np.argmax(c)) for c in counts]
 
 
 def win_rates(net, config: TrainConfig, seed: int = 0) -> dict:
