@@ -114,9 +114,10 @@ class Node:
     """A position in the tree. Per child edge ``i``: prior ``P[i]``, visits ``N[i]``, summed value ``W[i]``,
     mean ``Q[i]`` (0 while unvisited) and exploration weight ``U[i] = P[i] / (1 + N[i])``, kept up to date by
     :meth:`update` along with ``total = sum(N)``, so selection is one multiply-add and an argmax.
-    ``N`` and ``W`` are Python lists (scalar updates are the hot path); ``P``, ``Q`` and ``U`` numpy arrays."""
+    ``N``, ``W`` and ``Pl`` (the priors again) are Python lists, as scalar updates are the hot path; ``P``,
+    ``Q`` and ``U`` are numpy arrays for the vectorised selection."""
 
-    __slots__ = ("state", "actions", "P", "N", "W", "Q", "U", "total", "children", "expanded", "terminal",
+    __slots__ = ("state", "actions", "P", "Pl", "N", "W", "Q", "U", "total", "children", "expanded", "terminal",
                  "pending")
 
     def __init__(self, state: GameState):
@@ -144,14 +145,16 @@ class Node:
     def set_priors(self, P: np.ndarray) -> None:
         """Replace the priors (e.g. root noise), keeping ``U`` consistent with the visits."""
         self.P = P
+        self.Pl = P.tolist()  # for scalar reads in update
         self.U = P.copy() if self.N is None else P / (1.0 + np.asarray(self.N))
 
     def update(self, i: int, visits: float, value: float) -> None:
         """Add ``visits`` and ``value`` to edge ``i`` (negative for virtual loss and its removal)."""
-        n = self.N[i] = self.N[i] + visits
-        w = self.W[i] = self.W[i] + value
+        N, W = self.N, self.W
+        n = N[i] = N[i] + visits
+        w = W[i] = W[i] + value
         self.Q[i] = w / n if n > 0 else 0.0
-        self.U[i] = self.P[i] / (1.0 + n)
+        self.U[i] = self.Pl[i] / (1.0 + n)
         self.total += visits
 
     @property
