@@ -109,6 +109,15 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from agents.training.alphazero import export_weights
+
+    info = export_weights(args.run, args.out)
+    print(f"{args.out}: {info['iterations']} iterations, {info['self_play_games']} self-play games, "
+          f"{info['training_seconds']} s of training")
+    return 0
+
+
 def _agents(args: argparse.Namespace) -> int:
     from registry import list_agents
 
@@ -152,6 +161,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="any other training setting, e.g. --set epochs=4 --set value_target=margin")
     tr.add_argument("--no-progress", action="store_true")
     tr.set_defaults(func=_train)
+    ex = sub.add_parser("export", help="a training run's network as playing weights (e.g. to ship)")
+    ex.add_argument("run", help="run folder of `dnb train alphazero`")
+    ex.add_argument("out", help="checkpoint to write, e.g. agents/checkpoints/alphazero-3x3.pt")
+    ex.set_defaults(func=_export)
     ag = sub.add_parser("agents", help="list the registered agents")
     ag.set_defaults(func=_agents)
     args = parser.parse_args(argv)

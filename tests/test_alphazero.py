@@ -130,3 +130,26 @@ def test_labelled_positions_are_middle_and_late_game_with_exact_labels():
     assert labelled_positions("5x5", 3) == []
     with pytest.raises(ValueError, match="first"):
         labelled_positions("3x3", 1, first=30)
+
+
+def test_export_weights_for_shipping(tmp_path, capsys):
+    from agents.training.alphazero import export_weights
+    from registry.cli import main as cli
+
+    cfg = make_config("cpu", board="2x2", iterations=1, games_per_iteration=4, simulations=16, eval_positions=0,
+                      eval_games=0)
+    train(cfg, str(tmp_path / "run"), progress=False, echo=lambda *_: None, eval_simulations=8)
+    assert cli(["export", str(tmp_path / "run"), str(tmp_path / "w.pt")]) == 0
+    assert "1 iterations, 4 self-play games" in capsys.readouterr().out
+    payload = load_checkpoint(str(tmp_path / "w.pt"), board="2x2")
+    assert "optimizer" not in payload["extra"] and payload["extra"]["value_target"] == "margin"
+    assert payload["extra"]["config"]["games_per_iteration"] == 4
+    agent = make_agent("alphazero", board="2x2", checkpoint=str(tmp_path / "w.pt"), simulations=0)
+    assert agent.select_action(GameState.new(2, 2)) in GameState.new(2, 2).legal_actions()
+    # exported weights are not a training run, and a missing run is named
+    (tmp_path / "wdir").mkdir()
+    (tmp_path / "wdir" / "checkpoint.pt").write_bytes((tmp_path / "w.pt").read_bytes())
+    with pytest.raises(CheckpointError, match="not a training checkpoint"):
+        export_weights(str(tmp_path / "wdir"), str(tmp_path / "x.pt"))
+    assert cli(["export", str(tmp_path / "nothing"), str(tmp_path / "y.pt")]) == 2
+    assert not (tmp_path / "y.pt").exists()

@@ -37,7 +37,7 @@ from dnb_env.core import GameState, parse_board
 from dnb_env.observations import encode_batch
 from dnb_env.symmetry import symmetries, transform_planes, transform_policy
 
-__all__ = ["TrainConfig", "train", "PRESETS"]
+__all__ = ["TrainConfig", "train", "export_weights", "PRESETS"]
 
 
 @dataclass(frozen=True)
@@ -357,7 +357,8 @@ def _plot(metrics: list[dict], path: str) -> None:
     a2.set_ylim(0, 1)
     a2.set_xlabel("iteration")
     a2.set_title("share of optimal moves (exact solver)")
-    a2.legend(fontsize=8)
+    if a2.lines:
+        a2.legend(fontsize=8)
     a2.grid(alpha=0.3)
     for key in ("win_rate_vs_random", "win_rate_vs_greedy"):
         if any(key in m for m in metrics):
@@ -379,6 +380,29 @@ def _plot(metrics: list[dict], path: str) -> None:
 def _save(path, net, optimizer, config, iteration):
     save_checkpoint(path, net, extra={"iteration": iteration, "optimizer": optimizer.state_dict(),
                                       "config": dataclasses.asdict(config), "value_target": config.value_target})
+
+
+def export_weights(run: str, out: str) -> dict:
+    """Write the network of the run folder ``run`` as a playing checkpoint ``out`` (atomically; no optimiser
+    or replay), recording its training config, iterations, self-play games and seconds; returns the extra."""
+    payload = load_checkpoint(os.path.join(run, "checkpoint.pt"))
+    extra = payload["extra"]
+    if "config" not in extra or "iteration" not in extra:
+        raise CheckpointError(f"{run}/checkpoint.pt is not a training checkpoint")
+    config = TrainConfig(**extra["config"])
+    net = build_network(config.net_config())
+    net.load_state_dict(payload["state_dict"])
+    metrics = []
+    path = os.path.join(run, "metrics.jsonl")
+    if os.path.exists(path):
+        with open(path) as f:
+            metrics = [json.loads(line) for line in f if line.strip()]
+    metrics = [m for m in metrics if m["iteration"] <= extra["iteration"]]
+    info = {"value_target": config.value_target, "config": extra["config"], "iterations": extra["iteration"],
+            "self_play_games": sum(m["games"] for m in metrics),
+            "training_seconds": round(sum(m["self_play_s"] + m["train_s"] for m in metrics))}
+    save_checkpoint(out, net, extra=info)
+    return info
 
 
 def train(config: TrainConfig, out: str, resume: bool = False, progress: bool = True, echo=print,
