@@ -83,6 +83,12 @@ def test_training_runs_resumes_and_is_reproducible(tmp_path):
     other = make_config("cpu", board="2x2", iterations=3, games_per_iteration=5, simulations=16)
     with pytest.raises(ValueError, match="another config"):
         train(other, str(tmp_path / "b"), resume=True, progress=False, echo=lambda *_: None)
+    # extending a run with a lower learning rate is allowed, and each row says what it trained with
+    annealed = make_config("cpu", board="2x2", iterations=3, games_per_iteration=4, simulations=16, eval_positions=20,
+                           lr=1e-4)
+    rows = train(annealed, str(tmp_path / "b"), resume=True, progress=False, echo=lambda *_: None, eval_simulations=8)
+    assert [m["lr"] for m in rows] == [cfg.lr, cfg.lr, 1e-4]
+    assert json.loads((tmp_path / "b" / "config.json").read_text())["lr"] == 1e-4
     agent = make_agent("alphazero", board="2x2", checkpoint=str(tmp_path / "b" / "checkpoint.pt"), simulations=20)
     assert agent.search.config.value == cfg.value_target == "margin"  # the search uses the trained units
     s = GameState.new(2, 2)

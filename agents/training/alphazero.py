@@ -11,7 +11,9 @@
 * Loss: cross-entropy to the visit distribution + squared value error; L2 through Adam's weight decay.
 * Every iteration writes ``checkpoint.pt`` (network, optimiser, iteration; atomic), ``replay.npz`` (atomic),
   a line of ``metrics.jsonl`` and ``training.png``; ``--resume`` continues after the last complete
-  iteration. The config is saved as ``config.json`` and a resume with another config is refused.
+  iteration. The config is saved as ``config.json`` and a resume with another config is refused, except
+  for ``iterations`` and ``lr`` (to extend a run, or anneal its learning rate; each metrics row records
+  the lr it trained with).
 
     dnb train alphazero --board 3x3 --preset cpu --out runs/az-3x3 [--resume] [--iterations N]
 """
@@ -377,6 +379,9 @@ def _plot(metrics: list[dict], path: str) -> None:
     os.replace(tmp, path)
 
 
+RESUMABLE = ("iterations", "lr")  # settings a resumed run may change
+
+
 def _save(path, net, optimizer, config, iteration):
     save_checkpoint(path, net, extra={"iteration": iteration, "optimizer": optimizer.state_dict(),
                                       "config": dataclasses.asdict(config), "value_target": config.value_target})
@@ -423,12 +428,14 @@ def train(config: TrainConfig, out: str, resume: bool = False, progress: bool = 
             saved = json.load(f)
         mine = dataclasses.asdict(config)
         defaults = dataclasses.asdict(TrainConfig())  # a field added since the run started has its default
-        differs = {k for k in mine if k != "iterations" and saved.get(k, defaults[k]) != mine[k]}
+        differs = {k for k in mine if k not in RESUMABLE and saved.get(k, defaults[k]) != mine[k]}
         if differs:
             raise ValueError(f"{out} was trained with another config (differs in {sorted(differs)}); use another --out")
         payload = load_checkpoint(ckpt_path, config.board, config.encoder)
         net.load_state_dict(payload["state_dict"])
         optimizer.load_state_dict(payload["extra"]["optimizer"])
+        for group in optimizer.param_groups:  # the learning rate may be lowered on resume
+            group["lr"] = config.lr
         start = int(payload["extra"]["iteration"])
         if os.path.exists(replay_path):
             replay = Replay.load(replay_path)
@@ -457,7 +464,7 @@ def train(config: TrainConfig, out: str, resume: bool = False, progress: bool = 
         replay.keep_recent(iteration, config.buffer_iterations)
         losses = train_steps(net, optimizer, replay, config, iteration, rng)
         t2 = time.perf_counter()
-        row = {"iteration": iteration, **stats, **losses, "replay": len(replay),
+        row = {"iteration": iteration, **stats, **losses, "lr": config.lr, "replay": len(replay),
                "self_play_s": t1 - t0, "train_s": t2 - t1}
         evaluate = iteration % 5 == 0 or iteration == config.iterations
         row.update(accuracy(net, positions, config, eval_simulations if evaluate else None))
