@@ -3,6 +3,8 @@
 1. MCTS simulations/s on 5x5, from the empty board and from a middle-game position (30 moves of
    realistic play): our PUCT (agents.mcts) with a uniform evaluator vs OpenSpiel's Python ``MCTSBot`` with
    an equally cheap evaluator (uniform prior, value 0) on the registered ``python_dots_and_boxes`` game.
+   Ours pauses Python's cyclic garbage collector during a search; MCTSBot is also timed that way, so the
+   part of the ratio that comes from the pause alone can be seen.
 2. Network forward latency on the CPU at batch 1 and 64 for the ``cpu`` and ``paper`` presets (5x5).
 3. Self-play positions per second with the cpu preset on 3x3 (lockstep games, 100 simulations per move).
 
@@ -12,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import time
 
@@ -21,7 +24,7 @@ import torch
 from open_spiel.python.algorithms import mcts as os_mcts
 
 import dnb_env  # noqa: F401
-from agents.mcts import MCTS, MCTSConfig, UniformEvaluator
+from agents.mcts import MCTS, MCTSConfig, UniformEvaluator, gc_paused
 from agents.networks import NetConfig, build_network
 from dnb_env.core import GameState
 from dnb_env.observations import encode_batch
@@ -58,16 +61,17 @@ def ours(sims, history=()):
     return sims / (time.perf_counter() - t)
 
 
-def openspiel(sims, history=()):
+def openspiel(sims, history=(), gc_off=False):
     game = pyspiel.load_game("python_dots_and_boxes", {"num_rows": 5, "num_cols": 5})
     bot = os_mcts.MCTSBot(game, 1.0, sims, _CheapEvaluator(), random_state=np.random.RandomState(0),
                           solve=False)
     state = game.new_initial_state()
     for a in history:
         state.apply_action(a)
-    t = time.perf_counter()
-    bot.mcts_search(state)
-    return sims / (time.perf_counter() - t)
+    with gc_paused() if gc_off else contextlib.nullcontext():
+        t = time.perf_counter()
+        bot.mcts_search(state)
+        return sims / (time.perf_counter() - t)
 
 
 def latency(preset, batch, reps=20):
@@ -100,13 +104,14 @@ def main(argv=None):
     args = p.parse_args(argv)
     res = {}
     for label, history in (("empty board", ()), ("after 30 moves", opening(30))):
-        runs = [(openspiel(args.simulations, history), ours(args.simulations, history))
-                for _ in range(args.repeats)]  # interleaved
-        a, b = float(np.median([a for a, _ in runs])), float(np.median([b for _, b in runs]))
+        runs = [(openspiel(args.simulations, history), ours(args.simulations, history),
+                 openspiel(args.simulations, history, gc_off=True)) for _ in range(args.repeats)]  # interleaved
+        a, b, c = (float(np.median([r[k] for r in runs])) for k in range(3))
         key = "" if not history else "_middle"
-        res["openspiel" + key], res["ours" + key] = a, b
+        res["openspiel" + key], res["ours" + key], res["openspiel_gc_off" + key] = a, b, c
         print(f"1. simulations/s on 5x5, {label} (median of {args.repeats} interleaved runs): OpenSpiel "
-              f"Python MCTSBot {a:,.0f}, our PUCT {b:,.0f}, ratio {b / a:.1f}x")
+              f"Python MCTSBot {a:,.0f}, our PUCT {b:,.0f}, ratio {b / a:.1f}x; MCTSBot with the garbage "
+              f"collector paused as ours pauses it: {c:,.0f}, ratio {b / c:.1f}x")
     for preset in ("cpu", "paper"):
         for batch in (1, 64):
             res[f"{preset}_{batch}"] = latency(preset, batch, args.reps)

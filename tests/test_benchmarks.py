@@ -43,7 +43,7 @@ def test_accuracy_benchmark_runs():
 def test_search_benchmark_runs():
     res = load("search").main(["--simulations", "50", "--skip-self-play", "--reps", "1"])
     assert res["ours"] > 0 and res["openspiel"] > 0 and res["cpu_1"] > 0
-    assert res["ours_middle"] > 0 and res["openspiel_middle"] > 0
+    assert res["ours_middle"] > 0 and res["openspiel_middle"] > 0 and res["openspiel_gc_off_middle"] > 0
 
 
 def test_alphazero_accuracy_benchmark_runs():

@@ -138,3 +138,32 @@ def test_node_statistics_stay_consistent(noise):
             pending += 1
     assert expanded > 1 and pending > 1
     assert search.root.total == pytest.approx(300)  # every simulation passes through the root once
+
+
+def test_search_pauses_the_garbage_collector_and_restores_it():
+    import gc
+
+    class Spy(UniformEvaluator):
+        seen = []
+
+        def evaluate(self, states):
+            self.seen.append(gc.isenabled())
+            return super().evaluate(states)
+
+    assert gc.isenabled()
+    MCTS(Spy(), MCTSConfig(simulations=20), np.random.default_rng(0)).run(GameState.new("2x2"))
+    assert Spy.seen and not any(Spy.seen) and gc.isenabled()
+
+    class Broken(UniformEvaluator):
+        def evaluate(self, states):
+            raise RuntimeError("evaluator failed")
+
+    with pytest.raises(RuntimeError):
+        MCTS(Broken(), MCTSConfig(simulations=20)).run(GameState.new("2x2"))
+    assert gc.isenabled()  # restored on error too
+    gc.disable()
+    try:
+        MCTS(UniformEvaluator(), MCTSConfig(simulations=20)).run(GameState.new("2x2"))
+        assert not gc.isenabled()  # a caller's own pause is kept
+    finally:
+        gc.enable()
