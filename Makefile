@@ -26,6 +26,10 @@ bench: setup
 	$(PY) benchmarks/engine.py
 	$(PY) benchmarks/encoders.py
 	$(PY) benchmarks/envs.py
+	$(PY) benchmarks/solver.py
+	$(PY) benchmarks/accuracy.py
+	$(PY) benchmarks/search.py
+	$(PY) benchmarks/alphazero.py --positions 1000 --opening 4
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
