@@ -340,6 +340,20 @@ def win_rates(net, config: TrainConfig, seed: int = 0) -> dict:
 
 
 # ------------------------------------------------------------------------------ driver
+def _panel(ax, metrics: list[dict], keys: tuple[str, ...], title: str, **style) -> None:
+    """One line per metric in ``keys`` over the iterations that logged it, on a 0..1 axis."""
+    for key in keys:
+        rows = [m for m in metrics if key in m]
+        if rows:
+            ax.plot([m["iteration"] for m in rows], [m[key] for m in rows], label=key.replace("_", " "), **style)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("iteration")
+    ax.set_title(title)
+    if ax.lines:
+        ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+
+
 def _plot(metrics: list[dict], path: str) -> None:
     import matplotlib
 
@@ -353,25 +367,9 @@ def _plot(metrics: list[dict], path: str) -> None:
     a1.set_xlabel("iteration")
     a1.legend()
     a1.grid(alpha=0.3)
-    for key in ("raw_accuracy", "search_accuracy", "raw_accuracy_greedy_hard", "search_accuracy_greedy_hard"):
-        if any(key in m for m in metrics):
-            a2.plot([m["iteration"] for m in metrics if key in m], [m[key] for m in metrics if key in m], label=key)
-    a2.set_ylim(0, 1)
-    a2.set_xlabel("iteration")
-    a2.set_title("share of optimal moves (exact solver)")
-    if a2.lines:
-        a2.legend(fontsize=8)
-    a2.grid(alpha=0.3)
-    for key in ("win_rate_vs_random", "win_rate_vs_greedy"):
-        if any(key in m for m in metrics):
-            a3.plot([m["iteration"] for m in metrics if key in m], [m[key] for m in metrics if key in m],
-                    marker="o", label=key.replace("_", " "))
-    a3.set_ylim(0, 1)
-    a3.set_xlabel("iteration")
-    a3.set_title("raw policy's score per game")
-    if a3.lines:
-        a3.legend(fontsize=8)
-    a3.grid(alpha=0.3)
+    _panel(a2, metrics, ("raw_accuracy", "search_accuracy", "raw_accuracy_greedy_hard", "search_accuracy_greedy_hard"),
+           "share of optimal moves (exact solver)")
+    _panel(a3, metrics, ("win_rate_vs_random", "win_rate_vs_greedy"), "raw policy's score per game", marker="o")
     fig.tight_layout()
     tmp = path + ".tmp.png"
     fig.savefig(tmp, dpi=100)
