@@ -304,14 +304,7 @@ class MCTS:
 
     def run(self, state: GameState) -> np.ndarray:
         """A whole search from ``state``; returns the root's visit counts ``[num_actions]``."""
-        with gc_paused():
-            self.begin(state)
-            while self.remaining() > 0:
-                batch = self.collect(self.config.batch_size)
-                if batch:
-                    priors, values = self.evaluator.evaluate([leaf.state for _, leaf in batch])
-                    self.complete(batch, priors, values)
-        return self.counts()
+        return run_many([self], [state], self.evaluator)[0]
 
 
     def _reuse(self, state: GameState) -> Node:
