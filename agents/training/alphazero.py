@@ -69,6 +69,7 @@ class TrainConfig:
     augment: bool = True
     seed: int = 0
     device: str = "cpu"
+    workers: int = 1  # self-play processes; each plays its share of the games with its own copy of the net
     eval_positions: int = 200  # labelled positions for the accuracy metrics (boards the solver covers)
     eval_games: int = 20  # raw-policy games against random and against greedy at each evaluation (0: none)
 
@@ -77,6 +78,8 @@ class TrainConfig:
         NetConfig(board=self.board, encoder=self.encoder, blocks=self.blocks, width=self.width)
         if not 0 <= self.q_mix <= 1:
             raise ValueError("q_mix must be in [0, 1]")
+        if self.workers < 1:
+            raise ValueError(f"workers must be >= 1, not {self.workers}")
         if self.value_target not in ("win", "margin"):
             raise ValueError(f"value_target must be 'win' or 'margin', not {self.value_target!r}")
 
@@ -110,13 +113,17 @@ def make_config(preset: str, **overrides) -> TrainConfig:
 
 
 # ------------------------------------------------------------------------------ self-play
-def self_play(net, config: TrainConfig, rng: np.random.Generator) -> tuple[list, dict]:
-    """Play ``games_per_iteration`` games in lockstep; returns samples (planes, pi, z) and stats."""
+def self_play(net, config: TrainConfig, iteration: int = 0, games: range | None = None) -> tuple[list, dict]:
+    """Play the iteration's games ``games`` (default all ``games_per_iteration``) in lockstep; returns
+    samples (state, pi, z) and stats. Game g draws its noise and moves from ``default_rng([seed,
+    iteration, g])``, so a game does not depend on which process plays it or beside which others."""
     evaluator = NetworkEvaluator(net, config.device)
     mcfg = config.mcts_config()
-    n = config.games_per_iteration
+    games = range(config.games_per_iteration) if games is None else games
+    n = len(games)
+    rngs = [np.random.default_rng([config.seed, iteration, g]) for g in games]
     states = [GameState.new(config.board) for _ in range(n)]
-    searches = [MCTS(evaluator, mcfg, rng) for _ in range(n)]
+    searches = [MCTS(evaluator, mcfg, rngs[i]) for i in range(n)]
     records: list[list] = [[] for _ in range(n)]  # (state, pi, q) per move
     active = list(range(n))
     while active:
@@ -129,10 +136,10 @@ def self_play(net, config: TrainConfig, rng: np.random.Generator) -> tuple[list,
             records[i].append((s, pi, q))
             if len(s.history) < config.temperature_moves:
                 p = visits_to_policy(c, config.temperature)
-                a = int(rng.choice(len(p), p=p))
+                a = int(rngs[i].choice(len(p), p=p))
             else:
                 best = np.flatnonzero(c == c.max())
-                a = int(rng.choice(best))
+                a = int(rngs[i].choice(best))
             states[i] = s.apply(a)
         active = [i for i in active if not states[i].is_terminal()]
     samples = []
@@ -147,6 +154,58 @@ def self_play(net, config: TrainConfig, rng: np.random.Generator) -> tuple[list,
     stats = {"games": n, "positions": len(samples), "first_player_win_rate": float(np.mean([m > 0 for m in margins])),
              "network_calls": evaluator.calls}
     return samples, stats
+
+
+def _worker_init() -> None:
+    torch.set_num_threads(1)  # one core per self-play process
+
+
+_WORKER_NET: dict = {}
+
+
+def _self_play_share(state_dict, config: TrainConfig, iteration: int, games: range) -> tuple[list, dict]:
+    """One worker process's share of an iteration's self-play (its net is built once and reloaded)."""
+    net = _WORKER_NET.get("net")
+    if net is None:
+        net = _WORKER_NET["net"] = build_network(config.net_config()).to(config.device)
+    net.load_state_dict(state_dict)
+    return self_play(net, config, iteration, games)
+
+
+class SelfPlayPool:
+    """``config.workers`` processes that play one iteration's games between them (contiguous shares; see
+    :func:`self_play` for the seeding). With ``workers=1`` the games are played in this process."""
+
+    def __init__(self, config: TrainConfig):
+        self.config = config
+        self.pool = None
+        if config.workers > 1:
+            import concurrent.futures
+            import multiprocessing
+
+            self.pool = concurrent.futures.ProcessPoolExecutor(
+                config.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init)
+
+    def play(self, net, iteration: int) -> tuple[list, dict]:
+        cfg = self.config
+        if self.pool is None:
+            return self_play(net, cfg, iteration)
+        state = {k: v.detach().cpu() for k, v in net.state_dict().items()}
+        bounds = np.linspace(0, cfg.games_per_iteration, cfg.workers + 1).astype(int)
+        jobs = [self.pool.submit(_self_play_share, state, cfg, iteration, range(lo, hi))
+                for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+        results = [job.result() for job in jobs]
+        samples = [x for part, _ in results for x in part]
+        stats = {"games": sum(st["games"] for _, st in results), "positions": len(samples),
+                 "first_player_win_rate": float(sum(st["first_player_win_rate"] * st["games"] for _, st in results)
+                                                / max(1, sum(st["games"] for _, st in results))),
+                 "network_calls": sum(st["network_calls"] for _, st in results)}
+        return samples, stats
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+            self.pool = None
 
 
 # ------------------------------------------------------------------------------ replay
@@ -377,7 +436,7 @@ def _plot(metrics: list[dict], path: str) -> None:
     os.replace(tmp, path)
 
 
-RESUMABLE = ("iterations", "lr")  # settings a resumed run may change
+RESUMABLE = ("iterations", "lr", "workers", "device")  # settings a resumed run may change
 
 
 def _save(path, net, optimizer, config, iteration):
@@ -453,33 +512,37 @@ def train(config: TrainConfig, out: str, resume: bool = False, progress: bool = 
     except ImportError:  # pragma: no cover
         tqdm = None
     bar = tqdm(total=config.iterations, initial=start, desc="iterations", disable=not progress) if tqdm else None
-    for iteration in range(start + 1, config.iterations + 1):
-        rng = np.random.default_rng([config.seed, iteration])  # reproducible per iteration, also on resume
-        t0 = time.perf_counter()
-        samples, stats = self_play(net, config, rng)
-        t1 = time.perf_counter()
-        replay.add(samples, config.encoder, iteration)
-        replay.keep_recent(iteration, config.buffer_iterations)
-        losses = train_steps(net, optimizer, replay, config, iteration, rng)
-        t2 = time.perf_counter()
-        row = {"iteration": iteration, **stats, **losses, "lr": config.lr, "replay": len(replay),
-               "self_play_s": t1 - t0, "train_s": t2 - t1}
-        evaluate = iteration % 5 == 0 or iteration == config.iterations
-        row.update(accuracy(net, positions, config, eval_simulations if evaluate else None))
-        if evaluate:
-            row.update(win_rates(net, config, seed=config.seed + iteration))
-        replay.save(replay_path)
-        _save(ckpt_path, net, optimizer, config, iteration)
-        with open(metrics_path, "a") as f:
-            f.write(json.dumps(row) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        metrics.append(row)
-        _plot(metrics, os.path.join(out, "training.png"))
-        if bar:
-            bar.update(1)
-            bar.set_postfix(pl=f"{row['policy_loss']:.2f}", vl=f"{row['value_loss']:.2f}",
-                            acc=f"{row.get('raw_accuracy', float('nan')):.2f}")
+    pool = SelfPlayPool(config)
+    try:
+        for iteration in range(start + 1, config.iterations + 1):
+            rng = np.random.default_rng([config.seed, iteration])  # reproducible per iteration, also on resume
+            t0 = time.perf_counter()
+            samples, stats = pool.play(net, iteration)
+            t1 = time.perf_counter()
+            replay.add(samples, config.encoder, iteration)
+            replay.keep_recent(iteration, config.buffer_iterations)
+            losses = train_steps(net, optimizer, replay, config, iteration, rng)
+            t2 = time.perf_counter()
+            row = {"iteration": iteration, **stats, **losses, "lr": config.lr, "replay": len(replay),
+                   "self_play_s": t1 - t0, "train_s": t2 - t1}
+            evaluate = iteration % 5 == 0 or iteration == config.iterations
+            row.update(accuracy(net, positions, config, eval_simulations if evaluate else None))
+            if evaluate:
+                row.update(win_rates(net, config, seed=config.seed + iteration))
+            replay.save(replay_path)
+            _save(ckpt_path, net, optimizer, config, iteration)
+            with open(metrics_path, "a") as f:
+                f.write(json.dumps(row) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            metrics.append(row)
+            _plot(metrics, os.path.join(out, "training.png"))
+            if bar:
+                bar.update(1)
+                bar.set_postfix(pl=f"{row['policy_loss']:.2f}", vl=f"{row['value_loss']:.2f}",
+                                acc=f"{row.get('raw_accuracy', float('nan')):.2f}")
+    finally:
+        pool.close()
     if bar:
         bar.close()
     return metrics
