@@ -96,6 +96,28 @@ def test_training_runs_resumes_and_is_reproducible(tmp_path):
         s = s.apply(agent.select_action(s))
 
 
+def test_self_play_workers_play_the_same_games(tmp_path):
+    """Self-play split over worker processes gives the games one process plays (per-game seeds)."""
+    quiet = dict(progress=False, echo=lambda *_: None)
+    one = make_config("cpu", board="2x2", iterations=1, games_per_iteration=5, simulations=16, eval_positions=0,
+                      eval_games=0)
+    two = make_config("cpu", board="2x2", iterations=1, games_per_iteration=5, simulations=16, eval_positions=0,
+                      eval_games=0, workers=2)
+    a = train(one, str(tmp_path / "one"), **quiet)
+    b = train(two, str(tmp_path / "two"), **quiet)
+    assert a[0]["games"] == b[0]["games"] == 5
+    with np.load(tmp_path / "one" / "replay.npz") as x, np.load(tmp_path / "two" / "replay.npz") as y:
+        for key in ("planes", "policies", "values"):
+            np.testing.assert_allclose(x[key], y[key], atol=1e-6)
+    assert b[0]["policy_loss"] == pytest.approx(a[0]["policy_loss"], rel=1e-4)
+    # a run may move to other workers (or another device) on resume
+    more = make_config("cpu", board="2x2", iterations=2, games_per_iteration=5, simulations=16, eval_positions=0,
+                       eval_games=0)
+    assert [m["iteration"] for m in train(more, str(tmp_path / "two"), resume=True, **quiet)] == [1, 2]
+    with pytest.raises(ValueError, match="workers"):
+        make_config("cpu", workers=0)
+
+
 def test_missing_shipped_weights_say_so():
     with pytest.raises(CheckpointError, match="no shipped AlphaZero weights for 7x7"):
         make_agent("alphazero", board="7x7")

@@ -2,7 +2,9 @@
 
 * Self-play: ``games_per_iteration`` games played in lockstep (:func:`agents.mcts.run_many`), so every
   network call carries leaves of all of them; Dirichlet noise at the root, moves drawn at
-  ``temperature`` for the first ``temperature_moves`` moves, then the most visited.
+  ``temperature`` for the first ``temperature_moves`` moves, then the most visited. ``workers=N`` splits
+  the games over N processes (the tree search is Python, one core each; each has its own copy of the net
+  on ``device``); game g of iteration i is seeded by (seed, i, g), so the split does not change the games.
 * Targets: the root visit distribution and the game result z for the player to move (+1/-1/0), or
   ``(1 - q_mix) z + q_mix Q`` with the root's searched value Q (BoxesZero uses q_mix = 0.25).
 * Replay: samples of the last ``buffer_iterations`` iterations, drawn with weight
@@ -13,7 +15,7 @@
   a line of ``metrics.jsonl`` and ``training.png``; ``--resume`` continues after the last complete
   iteration. The config is saved as ``config.json`` and a resume with another config is refused, except
   for ``iterations`` and ``lr`` (to extend a run, or anneal its learning rate; each metrics row records
-  the lr it trained with).
+  the lr it trained with) and ``workers`` and ``device`` (to move a run between machines).
 
     dnb train alphazero --board 3x3 --preset cpu --out runs/az-3x3 [--resume] [--iterations N]
 """
