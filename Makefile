@@ -16,7 +16,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 setup: $(VENV)/.installed
 
 demo: setup
-	$(VENV)/bin/dnb tournament --board 5x5 --agents random,greedy,alphabeta:depth=2,prsboxes \
+	$(VENV)/bin/dnb tournament --board 5x5 --agents random,greedy,alphabeta:depth=2,prsboxes,alphazero \
 		--games 10 --openings 10:guided --workers 2 --seed 0 --out results/demo-5x5
 
 test: setup
