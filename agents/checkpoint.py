@@ -1,8 +1,13 @@
-"""One-file checkpoints: format name, version, board, encoder, architecture config and state dict.
+"""One-file checkpoints: format name, version, model family and config, state dict, extra.
+
+    {"format": "dnb-policy-value", "version": 2, "model": {"family": "resnet", **config fields},
+     "board": "5x5", "encoder": "alphazero4", "state_dict": {...}, "extra": {...}}
 
 Written atomically (temporary file, fsync, rename), read with ``torch.load(..., weights_only=True)``.
-A wrong board or encoder, an unknown format or version, or a corrupt file raises
-:class:`CheckpointError` naming the problem.
+Version 1 files (the first AlphaZero checkpoints: ``arch`` holds the ResNet fields and
+``extra["value_target"]`` the value unit) are read as version 2 by :func:`upgrade`. A wrong board,
+encoder or family, an unknown format or version, or a corrupt file raises :class:`CheckpointError`
+naming the file and the problem.
 """
 
 from __future__ import annotations
@@ -11,61 +16,80 @@ import os
 
 import torch
 
-from agents.networks import NetConfig, build_network
+from agents.models import build_model, config_from_dict, config_to_dict
 
 FORMAT = "dnb-policy-value"
-VERSION = 1
+VERSION = 2
 
-__all__ = ["CheckpointError", "save_checkpoint", "load_checkpoint", "load_network"]
+__all__ = ["CheckpointError", "save_checkpoint", "load_checkpoint", "load_network", "upgrade", "atomic_torch_save"]
 
 
 class CheckpointError(ValueError):
     pass
 
 
-def save_checkpoint(path: str, net, extra: dict | None = None) -> None:
-    payload = {
-        "format": FORMAT,
-        "version": VERSION,
-        "board": net.config.board,
-        "encoder": net.config.encoder,
-        "arch": net.config.to_dict(),
-        "state_dict": net.state_dict(),
-        "extra": extra or {},
-    }
+def atomic_torch_save(obj, path: str) -> None:
+    """``torch.save`` to a temporary file beside ``path``, fsync, then rename over ``path``."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-        torch.save(payload, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            torch.save(obj, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
 
 
-def load_checkpoint(path: str, board: str | None = None, encoder: str | None = None) -> dict:
+def save_checkpoint(path: str, net, extra: dict | None = None) -> None:
+    model = config_to_dict(net.config)
+    payload = {"format": FORMAT, "version": VERSION, "model": model, "board": model["board"],
+               "encoder": model["encoder"], "state_dict": net.state_dict(), "extra": extra or {}}
+    atomic_torch_save(payload, path)
+
+
+def upgrade(payload: dict) -> dict:
+    """A version-1 payload as version 2: the ``resnet`` family with the default (non-paper) heads and the
+    value unit it recorded (``"win"`` if none)."""
+    if payload.get("version") != 1:
+        return payload
+    extra = dict(payload.get("extra", {}))
+    model = {"family": "resnet", **payload["arch"], "value": extra.pop("value_target", "win")}
+    return {**{k: v for k, v in payload.items() if k != "arch"}, "version": VERSION, "model": model, "extra": extra}
+
+
+def load_checkpoint(path: str, board: str | None = None, encoder: str | None = None,
+                    family: str | None = None) -> dict:
     if not os.path.exists(path):
         raise CheckpointError(f"checkpoint {path} does not exist")
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # truncated, not a torch file, or holding code
-        raise CheckpointError(f"checkpoint {path} is corrupt or not a checkpoint: {exc}") from None
+        reason = str(exc).split("\n")[0].strip() or type(exc).__name__
+        raise CheckpointError(f"checkpoint {path} is corrupt or not a checkpoint ({reason})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a {FORMAT} checkpoint")
-    if payload.get("version") != VERSION:
-        raise CheckpointError(f"{path} has format version {payload.get('version')}, this code reads version {VERSION}")
+    if payload.get("version") not in (1, VERSION):
+        raise CheckpointError(f"{path} has format version {payload.get('version')}, this code reads versions 1 and {VERSION}")
+    payload = upgrade(payload)
     if board is not None and payload["board"] != board:
         raise CheckpointError(f"{path} is for board {payload['board']}, not {board}")
     if encoder is not None and payload["encoder"] != encoder:
         raise CheckpointError(f"{path} was trained on encoder {payload['encoder']}, not {encoder}")
+    if family is not None and payload["model"].get("family") != family:
+        raise CheckpointError(f"{path} holds a {payload['model'].get('family')} model, not a {family} model")
     return payload
 
 
-def load_network(path: str, board: str | None = None, encoder: str | None = None, device: str = "cpu"):
-    payload = load_checkpoint(path, board, encoder)
+def load_network(path: str, board: str | None = None, encoder: str | None = None, device: str = "cpu",
+                 family: str | None = None):
+    """``(net in eval mode on device, payload)``; the config comes from the file."""
+    payload = load_checkpoint(path, board, encoder, family)
     try:
-        config = NetConfig(**payload["arch"])
-        net = build_network(config)
+        net = build_model(config_from_dict(payload["model"]))
         net.load_state_dict(payload["state_dict"])
     except (TypeError, RuntimeError, ValueError) as exc:
-        raise CheckpointError(f"{path}: architecture and weights do not match: {exc}") from None
+        raise CheckpointError(f"{path}: model config and weights do not match: {exc}") from None
     return net.to(device).eval(), payload

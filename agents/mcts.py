@@ -189,6 +189,7 @@ class MCTS:
         self.evaluator, self.config = evaluator, config
         self.rng = rng if rng is not None else np.random.default_rng()
         self.root: Node | None = None
+        self.root_net_value: float | None = None  # the evaluator's value of the root, when this search evaluated it
 
     def _leaf_value(self, node: Node) -> float | None:
         """Exact value of a leaf for its mover, where one is known without the evaluator."""
@@ -244,21 +245,31 @@ class MCTS:
         for node, i in path:
             node.update(i, -vl, vl)
 
-    def _expand_root(self, root: Node) -> None:
+    def _expand_root(self, root: Node, evaluation: tuple[np.ndarray, float] | None = None) -> None:
         if not root.expanded:
-            self._expand(root, root.pending if root.pending is not None else self.evaluator.evaluate([root.state])[0][0])
+            if root.pending is None:
+                priors, values = evaluation if evaluation is not None else self.evaluator.evaluate([root.state])
+                root.pending, self.root_net_value = priors[0], float(values[0])
+            self._expand(root, root.pending)
         if self.config.add_noise and len(root.actions) > 1:
             noise = self.rng.dirichlet([self.config.dirichlet_alpha] * len(root.actions))
             eps = self.config.dirichlet_epsilon
             root.set_priors((1 - eps) * root.P + eps * noise)
 
-    def begin(self, state: GameState) -> None:
-        """Start (or continue, with tree reuse) a search from ``state``."""
+    def begin(self, state: GameState, evaluation: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Start (or continue, with tree reuse) a search from ``state``; ``evaluation`` = the evaluator's
+        ``(priors [1, A], values [1])`` for ``state`` if the caller has them (else it is asked)."""
         if state.is_terminal():
             raise ValueError("cannot search a finished game")
+        self.root_net_value = None
         self.root = self._reuse(state)
-        self._expand_root(self.root)
+        self._expand_root(self.root, evaluation)
         self.done = 0
+
+    def needs_root_evaluation(self, state: GameState) -> bool:
+        """Whether :meth:`begin` on ``state`` would ask the evaluator for the root (no reusable subtree)."""
+        root = self._reuse(state)
+        return not root.expanded and root.pending is None
 
     def remaining(self) -> int:
         return self.config.simulations - self.done
@@ -332,8 +343,13 @@ def run_many(searches: Sequence["MCTS"], states: Sequence[GameState], evaluator:
     """Run one search per state in lockstep, so every evaluator call holds leaves of all of them (many
     self-play games share each network call). Returns the visit counts of each root."""
     with gc_paused():
-        for search, state in zip(searches, states):
-            search.begin(state)
+        fresh = [i for i, (search, state) in enumerate(zip(searches, states)) if search.needs_root_evaluation(state)]
+        evaluations: dict[int, tuple] = {}
+        if fresh:  # every root that needs the evaluator, in one call
+            priors, values = evaluator.evaluate([states[i] for i in fresh])
+            evaluations = {i: (priors[k: k + 1], values[k: k + 1]) for k, i in enumerate(fresh)}
+        for i, (search, state) in enumerate(zip(searches, states)):
+            search.begin(state, evaluations.get(i))
         while any(s.remaining() > 0 for s in searches):
             batches = [s.collect(s.config.batch_size) if s.remaining() > 0 else [] for s in searches]
             leaves = [leaf.state for b in batches for _, leaf in b]

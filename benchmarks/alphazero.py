@@ -16,10 +16,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from agents.alphazero import shipped_checkpoint
 from agents.arena import wilson_interval
 from agents.checkpoint import load_network
-from agents.training.alphazero import MIDDLE_GAME, labelled_positions, policy_moves, search_moves
+from agents.network_agent import shipped_checkpoint
+from agents.training.evaluation import MIDDLE_GAME, labelled_positions, policy_moves, search_moves
 from dnb_env.core import GameState
 
 
@@ -49,8 +49,7 @@ def main(argv=None):
     p.add_argument("--opening", type=int, default=None, help="also report positions after OPENING..first-1 moves")
     p.add_argument("--seed", type=int, default=2024)
     args = p.parse_args(argv)
-    net, payload = load_network(args.checkpoint or shipped_checkpoint(args.board), board=args.board)
-    value = payload.get("extra", {}).get("value_target", "win")
+    net, _ = load_network(args.checkpoint or shipped_checkpoint(args.board), board=args.board)
     num_actions = GameState.new(args.board).num_actions
     first = round(MIDDLE_GAME * num_actions) if args.first is None else args.first
     sets = {"middle+late": labelled_positions(args.board, args.positions, args.seed, first)}
@@ -67,7 +66,7 @@ def main(argv=None):
     for name, positions in sets.items():
         states = [q.state for q in positions]
         for kind, moves in (("raw policy", policy_moves(net, states)),
-                            (f"search {args.simulations}", search_moves(net, states, args.simulations, value))):
+                            (f"search {args.simulations}", search_moves(net, states, args.simulations))):
             results[(name, kind)] = score(moves, positions)
     print(f"{args.board}, {args.checkpoint or 'shipped weights'}; {time.perf_counter() - t0:.0f} s")
     print(f"{'positions':<24}{'player':<14}{'optimal':<34}{'greedy-hard':<34}{'winning (BoxesZero)':<34}")

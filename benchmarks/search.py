@@ -25,7 +25,7 @@ from open_spiel.python.algorithms import mcts as os_mcts
 
 import dnb_env  # noqa: F401
 from agents.mcts import MCTS, MCTSConfig, UniformEvaluator, gc_paused
-from agents.networks import NetConfig, build_network
+from agents.models import build_model, make_model_config
 from dnb_env.core import GameState
 from dnb_env.observations import encode_batch
 
@@ -75,7 +75,7 @@ def openspiel(sims, history=(), gc_off=False):
 
 
 def latency(preset, batch, reps=20):
-    net = build_network(NetConfig.preset(preset, "5x5")).eval()
+    net = build_model(make_model_config("resnet", preset=preset, board="5x5"))
     x = torch.from_numpy(encode_batch("alphazero4", [GameState.new(5, 5)] * batch))
     with torch.no_grad():
         net(x)
@@ -86,12 +86,13 @@ def latency(preset, batch, reps=20):
 
 
 def self_play_rate():
-    from agents.training.alphazero import make_config, self_play
+    from agents.training.config import make_train_config
+    from agents.training.selfplay import self_play
 
-    cfg = make_config("cpu", board="3x3", games_per_iteration=16)
-    net = build_network(cfg.net_config()).eval()
+    cfg = make_train_config("resnet", "cpu", board="3x3", games_per_iteration=16, extra_nodes=False)
+    net = build_model(cfg.model)
     t = time.perf_counter()
-    samples, _ = self_play(net, cfg)
+    samples, _ = self_play(net, cfg, iteration=1, start=0)
     return len(samples) / (time.perf_counter() - t)
 
 

@@ -133,12 +133,17 @@ def _openspiel_mcts(*, board, seed, simulations=1000, uct_c=2.0, rollouts=1, gam
 register_agent("openspiel_mcts", _openspiel_mcts)
 
 
-def _alphazero(*, board, seed, checkpoint=None, simulations=200, c_puct=1.0, prune=True, device="cpu"):
-    from agents.alphazero import make_alphazero_agent
+def _network_factory(agent: str):
+    def factory(*, board, seed, checkpoint=None, simulations=200, c_puct=1.0, prune=True, device="cpu"):
+        from agents.network_agent import make_network_agent
 
-    rows, cols = board
-    return make_alphazero_agent(f"{rows}x{cols}", checkpoint=checkpoint, simulations=int(simulations),
-                                c_puct=float(c_puct), prune=bool(prune), seed=seed, device=device)
+        rows, cols = board
+        return make_network_agent(f"{rows}x{cols}", agent, checkpoint=checkpoint, simulations=int(simulations),
+                                  c_puct=float(c_puct), prune=bool(prune), seed=seed, device=device)
+
+    factory.__doc__ = f"PUCT search over the {agent} network (shipped weights unless checkpoint=PATH)."
+    return factory
 
 
-register_agent("alphazero", _alphazero)
+register_agent("alphazero", _network_factory("alphazero"))
+register_agent("dotsformer", _network_factory("dotsformer"))

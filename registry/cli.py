@@ -66,51 +66,32 @@ def _split_agents(text: str) -> tuple[str, ...]:
     return tuple(specs)
 
 
-def _settings(items: list[str]) -> dict:
-    """``--set key=value`` pairs for TrainConfig, each value converted to the field's type."""
-    import dataclasses
-
-    from agents.training.alphazero import TrainConfig
-
-    kinds = {f.name: type(f.default) for f in dataclasses.fields(TrainConfig)}
-    out = {}
-    for item in items or []:
-        key, sep, text = item.partition("=")
-        if not sep or key not in kinds:
-            raise ValueError(f"--set takes KEY=VALUE with KEY one of: {', '.join(kinds)} (got {item!r})")
-        kind = kinds[key]
-        if kind is bool:
-            if text.lower() not in ("true", "false", "1", "0"):
-                raise ValueError(f"--set {key}: expected true or false, got {text!r}")
-            out[key] = text.lower() in ("true", "1")
-        else:
-            try:
-                out[key] = kind(text)
-            except ValueError:
-                raise ValueError(f"--set {key}: expected a {kind.__name__}, got {text!r}") from None
-    return out
-
-
 def _train(args: argparse.Namespace) -> int:
-    from agents.training.alphazero import make_config, train
+    from agents.training.config import make_train_config, parse_settings
+    from agents.training.loop import train
 
-    if args.algorithm != "alphazero":
-        raise ValueError(f"unknown algorithm {args.algorithm!r}; available: alphazero")
+    families = {"alphazero": "resnet", "dotsformer": "dotsformer"}
+    model = args.model or families.get(args.algorithm or "alphazero")
+    if model is None:
+        raise ValueError(f"unknown algorithm {args.algorithm!r}; available: {', '.join(families)} (or --model)")
+    if args.algorithm and args.model and families.get(args.algorithm) != args.model:
+        raise ValueError(f"{args.algorithm} trains --model {families.get(args.algorithm)}, not {args.model}")
     overrides = dict(board=args.board, iterations=args.iterations, games_per_iteration=args.games,
                      simulations=args.simulations, encoder=args.encoder, seed=args.seed, device=args.device)
-    overrides.update(_settings(args.set))
-    config = make_config(args.preset, **overrides)
+    overrides.update(parse_settings(model, args.set))
+    config = make_train_config(model, args.preset, **overrides)
     metrics = train(config, args.out, resume=args.resume, progress=not args.no_progress)
     if metrics:
         last = metrics[-1]
         print(f"iteration {last['iteration']}: policy loss {last['policy_loss']:.3f}, value loss "
-              f"{last['value_loss']:.3f}" + (f", raw accuracy {last['raw_accuracy']:.3f}" if "raw_accuracy" in last else ""))
+              f"{last['value_loss']:.3f}, first searched move {last['start_step']}"
+              + (f", raw accuracy {last['raw_accuracy']:.3f}" if "raw_accuracy" in last else ""))
     print(f"checkpoint: {args.out}/checkpoint.pt, metrics: {args.out}/metrics.jsonl, plot: {args.out}/training.png")
     return 0
 
 
 def _export(args: argparse.Namespace) -> int:
-    from agents.training.alphazero import export_weights
+    from agents.training.store import export_weights
 
     info = export_weights(args.run, args.out)
     print(f"{args.out}: {info['iterations']} iterations, {info['self_play_games']} self-play games, "
@@ -145,12 +126,20 @@ def main(argv: list[str] | None = None) -> int:
     tour.add_argument("--out", default=None, help="folder for results (resumes if it holds the same tournament)")
     tour.add_argument("--no-progress", action="store_true")
     tour.set_defaults(func=_tournament)
-    tr = sub.add_parser("train", help="self-play training (alphazero)")
-    tr.add_argument("algorithm", help="alphazero")
-    tr.add_argument("--board", default="3x3")
-    tr.add_argument("--preset", default="cpu", help="cpu or paper (Dotsformer Table A1)")
-    tr.add_argument("--out", required=True, help="run folder (checkpoint, replay, metrics, plot)")
-    tr.add_argument("--resume", action="store_true", help="continue the run in --out after its last iteration")
+    from agents.training.config import setting_types
+
+    tr = sub.add_parser(
+        "train", help="self-play training of a model family (resnet = AlphaZero, dotsformer)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="--set keys (dotted, or the bare name where unique; model.* are the family's fields, e.g. "
+               "model.width, model.blocks, model.dim):\n  " + "\n  ".join(
+                   f"{k} ({getattr(t, '__name__', t)})" for k, t in setting_types().items()))
+    tr.add_argument("algorithm", nargs="?", default=None, help="alphazero (= --model resnet) or dotsformer")
+    tr.add_argument("--model", default=None, help="model family: resnet or dotsformer (default: resnet)")
+    tr.add_argument("--board", default="3x3", help="board as RxC boxes (default 3x3)")
+    tr.add_argument("--preset", default="cpu", help="cpu (small, 2 cores; default) or paper (Dotsformer Table A1)")
+    tr.add_argument("--out", required=True, help="run folder (config, manifest, iterations/, metrics, plot)")
+    tr.add_argument("--resume", action="store_true", help="continue the run in --out after its last committed iteration")
     tr.add_argument("--iterations", type=int, default=None)
     tr.add_argument("--games", type=int, default=None, help="self-play games per iteration")
     tr.add_argument("--simulations", type=int, default=None)
@@ -158,11 +147,11 @@ def main(argv: list[str] | None = None) -> int:
     tr.add_argument("--seed", type=int, default=None)
     tr.add_argument("--device", default=None, help="cpu (default) or cuda")
     tr.add_argument("--set", action="append", metavar="KEY=VALUE",
-                    help="any other training setting, e.g. --set epochs=4 --set value_target=margin")
+                    help="any other setting, e.g. --set epochs=4 --set model.width=64 --set curriculum.rule=boxeszero")
     tr.add_argument("--no-progress", action="store_true")
     tr.set_defaults(func=_train)
     ex = sub.add_parser("export", help="a training run's network as playing weights (e.g. to ship)")
-    ex.add_argument("run", help="run folder of `dnb train alphazero`")
+    ex.add_argument("run", help="run folder of `dnb train`")
     ex.add_argument("out", help="checkpoint to write, e.g. agents/checkpoints/alphazero-3x3.pt")
     ex.set_defaults(func=_export)
     ag = sub.add_parser("agents", help="list the registered agents")

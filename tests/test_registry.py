@@ -53,16 +53,23 @@ def test_cli_bad_board(capsys):
 
 
 def test_cli_train_settings_are_typed_and_checked():
-    from registry.cli import _settings
+    from agents.training.config import parse_settings
 
-    assert _settings(["epochs=3", "value_target=margin", "prune=false", "lr=0.01"]) == {
-        "epochs": 3, "value_target": "margin", "prune": False, "lr": 0.01}
-    with pytest.raises(ValueError, match="KEY one of"):
-        _settings(["nonsense=1"])
-    with pytest.raises(ValueError, match="expected a int"):
-        _settings(["epochs=many"])
+    assert parse_settings("resnet", ["epochs=3", "value=margin", "prune=false", "lr=0.01", "model.width=16",
+                                     "curriculum.start_step=none", "start_step=4"]) == {
+        "epochs": 3, "model.value": "margin", "search.prune": False, "lr": 0.01, "model.width": 16,
+        "curriculum.start_step": 4}
+    assert parse_settings("dotsformer", ["dim=16", "qkv=linear"]) == {"model.dim": 16, "model.qkv": "linear"}
+    with pytest.raises(ValueError, match="unknown training option 'nonsense'"):
+        parse_settings("resnet", ["nonsense=1"])
+    with pytest.raises(ValueError, match="unknown training option 'dim'"):
+        parse_settings("resnet", ["dim=16"])  # a dotsformer field
+    with pytest.raises(ValueError, match="expected an integer"):
+        parse_settings("resnet", ["epochs=many"])
     with pytest.raises(ValueError, match="true or false"):
-        _settings(["prune=maybe"])
+        parse_settings("resnet", ["prune=maybe"])
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        parse_settings("resnet", ["epochs"])
 
 
 @pytest.mark.parametrize("game", ["python", "cpp"])

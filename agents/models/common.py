@@ -1,0 +1,53 @@
+"""Pieces every model family shares: config checks, the residual block, the action -> grid-cell map."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from dnb_env.core import geometry, parse_board
+from dnb_env.observations import encoder_layout, encoder_shape
+
+VALUE_UNITS = ("win", "margin")
+
+
+def check_common(config, *, grid_only: bool = False) -> None:
+    """Validate ``board``, ``encoder`` and ``value`` of a family config (``ValueError`` naming the field).
+    ``grid_only``: the family needs an encoder on the (2R+1) x (2C+1) grid."""
+    parse_board(config.board)
+    encoder_shape(config.encoder, *parse_board(config.board))
+    if grid_only and encoder_layout(config.encoder) != "grid":
+        raise ValueError(f"{type(config).__name__} needs an encoder on the (2R+1) x (2C+1) grid; "
+                         f"{config.encoder!r} is laid out per box")
+    if config.value not in VALUE_UNITS:
+        raise ValueError(f"value must be one of {VALUE_UNITS}, not {config.value!r}")
+
+
+def input_shape(config) -> tuple[int, int, int]:
+    """``(C, H, W)`` of the network input."""
+    return encoder_shape(config.encoder, *parse_board(config.board))
+
+
+def num_actions(board: str) -> int:
+    rows, cols = parse_board(board)
+    return (rows + 1) * cols + rows * (cols + 1)
+
+
+def action_cells(board: str) -> torch.Tensor:
+    """``[A]`` flat index into the (2R+1) x (2C+1) grid of each action's edge cell (OpenSpiel numbering)."""
+    return torch.as_tensor(geometry(*parse_board(board)).action_flat, dtype=torch.long)
+
+
+class ResidualBlock(nn.Module):
+    """conv3x3-BN-ReLU-conv3x3-BN + skip, ReLU (AlphaGo Zero)."""
+
+    def __init__(self, width: int):
+        super().__init__()
+        self.c1 = nn.Conv2d(width, width, 3, padding=1, bias=False)
+        self.b1 = nn.BatchNorm2d(width)
+        self.c2 = nn.Conv2d(width, width, 3, padding=1, bias=False)
+        self.b2 = nn.BatchNorm2d(width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.b1(self.c1(x)))
+        return torch.relu(x + self.b2(self.c2(y)))

@@ -1,0 +1,328 @@
+"""Training settings: one frozen dataclass per job, nested in :class:`TrainConfig`.
+
+    cfg = make_train_config("dotsformer", preset="cpu", board="3x3", **{"search.simulations": 64})
+    cfg.model        # the model family's config (board, encoder, value unit, architecture)
+    cfg.search       # self-play search (simulations, c_puct, noise, temperature, pruning)
+    cfg.replay       # buffer window, experience decay, augmentation
+    cfg.loss         # loss weights (Dotsformer Appendix B.1)
+    cfg.curriculum   # backward training: start step, rollback rule, extra internal-node samples
+
+Defaults are the papers' (Dotsformer Table A1 and A2, BoxesZero Table 2 and A2). Overrides are given by
+dotted path (``"search.simulations"``) or, where a name is unique across the sections, by the bare name
+(``"simulations"``, ``"width"``). ``to_dict``/``from_dict`` round-trip a config through JSON
+(``config.json`` in every run folder).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from agents.mcts import MCTSConfig
+from agents.models import config_from_dict, config_to_dict, family_of, get_family, make_model_config
+from dnb_env.core import parse_board
+
+__all__ = ["SearchConfig", "ReplayConfig", "LossConfig", "CurriculumConfig", "TrainConfig", "PRESETS",
+           "make_train_config", "to_dict", "from_dict", "setting_types", "RESUMABLE"]
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """PUCT self-play (Dotsformer Table A1: 800 simulations, c_puct 1.0, temperature 0.4)."""
+
+    simulations: int = 800
+    c_puct: float = 1.0
+    temperature: float = 0.4
+    temperature_moves: int = 8  # searched moves played at ``temperature``; the most visited after that
+    dirichlet_alpha: float = 0.3
+    dirichlet_epsilon: float = 0.25
+    batch: int = 8  # leaves per network call per game (virtual loss)
+    prune: bool = False  # BoxesZero's pruning and exact simple-endgame leaves; pure AlphaZero without
+
+    def __post_init__(self):
+        self.mcts(value="win")  # validates
+
+    def mcts(self, value: str) -> MCTSConfig:
+        return MCTSConfig(simulations=self.simulations, c_puct=self.c_puct, temperature=self.temperature,
+                          dirichlet_alpha=self.dirichlet_alpha, dirichlet_epsilon=self.dirichlet_epsilon,
+                          add_noise=True, batch_size=self.batch, prune=self.prune, reuse_tree=False, value=value)
+
+
+@dataclass(frozen=True)
+class ReplayConfig:
+    buffer_iterations: int = 10  # samples of the last N iterations are kept
+    gamma_decay: float = 0.9  # Dotsformer's experience decay: weight gamma^(iteration - sample iteration)
+    augment: bool = True  # each drawn batch is mapped by a random board symmetry
+
+    def __post_init__(self):
+        if self.buffer_iterations < 1 or not 0 < self.gamma_decay <= 1:
+            raise ValueError("replay: buffer_iterations must be >= 1 and gamma_decay in (0, 1]")
+
+
+@dataclass(frozen=True)
+class LossConfig:
+    """``L = CE(pi) + value * MSE(v) + l2 * |theta|^2 + initiative * focal(I) + move_class * CE(cls)``,
+    every sample weighted by its experience decay. Table A1 prints the value and initiative weights as
+    "11" in our copy and the class weight as 10.0 (its class loss sums over the actions); ours averages
+    the class loss over the edge cells, and the defaults are 1.0 for all three."""
+
+    value_weight: float = 1.0
+    initiative_weight: float = 1.0  # used when the model has aux heads
+    move_class_weight: float = 1.0  # likewise
+    l2: float = 1e-4  # Table A1's lambda_reg, applied as Adam weight decay
+    focal_gamma: float = 2.0  # (1 - p)^gamma focusing of the initiative loss
+    focal_alpha: str = "balanced"  # class weights: "balanced" (inverse class frequency in the batch) or "none"
+
+    def __post_init__(self):
+        if min(self.value_weight, self.initiative_weight, self.move_class_weight, self.l2, self.focal_gamma) < 0:
+            raise ValueError("loss weights must be >= 0")
+        if self.focal_alpha not in ("balanced", "none"):
+            raise ValueError(f"focal_alpha must be 'balanced' or 'none', not {self.focal_alpha!r}")
+
+
+@dataclass(frozen=True)
+class CurriculumConfig:
+    """Backward training (BoxesZero 4.2; Dotsformer Appendix B.3).
+
+    Moves before the start step S are played by BoxesZero's greedy policy (a uniformly random legal
+    move with probability ``opening_random``) and give no samples; MCTS plays from S to the end. S
+    starts at ``start_step`` (default: 32 of 60 moves on 5x5, scaled to the board) and moves ``step_size``
+    earlier when ``rule`` allows:
+
+    * ``"dotsformer"`` (Table A2): at least ``min_gap`` iterations since the last rollback, and the
+      iteration's root accuracy >= ``tau_root`` and step accuracy >= ``tau_step``. A root is the
+      first searched position of a game (step S); step positions are those at S + k * ``step_interval``.
+      A prediction is correct when the search's Q has the sign of the game's result and |Q| >=
+      ``epsilon`` (in the model's value units; with ``value="margin"`` a result of 0 needs |Q| < epsilon).
+    * ``"boxeszero"`` (Table 2): ``mqr >= mqr_threshold`` and ``nvr >= nvr_threshold``, or ``max_gap``
+      iterations since the last advance; mqr = share of searched positions with |Q| > ``mq_threshold``,
+      nvr = share with |v| >= ``nv_threshold`` and v * Q >= 0 (v = the network's value of the root).
+    * ``"none"``: S stays where it starts (``start_step=0``: ordinary AlphaZero self-play).
+
+    Extra samples (BoxesZero 4.3, Dotsformer's N_thresh/Q_thresh): while S > 0 and ``extra_nodes``, every
+    internal tree node off the played move with at least ``node_visits`` x simulations visits and
+    |Q| >= ``node_q`` becomes a sample (its visit distribution, its Q as the value target).
+    ``q_mix``: value target ``(1 - q_mix) z + q_mix Q`` for searched positions (BoxesZero: 0.25 once S = 0).
+    """
+
+    rule: str = "dotsformer"
+    start_step: int | None = None
+    step_size: int = 1
+    min_gap: int = 10
+    epsilon: float = 0.7
+    tau_root: float = 0.7
+    tau_step: float = 0.7
+    step_interval: int = 4
+    mq_threshold: float = 0.85
+    nv_threshold: float = 0.75
+    mqr_threshold: float = 0.75
+    nvr_threshold: float = 0.85
+    max_gap: int = 150
+    opening_random: float = 0.05
+    extra_nodes: bool = True
+    node_visits: float = 0.125  # 100 of 800 simulations
+    node_q: float = 0.8
+    q_mix: float = 0.0
+
+    def __post_init__(self):
+        if self.rule not in ("dotsformer", "boxeszero", "none"):
+            raise ValueError(f"curriculum rule must be 'dotsformer', 'boxeszero' or 'none', not {self.rule!r}")
+        if self.start_step is not None and self.start_step < 0:
+            raise ValueError(f"start_step must be >= 0, not {self.start_step}")
+        if self.step_size < 1 or self.min_gap < 0 or self.step_interval < 1 or self.max_gap < 1:
+            raise ValueError("step_size, step_interval and max_gap must be >= 1, min_gap >= 0")
+        if not 0 <= self.q_mix <= 1 or not 0 <= self.opening_random <= 1:
+            raise ValueError("q_mix and opening_random must be in [0, 1]")
+
+    def first_step(self, board: str) -> int:
+        """S at the start of training: ``start_step``, or 32/60 of the board's moves (32 on 5x5)."""
+        if self.start_step is not None:
+            return self.start_step
+        rows, cols = parse_board(board)
+        return round(32 * ((rows + 1) * cols + rows * (cols + 1)) / 60)
+
+
+def _model_default():
+    return make_model_config("resnet")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    model: object = field(default_factory=_model_default)
+    search: SearchConfig = SearchConfig()
+    replay: ReplayConfig = ReplayConfig()
+    loss: LossConfig = LossConfig()
+    curriculum: CurriculumConfig = CurriculumConfig()
+    iterations: int = 100
+    games_per_iteration: int = 32
+    batch_size: int = 1024  # Table A1
+    epochs: int = 5  # Table A1
+    lr: float = 1e-3
+    lr_halving: int = 0  # halve the learning rate every N iterations (Table A1's I_decay = 80); 0: never
+    seed: int = 0
+    device: str = "cpu"
+    workers: int = 1  # self-play processes; each plays its share of the games with its own copy of the net
+    threads: int = 1  # torch/BLAS threads of every self-play process (and of training when workers > 1)
+    eval_every: int = 5  # iterations between evaluations (games against the opponents, search accuracy)
+    eval_positions: int = 200  # labelled positions for the accuracy metrics (boards the solver covers)
+    eval_games: int = 20  # raw-policy games against each evaluation opponent (0: none)
+
+    def __post_init__(self):
+        family_of(self.model)  # a registered family's config
+        if self.workers < 1 or self.threads < 1:
+            raise ValueError(f"workers and threads must be >= 1, not {self.workers} and {self.threads}")
+        if self.iterations < 0 or self.games_per_iteration < 1 or self.batch_size < 1 or self.epochs < 1:
+            raise ValueError("iterations must be >= 0; games_per_iteration, batch_size and epochs >= 1")
+        if self.lr <= 0 or self.lr_halving < 0 or self.eval_every < 1:
+            raise ValueError("lr must be > 0, lr_halving >= 0, eval_every >= 1")
+
+    @property
+    def board(self) -> str:
+        return self.model.board
+
+    def mcts(self) -> MCTSConfig:
+        return self.search.mcts(self.model.value)
+
+    def lr_at(self, iteration: int) -> float:
+        return self.lr * 0.5 ** ((iteration - 1) // self.lr_halving) if self.lr_halving else self.lr
+
+
+_SECTIONS = {"search": SearchConfig, "replay": ReplayConfig, "loss": LossConfig, "curriculum": CurriculumConfig}
+
+# Training presets per model family: (model preset, overrides of the training defaults).
+PRESETS = {
+    "paper": ("paper", {}),  # Dotsformer Table A1 and A2, pure AlphaZero search
+    # small nets and searches for 2 CPU cores: margin values and BoxesZero's pruning make the few
+    # simulations count; rollbacks may come every 3 iterations
+    "cpu": ("cpu", {"search.simulations": 100, "search.prune": True, "model.value": "margin", "games_per_iteration": 32,
+                    "batch_size": 256, "epochs": 4, "iterations": 60, "replay.buffer_iterations": 8,
+                    "curriculum.min_gap": 3, "curriculum.epsilon": 0.1, "curriculum.node_q": 0.2}),
+}
+
+
+def setting_types() -> dict[str, type]:
+    """Every settable path -> its type (model fields for the default family are under ``model.``)."""
+    out = {}
+    for f in dataclasses.fields(TrainConfig):
+        if f.name == "model":
+            continue
+        if f.name in _SECTIONS:
+            for g in dataclasses.fields(_SECTIONS[f.name]):
+                out[f"{f.name}.{g.name}"] = g.type
+        else:
+            out[f.name] = f.type
+    return out
+
+
+def _resolve(key: str, model_fields: set[str]) -> str:
+    """A dotted path for ``key`` (a path already, or a bare name unique across sections)."""
+    paths = list(setting_types()) + [f"model.{n}" for n in model_fields]
+    if key in paths:
+        return key
+    matches = [p for p in paths if p.rsplit(".", 1)[-1] == key]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise ValueError(f"training option {key!r} is ambiguous: say {' or '.join(matches)}")
+    raise ValueError(f"unknown training option {key!r}; options: {', '.join(sorted(paths))}")
+
+
+def make_train_config(model: str = "resnet", preset: str = "cpu", **overrides) -> TrainConfig:
+    """``model``'s family with training ``preset`` and ``overrides`` (dotted paths or unique bare names;
+    ``board=`` and ``encoder=`` go to the model). Unknown names raise ``ValueError``."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}")
+    model_preset, base = PRESETS[preset]
+    fam = get_family(model)
+    model_fields = {f.name for f in dataclasses.fields(fam.config)}
+    settings = dict(base)
+    for key, value in overrides.items():
+        if value is not None:
+            settings[_resolve(key, model_fields)] = value
+    model_kw = {k[6:]: v for k, v in settings.items() if k.startswith("model.")}
+    model_kw = {k: v for k, v in model_kw.items() if k in model_fields}  # preset keys other families lack
+    model_cfg = make_model_config(model, preset=model_preset if model_preset in fam.presets else None, **model_kw)
+    return _assemble(model_cfg, settings)
+
+
+def _assemble(model_cfg, settings: dict) -> TrainConfig:
+    sections = {name: {} for name in _SECTIONS}
+    top = {}
+    for key, value in settings.items():
+        head, _, tail = key.partition(".")
+        if head == "model":
+            continue
+        if tail:
+            sections[head][tail] = value
+        else:
+            top[key] = value
+    return TrainConfig(model=model_cfg, **{n: cls(**sections[n]) for n, cls in _SECTIONS.items()}, **top)
+
+
+def to_dict(config: TrainConfig) -> dict:
+    out = {"model": config_to_dict(config.model)}
+    for f in dataclasses.fields(TrainConfig):
+        if f.name != "model":
+            value = getattr(config, f.name)
+            out[f.name] = dataclasses.asdict(value) if f.name in _SECTIONS else value
+    return out
+
+
+def from_dict(data: dict) -> TrainConfig:
+    """Inverse of :func:`to_dict` (fields added since the file was written take their defaults)."""
+    if not isinstance(data, dict) or "model" not in data:
+        raise ValueError("a training config needs its 'model' section")
+    settings = {}
+    for key, value in data.items():
+        if key == "model":
+            continue
+        if key in _SECTIONS:
+            if not isinstance(value, dict):
+                raise ValueError(f"training config section {key!r} must be a mapping")
+            settings.update({f"{key}.{k}": v for k, v in value.items()})
+        else:
+            settings[key] = value
+    known = set(setting_types())
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise ValueError(f"unknown training options {unknown}")
+    return _assemble(config_from_dict(data["model"]), settings)
+
+
+# settings a resumed run may change: extend or anneal it, move it to another machine, evaluate differently
+RESUMABLE = ("iterations", "lr", "lr_halving", "workers", "threads", "device", "eval_every", "eval_games",
+             "eval_positions")
+
+
+def _convert(kind: str, key: str, text: str):
+    """``text`` as the field type ``kind`` (a type annotation string: bool, int, float, str, X | None)."""
+    kind = str(kind).replace("typing.", "")
+    parts = [p.strip() for p in kind.split("|")]
+    if "None" in parts and text.lower() in ("none", "null"):
+        return None
+    base = next(p for p in parts if p != "None")
+    if base == "bool":
+        if text.lower() not in ("true", "false", "1", "0"):
+            raise ValueError(f"--set {key}: expected true or false, got {text!r}")
+        return text.lower() in ("true", "1")
+    if base in ("int", "float"):
+        try:
+            return int(text) if base == "int" else float(text)
+        except ValueError:
+            raise ValueError(f"--set {key}: expected {'an integer' if base == 'int' else 'a number'}, got {text!r}") from None
+    return text
+
+
+def parse_settings(model: str, items: list[str]) -> dict:
+    """``KEY=VALUE`` strings (dotted paths or unique bare names) -> ``{path: typed value}``."""
+    fam = get_family(model)
+    model_types = {f.name: f.type for f in dataclasses.fields(fam.config)}
+    types = setting_types() | {f"model.{k}": v for k, v in model_types.items()}
+    out = {}
+    for item in items or []:
+        key, sep, text = item.partition("=")
+        if not sep:
+            raise ValueError(f"--set takes KEY=VALUE, got {item!r}")
+        path = _resolve(key.strip(), set(model_types))
+        out[path] = _convert(types[path], path, text.strip())
+    return out

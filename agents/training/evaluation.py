@@ -1,0 +1,136 @@
+"""Measuring a network during training: move accuracy against the exact solver, and games against
+opponents the caller passes in.
+
+A position's moves are labelled by the retrograde solver (boards of at most 24 edges): *optimal* moves
+reach its best final margin, *winning* moves keep the best result (BoxesZero's criterion), and a position
+is *greedy-hard* when the greedy rule allows a move that is not optimal.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import NamedTuple
+
+import numpy as np
+
+from agents.mcts import MCTS, MCTSConfig, run_many
+from agents.models.evaluator import NetworkEvaluator
+from dnb_env.core import GameState
+
+__all__ = ["Labelled", "MIDDLE_GAME", "labelled_positions", "accuracy", "policy_moves", "search_moves",
+           "score_against", "default_opponents"]
+
+
+class Labelled(NamedTuple):
+    """A position with the exact solver's verdict on its moves."""
+
+    state: GameState
+    optimal: frozenset  # moves reaching the solver's best final margin
+    winning: frozenset  # moves keeping the best result (win, draw or loss): BoxesZero's criterion
+    hard: bool  # the greedy rule allows a move that is not optimal
+
+
+MIDDLE_GAME = 22 / 60  # BoxesZero's middle-game test sets start at step 22 of the 60 edges of 5x5
+
+
+def labelled_positions(board: str, count: int, seed: int = 0, first: int | None = None) -> list[Labelled]:
+    """Middle and late-game positions from realistic play (:func:`dnb_env.analysis.realistic_move`),
+    stopped after ``first`` .. ``num_actions - 3`` moves, labelled by the exact solver. ``first`` defaults to
+    the start of the middle game, ``round(MIDDLE_GAME * num_actions)`` (9 on 3x3). Only for boards the
+    solver covers (<= 24 edges); others give an empty list."""
+    from baselines.greedy import GreedyAgent
+    from baselines.solver import Solver
+    from dnb_env.analysis import realistic_move
+
+    g = GameState.new(board)
+    if g.num_actions > 24:
+        return []
+    if first is None:
+        first = round(MIDDLE_GAME * g.num_actions)
+    if not 0 <= first <= g.num_actions - 3:
+        raise ValueError(f"first must be in [0, {g.num_actions - 3}], not {first}")
+    solver = Solver()
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        s = GameState.new(board)
+        stop = rng.randrange(first, s.num_actions - 2)
+        while len(s.history) < stop and not s.is_terminal():
+            s = s.apply(realistic_move(s, rng))
+        if s.is_terminal():
+            continue
+        mv = solver.move_values(s)
+        best = max(mv.values())
+        optimal = frozenset(a for a, v in mv.items() if v == best)
+        sign = (best > 0) - (best < 0)
+        winning = frozenset(a for a, v in mv.items() if (v > 0) - (v < 0) == sign)
+        hard = any(a not in optimal for a in GreedyAgent.candidates(s))
+        out.append(Labelled(s, optimal, winning, hard))
+    return out
+
+
+def policy_moves(net, states: list[GameState], device: str = "cpu") -> list[int]:
+    """The raw policy's most probable legal move in each state."""
+    priors, _ = NetworkEvaluator(net, device).evaluate(states)
+    return [int(np.argmax(p)) for p in priors]
+
+
+def search_moves(net, states: list[GameState], simulations: int, c_puct: float = 1.0, batch_size: int = 8,
+                 device: str = "cpu") -> list[int]:
+    """The most visited move of a ``simulations`` search (pruning on, as when playing; values in the
+    network's units) in each state; the searches run in lockstep so network calls are shared."""
+    evaluator = NetworkEvaluator(net, device)
+    mcfg = MCTSConfig(simulations=simulations, c_puct=c_puct, batch_size=batch_size, prune=True,
+                      reuse_tree=False, value=net.config.value)
+    rng = np.random.default_rng(0)
+    counts = run_many([MCTS(evaluator, mcfg, rng) for _ in states], states, evaluator)
+    return [int(np.argmax(c)) for c in counts]
+
+
+def accuracy(net, positions: list[Labelled], device: str = "cpu", simulations: int | None = None) -> dict:
+    """Share of positions where the raw policy's top move (and the search's, if ``simulations``) is optimal,
+    overall and where greedy errs."""
+    if not positions:
+        return {}
+    states = [p.state for p in positions]
+    moves = {"raw": policy_moves(net, states, device)}
+    if simulations:
+        moves["search"] = search_moves(net, states, simulations, device=device)
+    out = {}
+    for kind, chosen in moves.items():
+        right = [m in p.optimal for m, p in zip(chosen, positions)]
+        out[f"{kind}_accuracy"] = float(np.mean(right))
+        hard = [r for r, p in zip(right, positions) if p.hard]
+        if hard:
+            out[f"{kind}_accuracy_greedy_hard"] = float(np.mean(hard))
+    return out
+
+
+def default_opponents(seed: int = 0) -> dict:
+    """``random`` and ``greedy``, the opponents a training run measures its raw policy against."""
+    from baselines.greedy import GreedyAgent
+    from baselines.random_agent import RandomAgent
+
+    return {"random": RandomAgent(seed=seed), "greedy": GreedyAgent(seed=seed)}
+
+
+def score_against(player, opponents: dict, board: str, games: int, seed: int = 0) -> dict:
+    """``player``'s score (wins + draws/2) over ``games`` games against each of ``opponents`` (name ->
+    Agent): first player alternating, the same guided random opening (num_actions // 6 moves) for both
+    colour assignments. Returns ``{"win_rate_vs_<name>": score}``."""
+    from agents.arena import make_opening, play_game
+
+    if games <= 0:
+        return {}
+    k = GameState.new(board).num_actions // 6
+    out = {}
+    for name, opponent in opponents.items():
+        score = 0.0
+        for g in range(games):
+            opening = make_opening(board, k, "guided", seed + g // 2)
+            seat = g % 2  # the player's seat
+            rec = play_game(board, *((player, opponent) if seat == 0 else (opponent, player)), opening)
+            diff = rec["scores"][seat] - rec["scores"][1 - seat]
+            score += 1.0 if diff > 0 else 0.5 if diff == 0 else 0.0
+        out[f"win_rate_vs_{name}"] = score / games
+    return out

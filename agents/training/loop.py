@@ -1,0 +1,132 @@
+"""The training loop: self-play -> replay -> gradient steps -> evaluation -> one atomic commit.
+
+    dnb train --model dotsformer --board 3x3 --preset cpu --out runs/df-3x3     # Ctrl-C, then --resume
+
+Every iteration's games are seeded by (seed, iteration, game) and its gradient steps by (seed, iteration),
+so a run resumed after a kill gives the same network, replay and metrics as one that was never stopped.
+A resume may change only the settings in :data:`~agents.training.config.RESUMABLE`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+
+from agents.models import build_model
+from agents.models.common import num_actions
+from agents.network_agent import PolicyAgent
+from agents.models.evaluator import NetworkEvaluator
+from agents.training import config as config_mod
+from agents.training.curriculum import Curriculum, measure
+from agents.training.evaluation import accuracy, default_opponents, labelled_positions, score_against
+from agents.training.losses import total_loss
+from agents.training.plots import plot_training
+from agents.training.replay import Replay
+from agents.training.selfplay import SelfPlayPool
+from agents.training.store import RunError, RunStore
+
+__all__ = ["train", "train_steps"]
+
+
+def train_steps(net, optimizer, replay: Replay, config, iteration: int, rng: np.random.Generator) -> dict:
+    """``epochs`` passes' worth of batches drawn from the replay; returns the mean loss parts."""
+    net.train()
+    steps = max(1, config.epochs * len(replay) // config.batch_size)
+    totals: dict[str, float] = {}
+    for _ in range(steps):
+        arrays = replay.draw(rng, config.batch_size, iteration, config.replay.gamma_decay, config.model.encoder,
+                             config.curriculum.q_mix, config.replay.augment)
+        batch = {k: torch.from_numpy(v).to(config.device) for k, v in arrays.items()}
+        loss, parts = total_loss(net(batch["planes"]), batch, config.loss, config.board)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        for k, v in parts.items():
+            totals[k] = totals.get(k, 0.0) + v
+    net.eval()
+    return {k: v / steps for k, v in totals.items()} | {"train_steps": steps}
+
+
+def _check_resume(saved, config) -> None:
+    mine, theirs = config_mod.to_dict(config), config_mod.to_dict(saved)
+    differs = sorted(k for k in mine if k not in config_mod.RESUMABLE and mine[k] != theirs[k])
+    if differs:
+        raise ValueError(f"the run was trained with another config (differs in {differs}); use another --out")
+
+
+def train(config, out: str, resume: bool = False, progress: bool = True, echo=print, eval_simulations: int = 200,
+          opponents: dict | None = None, fault=None) -> list[dict]:
+    """Train ``config`` in the run folder ``out`` (or continue it with ``resume``); returns the metrics rows.
+    ``opponents`` (name -> Agent; default random and greedy) are played by the raw policy at evaluations."""
+    store = RunStore(out, fault)
+    torch.manual_seed(config.seed)
+    net = build_model(config.model).to(config.device)
+    optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.loss.l2)
+    replay, metrics = Replay.empty(config.board), []
+    curriculum = Curriculum.begin(config.curriculum.first_step(config.board))
+    if curriculum.start >= num_actions(config.board):
+        raise ValueError(f"curriculum start step {curriculum.start} leaves no move to search on {config.board}")
+    start = 0
+    if resume:
+        if not store.has_run():
+            raise RunError(f"--resume: {out} holds no training run to continue")
+        _check_resume(store.read_config(), config)
+        committed = store.load(config.board)
+        if committed is not None:
+            net.load_state_dict(committed.payload["state_dict"])
+            optimizer.load_state_dict(committed.payload["extra"]["optimizer"])
+            start, replay, metrics, curriculum = committed.iteration, committed.replay, committed.metrics, committed.curriculum
+            echo(f"resuming after iteration {start} (first searched move {curriculum.start})")
+    elif store.has_run():
+        raise RunError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+    store.write_config(config)
+    positions = labelled_positions(config.board, config.eval_positions, seed=config.seed + 12345)
+    opponents = default_opponents(config.seed) if opponents is None else opponents
+    bar = _progress(config.iterations, start, progress)
+    pool = SelfPlayPool(config)
+    try:
+        for iteration in range(start + 1, config.iterations + 1):
+            rng = np.random.default_rng([config.seed, iteration])  # reproducible per iteration, also on resume
+            lr = config.lr_at(iteration)
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            t0 = time.perf_counter()
+            samples, stats = pool.play(net, iteration, curriculum.start)
+            t1 = time.perf_counter()
+            replay.add(samples)
+            replay.keep_recent(iteration, config.replay.buffer_iterations)
+            losses = train_steps(net, optimizer, replay, config, iteration, rng)
+            t2 = time.perf_counter()
+            trace = stats.pop("trace")
+            rollback = measure(trace, curriculum.start, config.curriculum)
+            row = {"iteration": iteration, "start_step": curriculum.start, **stats, **losses, **rollback, "lr": lr,
+                   "replay": len(replay), "self_play_s": t1 - t0, "train_s": t2 - t1}
+            evaluate = iteration % config.eval_every == 0 or iteration == config.iterations
+            row.update(accuracy(net, positions, config.device, eval_simulations if evaluate else None))
+            if evaluate:
+                player = PolicyAgent(NetworkEvaluator(net, config.device), seed=config.seed + iteration)
+                row.update(score_against(player, opponents, config.board, config.eval_games, seed=config.seed + iteration))
+            row["rolled_back"] = curriculum.update(rollback, iteration, config.curriculum)
+            metrics.append(row)
+            store.commit(iteration, net, optimizer, config, curriculum, replay, metrics, plot=plot_training)
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(S=curriculum.start, pl=f"{row['policy_loss']:.2f}", vl=f"{row['value_loss']:.2f}")
+    finally:
+        pool.close()
+        if bar is not None:
+            bar.close()
+    return metrics
+
+
+def _progress(total: int, initial: int, enabled: bool):
+    if not enabled:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover
+        return None
+    return tqdm(total=total, initial=initial, desc="iterations")
+

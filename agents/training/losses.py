@@ -1,0 +1,50 @@
+"""The training loss (Dotsformer Appendix B.1):
+
+``L = CE(pi, softmax(policy_logits)) + lambda_v (v - target)^2 + lambda_I focal(initiative)
++ lambda_cls CE(move classes)``, with L2 as Adam's weight decay.
+
+* policy: cross-entropy of the search's visit distribution against the softmax over the ``A`` edges.
+* value: squared error to the value target (game result, optionally mixed with the search's Q).
+* initiative (models with aux heads): focal loss ``-alpha_t (1 - p_t)^gamma log p_t`` over the three
+  classes capture / sacrifice / neutral; ``alpha`` balances the classes by their inverse frequency in the
+  batch (``focal_alpha="balanced"``) or is 1.
+* move classes (models with aux heads): cross-entropy of the 4 classes at every edge cell of the grid
+  (dots and box centres are always "forbidden" and carry no information, so they are left out).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from agents.models.common import action_cells
+
+__all__ = ["focal_loss", "total_loss"]
+
+
+def focal_loss(logits: torch.Tensor, target: torch.Tensor, gamma: float, balanced: bool) -> torch.Tensor:
+    """``logits [B, K]``, ``target [B]`` -> the mean focal loss."""
+    logp = F.log_softmax(logits, dim=1).gather(1, target[:, None]).squeeze(1)
+    loss = -((1 - logp.exp()) ** gamma) * logp
+    if balanced:
+        counts = torch.bincount(target, minlength=logits.shape[1]).to(logits.dtype)
+        alpha = len(target) / (counts.clamp(min=1) * int((counts > 0).sum()))
+        loss = loss * alpha[target]
+    return loss.mean()
+
+
+def total_loss(out: dict[str, torch.Tensor], batch: dict[str, torch.Tensor], cfg, board: str) -> tuple[torch.Tensor, dict]:
+    """``out``: the network's outputs; ``batch``: tensors ``pi``, ``value``, ``initiative``, ``move_class``;
+    ``cfg``: a :class:`~agents.training.config.LossConfig`. Returns the loss and its parts as floats."""
+    policy = -(batch["pi"] * F.log_softmax(out["policy_logits"], dim=1)).sum(dim=1).mean()
+    value = F.mse_loss(out["value"], batch["value"])
+    loss = policy + cfg.value_weight * value
+    parts = {"policy_loss": policy.item(), "value_loss": value.item()}
+    if "initiative_logits" in out:
+        init = focal_loss(out["initiative_logits"], batch["initiative"], cfg.focal_gamma, cfg.focal_alpha == "balanced")
+        cells = action_cells(board).to(out["move_class_logits"].device)
+        logits = out["move_class_logits"].flatten(2)[:, :, cells]  # [B, 4, A]
+        cls = F.cross_entropy(logits, batch["move_class"])
+        loss = loss + cfg.initiative_weight * init + cfg.move_class_weight * cls
+        parts |= {"initiative_loss": init.item(), "move_class_loss": cls.item()}
+    return loss, parts

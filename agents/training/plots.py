@@ -1,0 +1,47 @@
+"""``training.png``: losses, exact-label accuracy, scores against the evaluation opponents, and the
+backward-training start step per iteration."""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["plot_training"]
+
+
+def _panel(ax, metrics: list[dict], keys: tuple[str, ...], title: str, empty: str = "not measured yet",
+           unit: bool = True, **style) -> None:
+    """One line per metric in ``keys`` over the iterations that logged it (``empty`` is written in the
+    panel when none did)."""
+    for key in keys:
+        rows = [m for m in metrics if key in m]
+        if rows:
+            ax.plot([m["iteration"] for m in rows], [m[key] for m in rows], label=key.replace("_", " "), **style)
+    if unit:
+        ax.set_ylim(0, 1)
+    ax.set_xlabel("iteration")
+    ax.set_title(title)
+    if ax.lines:
+        ax.legend(fontsize=8)
+    else:
+        ax.text(0.5, 0.5, empty, ha="center", va="center", transform=ax.transAxes, color="grey")
+    ax.grid(alpha=0.3)
+
+
+def plot_training(metrics: list[dict], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 4, figsize=(20, 4))
+    _panel(axes[0], metrics, ("policy_loss", "value_loss", "initiative_loss", "move_class_loss"), "losses", unit=False)
+    _panel(axes[1], metrics, ("raw_accuracy", "search_accuracy", "raw_accuracy_greedy_hard", "search_accuracy_greedy_hard"),
+           "share of optimal moves (exact solver)", empty="no exact labels: the solver covers\nboards of at most 24 edges")
+    keys = tuple(sorted({k for m in metrics for k in m if k.startswith("win_rate_vs_")}))
+    _panel(axes[2], metrics, keys, "raw policy's score per game", marker="o")
+    _panel(axes[3], metrics, ("start_step",), "backward training: first searched move S", unit=False, drawstyle="steps-post")
+    fig.tight_layout()
+    tmp = path + ".tmp.png"
+    fig.savefig(tmp, dpi=90)
+    plt.close(fig)
+    os.replace(tmp, path)

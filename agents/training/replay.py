@@ -1,0 +1,103 @@
+"""The replay buffer: the samples of the last ``buffer_iterations`` iterations, drawn with Dotsformer's
+experience decay and mapped by a random board symmetry.
+
+A batch is drawn with probability proportional to ``gamma_decay^(iteration - sample iteration)`` (the
+weight ``w_b`` of Dotsformer eq. A6 applied by sampling instead of scaling the loss: the same expected
+gradient, without tiny weights), then encoded with the model's encoder.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+
+import numpy as np
+
+from agents.training.samples import Samples
+from dnb_env.core import parse_board
+from dnb_env.observations import encode_batch
+from dnb_env.symmetry import symmetries, transform_planes, transform_policy
+
+__all__ = ["Replay", "ReplayError"]
+
+
+class ReplayError(ValueError):
+    pass
+
+
+class Replay:
+    def __init__(self, samples: Samples):
+        self.samples = samples
+
+    @classmethod
+    def empty(cls, board: str) -> "Replay":
+        return cls(Samples.empty(board))
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def add(self, samples: Samples) -> None:
+        self.samples = self.samples.concat(samples)
+
+    def keep_recent(self, iteration: int, window: int) -> None:
+        self.samples = self.samples.take(self.samples.iteration > iteration - window)
+
+    def weights(self, iteration: int, gamma: float) -> np.ndarray:
+        w = gamma ** (iteration - self.samples.iteration).astype(np.float64)
+        return w / w.sum()
+
+    def batch(self, idx: np.ndarray, encoder: str, q_mix: float, sym=None) -> dict[str, np.ndarray]:
+        """Rows ``idx`` as arrays: ``planes [n, C, H, W]``, ``pi [n, A]``, ``value [n]`` (the value target
+        ``(1 - q_mix) z + q_mix q``; internal nodes: their Q), ``initiative [n]``, ``move_class [n, A]``;
+        mapped by the symmetry ``sym`` if given."""
+        s = self.samples
+        planes = encode_batch(encoder, s.states(idx))
+        pi, classes = s.pi[idx], s.move_class[idx]
+        if sym is not None:
+            rows, cols = parse_board(s.board)
+            planes = transform_planes(sym, encoder, planes)
+            pi = transform_policy(sym, pi, rows, cols)
+            classes = transform_policy(sym, classes, rows, cols)
+        value = np.where(s.node[idx], s.q[idx], (1 - q_mix) * s.z[idx] + q_mix * s.q[idx]).astype(np.float32)
+        return {"planes": np.ascontiguousarray(planes), "pi": np.ascontiguousarray(pi), "value": value,
+                "initiative": s.initiative[idx].astype(np.int64), "move_class": np.ascontiguousarray(classes, dtype=np.int64)}
+
+    def draw(self, rng: np.random.Generator, size: int, iteration: int, gamma: float, encoder: str, q_mix: float,
+             augment: bool) -> dict[str, np.ndarray]:
+        n = len(self)
+        idx = rng.choice(n, size=min(size, n), p=self.weights(iteration, gamma))
+        sym = None
+        if augment:
+            syms = symmetries(*parse_board(self.samples.board))
+            sym = syms[int(rng.integers(len(syms)))]
+        return self.batch(idx, encoder, q_mix, sym)
+
+    # ------------------------------------------------------------------ files
+    def save(self, path: str) -> None:
+        """Write ``path`` (an ``.npz``) atomically: temporary file, fsync, rename."""
+        tmp = f"{path}.tmp{os.getpid()}.npz"
+        try:
+            with open(tmp, "wb") as f:
+                np.savez_compressed(f, **self.samples.arrays())
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+
+    @classmethod
+    def load(cls, path: str) -> "Replay":
+        """Read a replay file; a missing, truncated or malformed file raises :class:`ReplayError` naming it."""
+        try:
+            with open(path, "rb") as f:
+                if f.read(4) != b"PK\x03\x04":
+                    raise zipfile.BadZipFile("not a zip archive")
+            with np.load(path, allow_pickle=False) as data:
+                return cls(Samples.from_arrays({k: data[k] for k in data.files}, source=path))
+        except FileNotFoundError:
+            raise ReplayError(f"replay file {path} does not exist") from None
+        except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            raise ReplayError(f"replay file {path} is corrupt ({type(exc).__name__}: {exc})") from None
+        except ValueError as exc:
+            raise ReplayError(f"replay file {path} is not a replay of this format: {exc}") from None

@@ -1,0 +1,172 @@
+"""Self-play: an iteration's games in lockstep under one network, optionally split over processes.
+
+* Game g of iteration i draws everything from ``default_rng([seed, i, g])``, so a game does not depend
+  on which process plays it or beside which others.
+* Backward training: the first S moves (the curriculum's start step) are BoxesZero's greedy policy (a
+  uniformly random legal move with probability ``opening_random``); they give no samples. From S on
+  every move is searched (PUCT, Dirichlet noise at the root); the first ``temperature_moves`` searched
+  moves are drawn at ``temperature``, later ones are the most visited.
+* Samples: every searched position (its visit distribution, the game result z, the search's Q, the move
+  played) and, while S > 0 and ``extra_nodes``, the well-searched internal nodes of each tree
+  (:func:`internal_nodes`).
+* A trace row per searched position (step, Q, the network's value of the root, z) feeds the
+  curriculum's rollback rule.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from agents.mcts import MCTS, Node, final_value, run_many, visits_to_policy
+from agents.models import build_model
+from agents.models.evaluator import NetworkEvaluator
+from agents.training.samples import Record, Samples
+from baselines.greedy import GreedyAgent
+from dnb_env.core import GameState
+
+__all__ = ["self_play", "SelfPlayPool", "internal_nodes", "opening_move"]
+
+
+def opening_move(state: GameState, rng: np.random.Generator, random_share: float) -> int:
+    """BoxesZero's greedy opening policy with randomness (one of the greedy rule's moves, or with
+    probability ``random_share`` any legal move)."""
+    options = state.legal_actions() if rng.random() < random_share else GreedyAgent.candidates(state)
+    return int(options[int(rng.integers(len(options)))])
+
+
+def _node_value(node: Node) -> float:
+    return float(sum(node.W) / node.total)
+
+
+def internal_nodes(root: Node, played: int, min_visits: float, min_abs_q: float) -> list[Record]:
+    """Expanded nodes below ``root`` (not the subtree of the move ``played``, whose position is searched
+    next anyway) with at least ``min_visits`` visits and |Q| >= ``min_abs_q``: each as a sample with its
+    visit distribution and its Q (for its own mover) as the value target."""
+    out = []
+    stack = [child for a, child in root.children.items() if a != played]
+    while stack:
+        node = stack.pop()
+        if not node.expanded or node.terminal or node.total < min_visits:
+            continue
+        q = _node_value(node)
+        if abs(q) >= min_abs_q:
+            counts = np.zeros(node.state.num_actions)
+            counts[node.actions] = node.N
+            best = int(np.argmax(counts))
+            out.append(Record(node.state, best, visits_to_policy(counts, 1.0), q, node=True, z=q))
+        stack.extend(node.children.values())
+    return out
+
+
+def self_play(net, config, iteration: int, start: int, games: range | None = None) -> tuple[Samples, dict]:
+    """Play the iteration's ``games`` (default all ``games_per_iteration``) from start step ``start``;
+    returns the samples and stats (``games``, ``positions``, ``nodes``, ``first_player_win_rate``,
+    ``network_calls``, ``trace [n, 4]``)."""
+    cur = config.curriculum
+    value = config.model.value
+    evaluator = NetworkEvaluator(net, config.device)
+    mcfg = config.mcts()
+    games = range(config.games_per_iteration) if games is None else games
+    n = len(games)
+    rngs = [np.random.default_rng([config.seed, iteration, g]) for g in games]
+    states = []
+    for rng in rngs:
+        s = GameState.new(config.board)
+        while len(s.history) < start and not s.is_terminal():
+            s = s.apply(opening_move(s, rng, cur.opening_random))
+        states.append(s)
+    searches = [MCTS(evaluator, mcfg, rngs[i]) for i in range(n)]
+    records: list[list[Record]] = [[] for _ in range(n)]
+    nodes: list[list[Record]] = [[] for _ in range(n)]
+    trace: list[list] = [[] for _ in range(n)]  # (step, q, v) per searched position
+    extra = cur.extra_nodes and start > 0
+    active = [i for i in range(n) if not states[i].is_terminal()]
+    while active:
+        counts = run_many([searches[i] for i in active], [states[i] for i in active], evaluator)
+        for k, i in enumerate(active):
+            s, c, search = states[i], counts[k], searches[i]
+            q = search.root_value()
+            if len(s.history) - start < config.search.temperature_moves:
+                p = visits_to_policy(c, config.search.temperature)
+                a = int(rngs[i].choice(len(p), p=p))
+            else:
+                a = int(rngs[i].choice(np.flatnonzero(c == c.max())))
+            records[i].append(Record(s, a, visits_to_policy(c, 1.0), q))
+            trace[i].append((len(s.history), q, search.root_net_value))
+            if extra:
+                nodes[i].extend(internal_nodes(search.root, a, cur.node_visits * mcfg.simulations, cur.node_q))
+            states[i] = s.apply(a)
+        active = [i for i in active if not states[i].is_terminal()]
+    ordered, rows, margins = [], [], []  # game by game: its positions, then its internal nodes
+    for i in range(n):
+        final = states[i]
+        margins.append(final.scores[0] - final.scores[1])
+        for r, (step, q, v) in zip(records[i], trace[i]):
+            r.z = final_value(final.as_seen_by(r.state.current_player), value)
+            rows.append((step, q, v, r.z))
+        ordered += records[i] + nodes[i]
+    samples = Samples.from_records(config.board, ordered, iteration)
+    stats = {"games": n, "positions": len(rows), "nodes": sum(map(len, nodes)),
+             "first_player_win_rate": float(np.mean([m > 0 for m in margins])) if n else 0.0,
+             "network_calls": evaluator.calls, "trace": np.array(rows, dtype=np.float64).reshape(-1, 4)}
+    return samples, stats
+
+
+def _worker_init(threads: int) -> None:
+    torch.set_num_threads(threads)
+
+
+_WORKER_NET: dict = {}
+
+
+def _self_play_share(state_dict, config, iteration: int, start: int, games: range) -> tuple[Samples, dict]:
+    """One worker process's share of an iteration's self-play (its net is built once and reloaded)."""
+    net = _WORKER_NET.get("net")
+    if net is None or net.config != config.model:
+        net = _WORKER_NET["net"] = build_model(config.model).to(config.device)
+    net.load_state_dict(state_dict)
+    return self_play(net, config, iteration, start, games)
+
+
+def merge_stats(parts: list[dict]) -> dict:
+    games = sum(p["games"] for p in parts)
+    return {"games": games, "positions": sum(p["positions"] for p in parts), "nodes": sum(p["nodes"] for p in parts),
+            "first_player_win_rate": float(sum(p["first_player_win_rate"] * p["games"] for p in parts) / max(1, games)),
+            "network_calls": sum(p["network_calls"] for p in parts),
+            "trace": np.concatenate([p["trace"] for p in parts]) if parts else np.zeros((0, 4))}
+
+
+class SelfPlayPool:
+    """``config.workers`` processes that play one iteration's games between them (contiguous shares; see
+    :func:`self_play` for the seeding). With ``workers=1`` the games are played in this process."""
+
+    def __init__(self, config):
+        self.config = config
+        self.pool = None
+        if config.workers > 1:
+            import concurrent.futures
+            import multiprocessing
+
+            self.pool = concurrent.futures.ProcessPoolExecutor(
+                config.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init,
+                initargs=(config.threads,))
+
+    def play(self, net, iteration: int, start: int) -> tuple[Samples, dict]:
+        cfg = self.config
+        if self.pool is None:
+            return self_play(net, cfg, iteration, start)
+        state = {k: v.detach().cpu() for k, v in net.state_dict().items()}
+        bounds = np.linspace(0, cfg.games_per_iteration, cfg.workers + 1).astype(int)
+        jobs = [self.pool.submit(_self_play_share, state, cfg, iteration, start, range(lo, hi))
+                for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+        results = [job.result() for job in jobs]
+        samples = Samples.empty(cfg.board)
+        for part, _ in results:
+            samples = samples.concat(part)
+        return samples, merge_stats([st for _, st in results])
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+            self.pool = None

@@ -1,0 +1,220 @@
+"""The run folder, committed one iteration at a time.
+
+::
+
+    run/
+      config.json                   the training config (to_dict); rewritten when a resume changes it
+      manifest.json                 {"iteration": i, "dir": "iterations/000012"}: the last complete iteration
+      iterations/000012/            everything of iteration i: checkpoint.pt (network, optimiser,
+                                    curriculum), replay.npz, metrics.jsonl (every row up to i)
+      checkpoint.pt, metrics.jsonl, training.png    copies for people and agents; never read on resume
+
+An iteration is written under ``iterations/NNNNNN.partial``, renamed to ``iterations/NNNNNN`` and only
+then named by ``manifest.json`` (replaced atomically). A run killed at any point resumes from the
+iteration the manifest names, with exactly its replay and metrics; a partial or unnamed folder is
+discarded. The previous iteration's folder is kept as well: to go back to it after damage to the newest,
+point ``manifest.json`` at it (``{"iteration": i - 1, "dir": "iterations/<i-1>"}``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from agents.training import config as config_mod
+from agents.training.curriculum import Curriculum
+from agents.training.replay import Replay, ReplayError
+
+__all__ = ["RunStore", "RunError", "Committed", "write_json_atomic", "read_metrics", "export_weights"]
+
+KEEP = 2  # committed iteration folders kept (the newest and the one before)
+
+
+class RunError(ValueError):
+    pass
+
+
+def _fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_json_atomic(path: str, obj, lines: bool = False) -> None:
+    """Write ``obj`` as JSON (``lines``: a list written one JSON document per line) via a temporary file,
+    fsync and rename."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        if lines:
+            f.writelines(json.dumps(row) + "\n" for row in obj)
+        else:
+            json.dump(obj, f, indent=2)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def read_metrics(path: str) -> list[dict]:
+    rows = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise RunError(f"{path}, line {n}: not valid JSON ({exc.msg})") from None
+            if not isinstance(row, dict) or not isinstance(row.get("iteration"), int):
+                raise RunError(f"{path}, line {n}: not a metrics row (needs an integer 'iteration')")
+            rows.append(row)
+    return rows
+
+
+class Committed:
+    """What resuming reads: the iteration, its checkpoint payload, replay and metrics."""
+
+    def __init__(self, iteration: int, payload: dict, replay: Replay, metrics: list[dict]):
+        self.iteration, self.payload, self.replay, self.metrics = iteration, payload, replay, metrics
+
+    @property
+    def curriculum(self) -> Curriculum:
+        return Curriculum.from_dict(self.payload["extra"]["curriculum"])
+
+
+class RunStore:
+    """``fault(stage)`` is called at every step of a commit (tests pass one that raises, to simulate a
+    kill there); stages: checkpoint, replay, metrics, rename, manifest, views, prune."""
+
+    def __init__(self, path: str, fault=None):
+        self.path = path
+        self.fault = fault or (lambda stage: None)
+
+    def _p(self, *parts) -> str:
+        return os.path.join(self.path, *parts)
+
+    # ------------------------------------------------------------------ reading
+    def has_run(self) -> bool:
+        return os.path.exists(self._p("manifest.json")) or os.path.exists(self._p("config.json"))
+
+    def read_config(self):
+        path = self._p("config.json")
+        try:
+            with open(path) as f:
+                data = json.load(f)
+        except FileNotFoundError:
+            raise RunError(f"{self.path} holds no training run (no config.json)") from None
+        except json.JSONDecodeError as exc:
+            raise RunError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        try:
+            return config_mod.from_dict(data)
+        except (TypeError, ValueError) as exc:
+            raise RunError(f"{path} is not a training config of this version: {exc}") from None
+
+    def manifest(self) -> dict | None:
+        path = self._p("manifest.json")
+        if not os.path.exists(path):
+            return None
+        try:
+            with open(path) as f:
+                data = json.load(f)
+            iteration, folder = int(data["iteration"]), str(data["dir"])
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise RunError(f"{path} is damaged ({type(exc).__name__}: {exc}); point it at the last good "
+                           f"folder under {self._p('iterations')} to recover") from None
+        return {"iteration": iteration, "dir": folder}
+
+    def load(self, board: str) -> Committed | None:
+        """The last committed iteration, or None when no iteration was committed yet."""
+        m = self.manifest()
+        if m is None:
+            return None
+        folder = self._p(m["dir"])
+        try:
+            payload = load_checkpoint(os.path.join(folder, "checkpoint.pt"), board=board)
+            replay = Replay.load(os.path.join(folder, "replay.npz"))
+            metrics = read_metrics(os.path.join(folder, "metrics.jsonl"))
+        except (CheckpointError, ReplayError, RunError, FileNotFoundError) as exc:
+            raise RunError(f"iteration {m['iteration']} of {self.path} cannot be read: {exc}. The folder of "
+                           f"the iteration before it (if kept) can be named in manifest.json instead") from None
+        if payload["extra"].get("iteration") != m["iteration"]:
+            raise RunError(f"{folder}/checkpoint.pt is iteration {payload['extra'].get('iteration')}, the manifest "
+                           f"says {m['iteration']}")
+        return Committed(m["iteration"], payload, replay, metrics)
+
+    # ------------------------------------------------------------------ writing
+    def write_config(self, config) -> None:
+        os.makedirs(self.path, exist_ok=True)
+        write_json_atomic(self._p("config.json"), config_mod.to_dict(config))
+
+    def commit(self, iteration: int, net, optimizer, config, curriculum: Curriculum, replay: Replay,
+               metrics: list[dict], plot=None) -> None:
+        name = f"{iteration:06d}"
+        final = self._p("iterations", name)
+        partial = final + ".partial"
+        for stale in (partial, final):  # left by a commit that was killed before its manifest
+            shutil.rmtree(stale, ignore_errors=True)
+        os.makedirs(partial)
+        extra = {"iteration": iteration, "optimizer": optimizer.state_dict(), "config": config_mod.to_dict(config),
+                 "curriculum": curriculum.to_dict()}
+        self.fault("checkpoint")
+        save_checkpoint(os.path.join(partial, "checkpoint.pt"), net, extra=extra)
+        self.fault("replay")
+        replay.save(os.path.join(partial, "replay.npz"))
+        self.fault("metrics")
+        write_json_atomic(os.path.join(partial, "metrics.jsonl"), metrics, lines=True)
+        _fsync_dir(partial)
+        self.fault("rename")
+        os.replace(partial, final)
+        _fsync_dir(self._p("iterations"))
+        self.fault("manifest")
+        write_json_atomic(self._p("manifest.json"), {"iteration": iteration, "dir": f"iterations/{name}"})
+        self.fault("views")
+        self._views(final, metrics, plot)
+        self.fault("prune")
+        self._prune(name)
+
+    def _views(self, folder: str, metrics: list[dict], plot) -> None:
+        tmp = self._p(f"checkpoint.pt.tmp{os.getpid()}")
+        try:
+            os.link(os.path.join(folder, "checkpoint.pt"), tmp)
+        except OSError:
+            shutil.copyfile(os.path.join(folder, "checkpoint.pt"), tmp)
+        os.replace(tmp, self._p("checkpoint.pt"))
+        write_json_atomic(self._p("metrics.jsonl"), metrics, lines=True)
+        if plot is not None:
+            plot(metrics, self._p("training.png"))
+
+    def _prune(self, newest: str) -> None:
+        root = self._p("iterations")
+        names = sorted(n for n in os.listdir(root) if n.isdigit() and n <= newest)
+        for n in names[:-KEEP]:
+            shutil.rmtree(os.path.join(root, n), ignore_errors=True)
+        for n in os.listdir(root):  # iterations past the committed one: a run restarted from an older manifest
+            if n.endswith(".partial") or (n.isdigit() and n > newest):
+                shutil.rmtree(os.path.join(root, n), ignore_errors=True)
+
+
+def export_weights(run: str, out: str) -> dict:
+    """Write the network of the run folder ``run`` as a playing checkpoint ``out`` (atomically; no optimiser
+    or replay), recording its training config, iterations, self-play games and seconds; returns the extra."""
+    from agents.models import build_model, config_from_dict
+
+    store = RunStore(run)
+    if store.manifest() is None:
+        raise RunError(f"{run} is not a training run folder (no manifest.json)")
+    cfg = store.read_config()
+    committed = store.load(cfg.board)
+    net = build_model(config_from_dict(committed.payload["model"]))
+    net.load_state_dict(committed.payload["state_dict"])
+    metrics = committed.metrics
+    info = {"config": committed.payload["extra"]["config"], "iterations": committed.iteration,
+            "self_play_games": sum(m["games"] for m in metrics),
+            "training_seconds": round(sum(m["self_play_s"] + m["train_s"] for m in metrics)),
+            "curriculum": committed.payload["extra"]["curriculum"]}
+    save_checkpoint(out, net, extra=info)
+    return info
+

@@ -1,0 +1,300 @@
+"""Self-play training: config, samples, losses, curriculum, the loop, its resume and its commit."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from agents.checkpoint import load_checkpoint
+from agents.training.config import from_dict, make_train_config, to_dict
+from agents.training.curriculum import Curriculum, measure, rollback_table
+from agents.training.loop import train
+from agents.training.losses import focal_loss, total_loss
+from agents.training.replay import Replay, ReplayError
+from agents.training.samples import Record, Samples
+from agents.training.store import RunError, export_weights
+from dnb_env.analysis import Initiative, MoveClass
+from dnb_env.core import GameState
+from registry import make_agent
+
+QUIET = dict(progress=False, echo=lambda *_: None)
+
+
+def tiny(model="resnet", **kw):
+    base = dict(board="2x2", iterations=2, games_per_iteration=4, simulations=16, eval_positions=0, eval_games=0)
+    if model == "resnet":
+        base["model.width"] = 8
+    return make_train_config(model, "cpu", **{**base, **kw})
+
+
+def test_config_nests_sections_and_round_trips():
+    cfg = tiny(**{"curriculum.rule": "boxeszero", "lr": 3e-4})
+    assert cfg.board == "2x2" and cfg.search.simulations == 16 and cfg.model.width == 8
+    assert cfg.curriculum.rule == "boxeszero" and cfg.lr == 3e-4 and cfg.mcts().value == "margin"
+    assert from_dict(json.loads(json.dumps(to_dict(cfg)))) == cfg
+    assert cfg.curriculum.first_step("5x5") == 32 and cfg.curriculum.first_step("2x2") == 6
+    with pytest.raises(ValueError, match="unknown training option 'bogus'"):
+        tiny(bogus=1)
+    with pytest.raises(ValueError, match="curriculum rule"):
+        tiny(rule="sometimes")
+    with pytest.raises(ValueError, match="workers"):
+        tiny(workers=0)
+    with pytest.raises(ValueError, match="unknown preset"):
+        make_train_config("resnet", "huge")
+
+
+def test_samples_are_columnar_and_rebuild_the_positions():
+    # player 0 completes the top-left box of a 2x2 board and moves again
+    s = GameState.from_actions(2, 2, [0, 6, 2, 4]).apply(7)
+    assert s.scores == (1, 0) and s.current_player == 0
+    pi = np.zeros(s.num_actions)
+    pi[[1, 3]] = 0.5
+    rec = [Record(s, 1, pi, 0.25, z=1.0), Record(GameState.new(2, 2), 3, np.full(12, 1 / 12), -0.5, node=True, z=-0.5)]
+    smp = Samples.from_records("2x2", rec, iteration=7)
+    assert smp.edges.shape == (2, 2) and smp.owners.shape == (2, 2, 1) and smp.pi.dtype == np.float32
+    back = smp.states()
+    assert (back[0].edges, back[0].owner0, back[0].owner1, back[0].current_player) == (s.edges, s.owner0, s.owner1, s.current_player)
+    assert back[0].scores == s.scores and list(smp.step) == [5, 0] and list(smp.iteration) == [7, 7]
+    assert smp.move_class[1].tolist() == [MoveClass.SAFE] * 12
+    assert smp.initiative[1] == Initiative.NEUTRAL
+    replay = Replay(smp)
+    b = replay.batch(np.array([0, 1]), "chainloop6", q_mix=0.5)
+    assert b["value"].tolist() == [0.625, -0.5]  # (1 - q_mix) z + q_mix q; a node keeps its Q
+    assert b["planes"].shape == (2, 6, 5, 5)
+
+
+def test_replay_file_errors_name_the_file(tmp_path):
+    path = tmp_path / "replay.npz"
+    Replay.empty("2x2").save(str(path))
+    assert len(Replay.load(str(path))) == 0
+    path.write_bytes(path.read_bytes()[:20])
+    with pytest.raises(ReplayError, match="replay.npz is corrupt"):
+        Replay.load(str(path))
+    np.savez(str(tmp_path / "other.npz"), planes=np.zeros(3))
+    with pytest.raises(ReplayError, match="missing column"):
+        Replay.load(str(tmp_path / "other.npz"))
+
+
+def test_focal_loss_focuses_and_balances():
+    logits = torch.tensor([[4.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    target = torch.tensor([0, 0])
+    plain = torch.nn.functional.cross_entropy(logits, target, reduction="none")
+    focal = focal_loss(logits, target, gamma=2.0, balanced=False)
+    p = torch.softmax(logits, 1)[:, 0]
+    assert focal.item() == pytest.approx((((1 - p) ** 2) * plain).mean().item())
+    assert focal_loss(logits, target, 0.0, False).item() == pytest.approx(plain.mean().item())
+    # a rare class gets the larger weight
+    t = torch.tensor([0, 0, 0, 1])
+    even = torch.zeros(4, 3)
+    w = focal_loss(even, t, 0.0, True).item()
+    assert w == pytest.approx(np.log(3) * (3 * (4 / 6) + 1 * (4 / 2)) / 4)
+
+
+def test_total_loss_covers_aux_heads_only_when_present():
+    from agents.models import build_model, make_model_config
+
+    for aux in (False, True):
+        net = build_model(make_model_config("resnet", board="2x2", encoder="chainloop6", blocks=1, width=8, aux_heads=aux))
+        cfg = tiny()
+        smp = Samples.from_records("2x2", [Record(GameState.new(2, 2), 0, np.full(12, 1 / 12), 0.0, z=1.0)], 1)
+        arrays = Replay(smp).batch(np.array([0, 0]), "chainloop6", 0.0)
+        batch = {k: torch.from_numpy(v) for k, v in arrays.items()}
+        loss, parts = total_loss(net(batch["planes"]), batch, cfg.loss, "2x2")
+        assert loss.requires_grad and ("initiative_loss" in parts) == aux and ("move_class_loss" in parts) == aux
+
+
+def test_rollback_rules():
+    cfg = tiny().curriculum  # dotsformer rule, min_gap 3 (cpu preset), epsilon 0.1
+    # step, q, v, z: roots at step 6 right 3 of 4; steps 10 right
+    trace = np.array([[6, 0.5, 0.2, 1], [6, -0.4, 0.0, -1], [6, 0.3, 0.1, 1], [6, 0.5, 0.3, -1], [10, 0.9, 0.9, 1],
+                      [7, 0.0, 0.0, 1]])
+    stats = measure(trace, 6, cfg)
+    assert stats["root_accuracy"] == 0.75 and stats["step_accuracy"] == 1.0
+    cur = Curriculum.begin(6)
+    assert not cur.update(stats, 2, cfg)  # too soon after the start
+    assert cur.update(stats, 3, cfg) and cur.start == 5
+    assert not cur.update({"root_accuracy": 0.5, "step_accuracy": 1.0}, 9, cfg)
+    assert cur.update(stats, 9, cfg) and cur.history == [[0, 6], [3, 5], [9, 4]]
+    assert rollback_table(cur.history) == [(6, 3), (5, 6), (4, None)]
+    bz = tiny(rule="boxeszero", max_gap=5).curriculum
+    cur = Curriculum.begin(3)
+    assert cur.update({"mqr": 0.8, "nvr": 0.9}, 1, bz) and not cur.update({"mqr": 0.8, "nvr": 0.5}, 2, bz)
+    assert cur.update({}, 6, bz) and cur.start == 1  # the iteration cap (mit)
+    assert Curriculum.from_dict(cur.to_dict()) == cur
+
+
+def test_backward_training_samples_start_at_s_and_move_it(tmp_path):
+    # rollbacks allowed every iteration with no accuracy demanded: S moves 6 -> 5 -> 4
+    cfg = tiny(iterations=3, min_gap=1, tau_root=0.0, tau_step=0.0, node_q=0.0, node_visits=0.25)
+    rows = train(cfg, str(tmp_path / "run"), **QUIET)
+    assert [r["start_step"] for r in rows] == [6, 5, 4] and all(r["rolled_back"] for r in rows)
+    assert rows[0]["positions"] == 4 * 6  # four games, searched from move 6 of 12
+    assert rows[0]["nodes"] > 0
+    replay = Replay.load(str(tmp_path / "run" / "iterations" / "000003" / "replay.npz")).samples
+    played = ~replay.node
+    assert replay.step[played & (replay.iteration == 1)].min() == 6
+    assert replay.step[played & (replay.iteration == 3)].min() == 4
+    payload = load_checkpoint(str(tmp_path / "run" / "checkpoint.pt"))
+    assert payload["extra"]["curriculum"]["start"] == 3 and payload["extra"]["curriculum"]["history"][-1] == [3, 3]
+    assert (tmp_path / "run" / "training.png").stat().st_size > 0
+
+
+def test_training_runs_resumes_and_is_reproducible(tmp_path):
+    cfg = tiny(eval_positions=20, eval_games=2)
+    full = train(cfg, str(tmp_path / "a"), eval_simulations=8, **QUIET)
+    assert [m["iteration"] for m in full] == [1, 2]
+    one = tiny(iterations=1, eval_positions=20, eval_games=2)
+    train(one, str(tmp_path / "b"), eval_simulations=8, **QUIET)
+    resumed = train(cfg, str(tmp_path / "b"), resume=True, eval_simulations=8, **QUIET)
+    assert resumed[-1]["iteration"] == 2
+    assert resumed[-1]["policy_loss"] == full[-1]["policy_loss"]
+    lines = (tmp_path / "b" / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(x)["iteration"] for x in lines] == [1, 2]
+    last = json.loads(lines[-1])  # the last iteration is evaluated: raw-policy scores against random and greedy
+    for key in ("win_rate_vs_random", "win_rate_vs_greedy"):
+        assert 0 <= last[key] <= 1 and (last[key] * 2 * 2) % 1 == 0
+    assert last["win_rate_vs_random"] == full[-1]["win_rate_vs_random"]
+    with pytest.raises(RunError, match="--resume"):
+        train(cfg, str(tmp_path / "b"), **QUIET)
+    with pytest.raises(ValueError, match="another config"):
+        train(tiny(iterations=3, games_per_iteration=5), str(tmp_path / "b"), resume=True, **QUIET)
+    with pytest.raises(RunError, match="holds no training run"):
+        train(cfg, str(tmp_path / "nowhere"), resume=True, **QUIET)
+    assert not (tmp_path / "nowhere").exists()
+    # extending a run with a lower learning rate is allowed, and each row says what it trained with
+    rows = train(tiny(iterations=3, lr=1e-4), str(tmp_path / "b"), resume=True, **QUIET)
+    assert [m["lr"] for m in rows] == [cfg.lr, cfg.lr, 1e-4]
+    assert json.loads((tmp_path / "b" / "config.json").read_text())["lr"] == 1e-4
+    agent = make_agent("alphazero", board="2x2", checkpoint=str(tmp_path / "b" / "checkpoint.pt"), simulations=20)
+    assert agent.search.config.value == cfg.model.value == "margin"  # the search uses the trained units
+    s = GameState.new(2, 2)
+    while not s.is_terminal():
+        s = s.apply(agent.select_action(s))
+
+
+STAGES = ("checkpoint", "replay", "metrics", "rename", "manifest", "views", "prune")
+
+
+class Killed(Exception):
+    pass
+
+
+def _run_state(folder):
+    payload = load_checkpoint(str(folder / "checkpoint.pt"))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    replay = Replay.load(str(folder / manifest["dir"] / "replay.npz")).samples.arrays()
+    metrics = [{k: v for k, v in row.items() if not k.endswith("_s")}
+               for row in map(json.loads, (folder / "metrics.jsonl").read_text().splitlines())]
+    return payload["state_dict"], replay, metrics
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_a_kill_at_any_commit_boundary_resumes_to_the_same_run(tmp_path, stage):
+    cfg = tiny(iterations=3)
+    train(cfg, str(tmp_path / "clean"), **QUIET)
+    calls = {"n": 0}
+
+    def fault(at):
+        if at == stage:
+            calls["n"] += 1
+            if calls["n"] == 2:  # the second iteration's commit
+                raise Killed(at)
+
+    with pytest.raises(Killed):
+        train(cfg, str(tmp_path / "killed"), fault=fault, **QUIET)
+    train(cfg, str(tmp_path / "killed"), resume=True, **QUIET)
+    (w1, r1, m1), (w2, r2, m2) = _run_state(tmp_path / "clean"), _run_state(tmp_path / "killed")
+    assert all(torch.equal(w1[k], w2[k]) for k in w1)
+    assert all(np.array_equal(r1[k], r2[k]) for k in r1)
+    assert m1 == m2 and [m["iteration"] for m in m2] == [1, 2, 3]
+    assert not [p for p in (tmp_path / "killed" / "iterations").iterdir() if p.name.endswith(".partial")]
+
+
+def test_damaged_run_files_give_clear_errors(tmp_path):
+    cfg = tiny()
+    train(cfg, str(tmp_path / "r"), **QUIET)
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    folder = tmp_path / "r" / manifest["dir"]
+    metrics = (folder / "metrics.jsonl").read_text()
+    (folder / "metrics.jsonl").write_text(metrics[:-20])
+    with pytest.raises(RunError, match=r"metrics.jsonl, line 2: not valid JSON"):
+        train(tiny(iterations=3), str(tmp_path / "r"), resume=True, **QUIET)
+    (folder / "metrics.jsonl").write_text(metrics)
+    (folder / "replay.npz").write_bytes(b"garbage")
+    with pytest.raises(RunError, match="replay.npz is corrupt"):
+        train(tiny(iterations=3), str(tmp_path / "r"), resume=True, **QUIET)
+    # the documented recovery: name the iteration before it in the manifest
+    (tmp_path / "r" / "manifest.json").write_text(json.dumps({"iteration": 1, "dir": "iterations/000001"}))
+    rows = train(tiny(iterations=3), str(tmp_path / "r"), resume=True, **QUIET)
+    assert [m["iteration"] for m in rows] == [1, 2, 3]
+    (tmp_path / "r" / "manifest.json").write_text("{")
+    with pytest.raises(RunError, match="manifest.json is damaged"):
+        train(tiny(iterations=4), str(tmp_path / "r"), resume=True, **QUIET)
+
+
+def test_self_play_workers_play_the_same_games(tmp_path):
+    """Self-play split over worker processes gives the games one process plays (per-game seeds)."""
+    a = train(tiny(iterations=1, games_per_iteration=5, node_q=0.0), str(tmp_path / "one"), **QUIET)
+    b = train(tiny(iterations=1, games_per_iteration=5, node_q=0.0, workers=2), str(tmp_path / "two"), **QUIET)
+    assert a[0]["games"] == b[0]["games"] == 5 and a[0]["nodes"] == b[0]["nodes"]
+    x = Replay.load(str(tmp_path / "one" / "iterations" / "000001" / "replay.npz")).samples.arrays()
+    y = Replay.load(str(tmp_path / "two" / "iterations" / "000001" / "replay.npz")).samples.arrays()
+    for key in x:
+        np.testing.assert_allclose(x[key], y[key], atol=1e-6) if x[key].dtype.kind == "f" else np.testing.assert_array_equal(x[key], y[key])
+    assert b[0]["policy_loss"] == pytest.approx(a[0]["policy_loss"], rel=1e-4)
+    # a run may move to other workers (or another device) on resume
+    assert [m["iteration"] for m in train(tiny(games_per_iteration=5, node_q=0.0), str(tmp_path / "two"), resume=True, **QUIET)] == [1, 2]
+
+
+def test_labelled_positions_are_middle_and_late_game_with_exact_labels():
+    from agents.training.evaluation import labelled_positions
+    from baselines.solver import Solver
+
+    positions = labelled_positions("3x3", 8, seed=5)
+    solver = Solver()
+    for p in positions:
+        assert 9 <= len(p.state.history) <= 21 and not p.state.is_terminal()
+        values = solver.move_values(p.state)
+        assert p.optimal == {a for a, v in values.items() if v == max(values.values())}
+        assert p.optimal <= p.winning <= set(p.state.legal_actions())
+    assert labelled_positions("5x5", 3) == []
+    with pytest.raises(ValueError, match="first"):
+        labelled_positions("3x3", 1, first=30)
+
+
+def test_export_weights_for_shipping(tmp_path, capsys):
+    from registry.cli import main as cli
+
+    train(tiny(iterations=1), str(tmp_path / "run"), **QUIET)
+    assert cli(["export", str(tmp_path / "run"), str(tmp_path / "w.pt")]) == 0
+    assert "1 iterations, 4 self-play games" in capsys.readouterr().out
+    payload = load_checkpoint(str(tmp_path / "w.pt"), board="2x2")
+    assert "optimizer" not in payload["extra"] and payload["model"]["value"] == "margin"
+    assert payload["extra"]["config"]["games_per_iteration"] == 4 and payload["extra"]["curriculum"]["start"] == 6
+    agent = make_agent("alphazero", board="2x2", checkpoint=str(tmp_path / "w.pt"), simulations=0)
+    assert agent.select_action(GameState.new(2, 2)) in GameState.new(2, 2).legal_actions()
+    # exported weights are not a training run, and a missing run is named
+    (tmp_path / "wdir").mkdir()
+    (tmp_path / "wdir" / "checkpoint.pt").write_bytes((tmp_path / "w.pt").read_bytes())
+    with pytest.raises(RunError, match="not a training run folder"):
+        export_weights(str(tmp_path / "wdir"), str(tmp_path / "x.pt"))
+    assert cli(["export", str(tmp_path / "nothing"), str(tmp_path / "y.pt")]) == 2
+    assert not (tmp_path / "y.pt").exists()
+
+
+def test_cli_trains_either_family(tmp_path, capsys):
+    from registry.cli import main as cli
+
+    args = ["--board", "2x2", "--iterations", "1", "--games", "2", "--simulations", "8", "--no-progress",
+            "--set", "eval_positions=0", "--set", "eval_games=0"]
+    assert cli(["train", "alphazero", "--out", str(tmp_path / "az"), *args, "--set", "width=8"]) == 0
+    assert load_checkpoint(str(tmp_path / "az" / "checkpoint.pt"))["model"]["family"] == "resnet"
+    assert cli(["train", "--model", "resnet", "--out", str(tmp_path / "rn"), *args, "--set", "model.blocks=1"]) == 0
+    assert cli(["train", "--model", "dotsformer", "--out", str(tmp_path / "df"), *args]) == 0
+    assert load_checkpoint(str(tmp_path / "df" / "checkpoint.pt"))["model"]["family"] == "dotsformer"
+    assert cli(["train", "alphazero", "--model", "dotsformer", "--out", str(tmp_path / "x"), *args]) == 2
+    assert cli(["train", "--model", "gpt", "--out", str(tmp_path / "y"), *args]) == 2
+    assert "unknown model family 'gpt'" in capsys.readouterr().err
