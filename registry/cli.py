@@ -99,6 +99,12 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plot(args: argparse.Namespace) -> int:
+    from agents.models import attention_plot
+
+    return attention_plot.main(args.rest)
+
+
 def _agents(args: argparse.Namespace) -> int:
     from registry import list_agents
 
@@ -154,6 +160,10 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument("run", help="run folder of `dnb train`")
     ex.add_argument("out", help="checkpoint to write, e.g. agents/checkpoints/alphazero-3x3.pt")
     ex.set_defaults(func=_export)
+    pl = sub.add_parser("plot", help="pictures: `dnb plot attention --checkpoint PATH --moves 0,5 --out att.png`")
+    pl.add_argument("what", choices=["attention"], help="attention: Dotsformer's attention maps over a board")
+    pl.add_argument("rest", nargs=argparse.REMAINDER, help="options of the picture (see `dnb plot attention --help`)")
+    pl.set_defaults(func=_plot)
     ag = sub.add_parser("agents", help="list the registered agents")
     ag.set_defaults(func=_agents)
     args = parser.parse_args(argv)

@@ -295,6 +295,11 @@ def test_cli_trains_either_family(tmp_path, capsys):
     assert cli(["train", "--model", "resnet", "--out", str(tmp_path / "rn"), *args, "--set", "model.blocks=1"]) == 0
     assert cli(["train", "--model", "dotsformer", "--out", str(tmp_path / "df"), *args]) == 0
     assert load_checkpoint(str(tmp_path / "df" / "checkpoint.pt"))["model"]["family"] == "dotsformer"
+    assert cli(["plot", "attention", "--checkpoint", str(tmp_path / "df" / "checkpoint.pt"), "--moves", "0,5",
+                "--out", str(tmp_path / "att.png")]) == 0
+    assert (tmp_path / "att.png").read_bytes()[:4] == b"\x89PNG"
+    with pytest.raises(SystemExit):  # a ResNet has no attention maps
+        cli(["plot", "attention", "--checkpoint", str(tmp_path / "rn" / "checkpoint.pt"), "--out", str(tmp_path / "x.png")])
     assert cli(["train", "alphazero", "--model", "dotsformer", "--out", str(tmp_path / "x"), *args]) == 2
     assert cli(["train", "--model", "gpt", "--out", str(tmp_path / "y"), *args]) == 2
     assert "unknown model family 'gpt'" in capsys.readouterr().err

@@ -162,7 +162,7 @@ class TrainConfig:
     seed: int = 0
     device: str = "cpu"
     workers: int = 1  # self-play processes; each plays its share of the games with its own copy of the net
-    threads: int = 1  # torch/BLAS threads of every self-play process (and of training when workers > 1)
+    threads: int = 1  # torch threads of the training process and of every self-play process
     eval_every: int = 5  # iterations between evaluations (games against the opponents, search accuracy)
     eval_positions: int = 200  # labelled positions for the accuracy metrics (boards the solver covers)
     eval_games: int = 20  # raw-policy games against each evaluation opponent (0: none)

@@ -61,6 +61,7 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
     """Train ``config`` in the run folder ``out`` (or continue it with ``resume``); returns the metrics rows.
     ``opponents`` (name -> Agent; default random and greedy) are played by the raw policy at evaluations."""
     store = RunStore(out, fault)
+    torch.set_num_threads(config.threads)  # deliberate: torch's default (every core) thrashes beside other work
     torch.manual_seed(config.seed)
     net = build_model(config.model).to(config.device)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.loss.l2)
