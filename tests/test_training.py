@@ -303,3 +303,56 @@ def test_cli_trains_either_family(tmp_path, capsys):
     assert cli(["train", "alphazero", "--model", "dotsformer", "--out", str(tmp_path / "x"), *args]) == 2
     assert cli(["train", "--model", "gpt", "--out", str(tmp_path / "y"), *args]) == 2
     assert "unknown model family 'gpt'" in capsys.readouterr().err
+
+
+def test_aux_labels_of_a_drawn_position():
+    # box (0, 0) has three sides: 7 captures it; 3 leaves it (a sacrifice of the initiative to come);
+    # 9 and 10 give box (1, 0) its third side
+    s = GameState.from_text("""
++---+---+
+|
++---+   +
+
++---+   +
+""", current_player=1)
+    rec = [Record(s, 7, np.full(12, 1 / 7), 0.0, z=1.0), Record(s, 3, np.full(12, 1 / 7), 0.0, z=1.0)]
+    smp = Samples.from_records("2x2", rec, 1)
+    assert smp.initiative.tolist() == [Initiative.CAPTURE, Initiative.SACRIFICE]
+    F, C, S, K = MoveClass.FORBIDDEN, MoveClass.CONCEDING, MoveClass.SAFE, MoveClass.SCORING
+    #                                h00 h01 h10 h11 h20 h21 v00 v01 v02 v10 v11 v12
+    assert smp.move_class[0].tolist() == [F, F, F, S, F, S, F, K, S, C, C, S]
+    b = Replay(smp).batch(np.array([0]), "chainloop6", 0.0)
+    assert b["move_class"][0].tolist() == smp.move_class[0].tolist() and b["initiative"][0] == Initiative.CAPTURE
+
+
+def test_dotsformer_end_to_end_moves_s_survives_a_kill_and_plays(tmp_path):
+    from agents.checkpoint import CheckpointError
+
+    cfg = tiny("dotsformer", iterations=3, min_gap=1, tau_root=0.0, tau_step=0.0, **{"model.dim": 8, "model.heads": 2})
+    calls = {"n": 0}
+
+    def fault(stage):
+        if stage == "manifest":
+            calls["n"] += 1
+            if calls["n"] == 2:
+                raise Killed(stage)
+
+    with pytest.raises(Killed):
+        train(cfg, str(tmp_path / "df"), fault=fault, **QUIET)
+    rows = train(cfg, str(tmp_path / "df"), resume=True, **QUIET)
+    assert [r["start_step"] for r in rows] == [6, 5, 4]
+    assert all(r["initiative_loss"] > 0 and r["move_class_loss"] > 0 for r in rows)
+    path = str(tmp_path / "df" / "checkpoint.pt")
+    for sims in (0, 12):
+        agent = make_agent("dotsformer", board="2x2", checkpoint=path, simulations=sims, seed=0)
+        s = GameState.new(2, 2)
+        while not s.is_terminal():
+            s = s.apply(agent.select_action(s))
+    with pytest.raises(CheckpointError, match="holds a dotsformer model, not a resnet model"):
+        make_agent("alphazero", board="2x2", checkpoint=path)
+    with pytest.raises(CheckpointError, match="board 2x2, not 3x3"):
+        make_agent("dotsformer", board="3x3", checkpoint=path)
+    with pytest.raises(ValueError, match="no option"):
+        make_agent("dotsformer", board="2x2", checkpoint=path, depth=3)
+    with pytest.raises(CheckpointError, match="no shipped dotsformer weights for 7x7"):
+        make_agent("dotsformer", board="7x7")
