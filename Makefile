@@ -29,6 +29,7 @@ bench: setup
 	$(PY) benchmarks/solver.py
 	$(PY) benchmarks/accuracy.py
 	$(PY) benchmarks/search.py
+	$(PY) benchmarks/networks.py
 	$(PY) benchmarks/alphazero.py --positions 1000 --opening 4
 
 clean:

@@ -52,3 +52,10 @@ def test_alphazero_accuracy_benchmark_runs():
     assert all(v is None or 0.0 <= v <= 1.0 for v in out.values())
     # a move that reaches the best margin keeps the best result, so "winning" >= "optimal"
     assert out["middle+late/raw policy/winning"] >= out["middle+late/raw policy/optimal"]
+
+
+def test_network_benchmark_runs():
+    res = load("networks").main(["--board", "2x2", "--pairs", "cpu", "--reps", "1", "--games", "1", "--simulations", "4",
+                                 "--threads", "1"])
+    assert res["cpu/dotsformer/params"] > 0 and res["cpu/resnet/gflops"] > 0
+    assert res["cpu/dotsformer/cpu/b64_ms"] > 0 and res["cpu/resnet/self_play"] > 0
