@@ -99,6 +99,12 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    from agents.training.report import main
+
+    return main(args.runs)
+
+
 def _plot(args: argparse.Namespace) -> int:
     from agents.models import attention_plot
 
@@ -160,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument("run", help="run folder of `dnb train`")
     ex.add_argument("out", help="checkpoint to write, e.g. agents/checkpoints/alphazero-3x3.pt")
     ex.set_defaults(func=_export)
+    rp = sub.add_parser("report", help="iterations per rollback step of training runs, side by side (markdown)")
+    rp.add_argument("runs", nargs="+", help="run folders of `dnb train`")
+    rp.set_defaults(func=_report)
     pl = sub.add_parser("plot", help="pictures: `dnb plot attention --checkpoint PATH --moves 0,5 --out att.png`")
     pl.add_argument("what", choices=["attention"], help="attention: Dotsformer's attention maps over a board")
     pl.add_argument("rest", nargs=argparse.REMAINDER, help="options of the picture (see `dnb plot attention --help`)")

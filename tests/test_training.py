@@ -140,6 +140,10 @@ def test_backward_training_samples_start_at_s_and_move_it(tmp_path):
     payload = load_checkpoint(str(tmp_path / "run" / "checkpoint.pt"))
     assert payload["extra"]["curriculum"]["start"] == 3 and payload["extra"]["curriculum"]["history"][-1] == [3, 3]
     assert (tmp_path / "run" / "training.png").stat().st_size > 0
+    from agents.training.report import rollback_report
+
+    assert rollback_report([str(tmp_path / "run")]).splitlines()[2:] == [
+        "| 6 | 1 |", "| 5 | 1 |", "| 4 | 1 |", "| 3 | (0, now) |"]
 
 
 def test_training_runs_resumes_and_is_reproducible(tmp_path):
