@@ -31,6 +31,7 @@ bench: setup
 	$(PY) benchmarks/search.py
 	$(PY) benchmarks/networks.py
 	$(PY) benchmarks/alphazero.py --positions 1000 --opening 4
+	$(PY) benchmarks/midgame.py --board 3x3 --agents "alphazero:simulations=0,greedy" --positions 100
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

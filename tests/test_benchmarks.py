@@ -59,3 +59,10 @@ def test_network_benchmark_runs():
                                  "--threads", "1"])
     assert res["cpu/dotsformer/params"] > 0 and res["cpu/resnet/gflops"] > 0
     assert res["cpu/dotsformer/cpu/b64_ms"] > 0 and res["cpu/resnet/self_play"] > 0
+
+
+def test_midgame_benchmark_runs_and_the_solver_is_always_right():
+    res = load("midgame").main(["--board", "2x3", "--agents", "solver,random", "--positions", "8"])
+    steps = load("midgame").default_steps("2x3")
+    assert all(res[("solver", k)] == 1.0 for k in steps)
+    assert min(res[("random", k)] for k in steps) < 1.0

@@ -1,0 +1,114 @@
+"""Midgame winning-move accuracy in BoxesZero's protocol (Appendix E.3, Table 4), for any agents.
+
+Positions come from games between real agents (default ``alphabeta:depth=2`` against ``greedy``, each
+game opened by ``num_actions // 6`` guided random moves, colours alternating), taken at fixed steps
+(moves already played; by default BoxesZero's 22, 24, 26, 28 and 30 of the 60 moves of 5x5, scaled to
+the board). As in BoxesZero's data sets only *winning* positions are kept (the mover can win) and a move
+is right when it keeps the win, by the exact solver. Each agent under test (specs of the registry, e.g.
+``dotsformer:checkpoint=PATH,simulations=0`` for a raw policy) picks a move in every position; the
+accuracy per step comes with a Wilson 95% interval. BoxesZero's own searched 90-hour row on 5x5 is
+printed beside it for reference.
+
+The retrograde solver labels positions with at most ``--max-undrawn`` (24) undrawn edges: on 5x5 that is
+step 36 on, so steps 22-30 wait for the native solver; such steps are reported as out of reach.
+
+    python benchmarks/midgame.py --board 3x3 --agents "dotsformer:checkpoint=runs/df3-cpu/checkpoint.pt,simulations=0" \
+        --positions 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from agents.arena import make_opening, parse_agent_spec, wilson_interval
+from baselines.solver import Solver
+from dnb_env.core import GameState
+from registry import make_agent
+
+BOXESZERO_90H = {22: 0.671, 24: 0.745, 26: 0.880, 28: 0.975, 30: 1.0}  # BoxesZero Table 4, 5x5, searched
+
+
+def default_steps(board: str) -> list[int]:
+    a = GameState.new(board).num_actions
+    return sorted({round(k * a / 60) for k in BOXESZERO_90H})
+
+
+def _split(text: str) -> list[str]:
+    from registry.cli import _split_agents
+
+    return list(_split_agents(text))
+
+
+def winning_positions(board: str, steps: list[int], count: int, players: tuple[str, str], seed: int,
+                      max_undrawn: int = 24, max_games: int = 5000) -> dict[int, list]:
+    """Per step, up to ``count`` (state, winning moves) pairs from games of ``players``; steps beyond the
+    solver's reach get an empty list."""
+    solver = Solver(max_undrawn)
+    a = GameState.new(board).num_actions
+    reach = [k for k in steps if a - k <= max_undrawn]
+    out: dict[int, list] = {k: [] for k in steps}
+    agents = [make_agent(n, board=board, seed=seed + i, **kw) for i, (n, kw) in enumerate(map(parse_agent_spec, players))]
+    for game in range(max_games):
+        if all(len(out[k]) >= count for k in reach):
+            break
+        first, second = (agents[0], agents[1]) if game % 2 == 0 else (agents[1], agents[0])
+        for ag in agents:
+            ag.reset()
+        s = GameState.from_actions(board, actions=make_opening(board, a // 6, "guided", seed * 100_003 + game))
+        while not s.is_terminal() and len(s.history) <= max(reach, default=-1):
+            k = len(s.history)
+            if k in out and k in reach and len(out[k]) < count:
+                values = solver.move_values(s)
+                best = max(values.values())
+                if best > 0:
+                    out[k].append((s, frozenset(m for m, v in values.items() if v > 0)))
+            s = s.apply((first, second)[s.current_player].select_action(s))
+    return out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--board", default="5x5")
+    p.add_argument("--agents", required=True, help="comma-separated registry specs to test")
+    p.add_argument("--steps", default=None, help="comma-separated steps (default: 22..30 of 60, scaled)")
+    p.add_argument("--positions", type=int, default=100, help="winning positions per step")
+    p.add_argument("--players", default="alphabeta:depth=2,greedy", help="the two agents whose games give positions")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--max-undrawn", type=int, default=24)
+    args = p.parse_args(argv)
+    steps = [int(k) for k in args.steps.split(",")] if args.steps else default_steps(args.board)
+    players = tuple(_split(args.players))
+    if len(players) != 2:
+        raise SystemExit("--players needs two agent specs")
+    t0 = time.perf_counter()
+    sets = winning_positions(args.board, steps, args.positions, players, args.seed, args.max_undrawn)
+    a = GameState.new(args.board).num_actions
+    print(f"{args.board}: winning positions from {players[0]} vs {players[1]} games ({time.perf_counter() - t0:.0f} s)")
+    ref = args.board == "5x5"
+    print(f"{'agent':<48}" + "".join(f"step {k:<24}" for k in steps))
+    if ref:
+        print(f"{'BoxesZero 6b, 90 h, searched (Table 4)':<48}" + "".join(f"{BOXESZERO_90H.get(k, float('nan')):<29.3f}" for k in steps))
+    res = {}
+    for spec in _split(args.agents):
+        name, kw = parse_agent_spec(spec)
+        agent = make_agent(name, board=args.board, seed=0, **kw)
+        cells = []
+        for k in steps:
+            if not sets[k]:
+                cells.append("out of reach" if a - k > args.max_undrawn else "no positions")
+                continue
+            hits = 0
+            for s, winning in sets[k]:
+                agent.reset()
+                hits += agent.select_action(s) in winning
+            n = len(sets[k])
+            lo, hi = wilson_interval(hits, n)
+            res[(spec, k)] = hits / n
+            cells.append(f"{hits / n:.3f} [{lo:.3f}, {hi:.3f}] n={n}")
+        print(f"{spec[-47:]:<48}" + "".join(f"{c:<29}" for c in cells))
+    return res
+
+
+if __name__ == "__main__":
+    main()
