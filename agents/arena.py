@@ -15,8 +15,13 @@ report = run_tournament(cfg, out="results/5x5")     # prints the table; writes J
   colour assignments see the same opening (Dotsformer Appendix C): the first ``openings`` moves are random,
   "pure" (any legal move) or "guided" (safe moves only while there are any).
 * Every finished game is appended to ``results.jsonl`` as one line, flushed and fsynced; a killed run
-  resumes with the games it has (a torn last line is dropped) and plays only the missing ones. The config
-  is saved beside the results (``config.json``) and a resume with a different config is refused.
+  resumes with the games it has and plays only the missing ones. A line that is not a game of this
+  tournament (a torn last line, bad JSON, a record of the wrong shape) is moved to ``results.jsonl.rejected``
+  with a warning; every valid game is kept. The config is saved beside the results (``config.json``) and a
+  resume with a different config is refused (``workers``, ``threads`` and ``bootstrap`` may change). An
+  ``out`` that cannot be written is an error before any game is played.
+* With ``workers > 1`` the games run in spawned processes whose numpy/BLAS and torch use ``threads`` threads
+  each (set in their environment before numpy loads there); the calling process is left as it is.
 * The report: win/draw/loss matrix, score rates with Wilson 95% intervals, Elo by maximum likelihood
   (Bradley-Terry, draws as half wins, one virtual draw per pair so that unbeaten agents stay finite,
   anchored so that the mean is 0, or ``random`` = 0 when present) with bootstrap 95% intervals; printed,
@@ -33,15 +38,16 @@ import json
 import math
 import os
 import random
-import sys
 import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
+from agents.processes import spawn_pool
 from dnb_env.analysis import MoveClass, move_classes
-from dnb_env.core import GameState, parse_board
+from dnb_env.core import GameState, geometry
+from dnb_env.io import JsonlAppender, atomic_write, read_jsonl
 
 __all__ = [
     "TournamentConfig",
@@ -94,26 +100,31 @@ class TournamentConfig:
     openings: int = 0  # random opening moves
     opening_mode: str = "guided"  # "pure" or "guided"
     mode: str = "round_robin"  # or "gauntlet": the first agent against each other one
-    workers: int = 1
+    workers: int = 1  # processes playing games (1: in the calling process)
+    threads: int = 1  # numpy/BLAS and torch threads of each worker process (with workers > 1)
     seed: int = 0
-    bootstrap: int = 200
+    bootstrap: int = 200  # bootstrap samples for the Elo intervals (0: none)
 
     def __post_init__(self):
-        parse_board(self.board)
+        edges = geometry(self.board).num_actions
         if len(self.agents) < 2:
             raise ValueError("a tournament needs at least two agents")
         if len(set(self.agents)) != len(self.agents):
             raise ValueError(f"agent entries must be distinct, got {list(self.agents)}")
         if self.games < 1:
             raise ValueError(f"games must be >= 1, got {self.games}")
-        if self.openings < 0:
-            raise ValueError(f"openings must be >= 0, got {self.openings}")
+        if not 0 <= self.openings < edges:
+            raise ValueError(f"openings must be in 0..{edges - 1} (a {self.board} board has {edges} edges), "
+                             f"got {self.openings}")
         if self.opening_mode not in ("pure", "guided"):
             raise ValueError(f"opening_mode must be 'pure' or 'guided', got {self.opening_mode!r}")
         if self.mode not in ("round_robin", "gauntlet"):
             raise ValueError(f"mode must be 'round_robin' or 'gauntlet', got {self.mode!r}")
-        if self.workers < 1:
-            raise ValueError(f"workers must be >= 1, got {self.workers}")
+        for name in ("workers", "threads"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.bootstrap < 0:
+            raise ValueError(f"bootstrap must be >= 0, got {self.bootstrap}")
 
     def pairs(self) -> list[tuple[int, int]]:
         n = len(self.agents)
@@ -173,9 +184,6 @@ def play_game(board: str, first, second, opening: Sequence[int] = ()) -> dict:
 
 
 # ------------------------------------------------------------------------------ workers
-_AGENT_CACHE: dict = {}
-
-
 def _build(entry, board: str, seed: int):
     if isinstance(entry, str):
         from registry import make_agent
@@ -190,69 +198,76 @@ def _label(entry) -> str:
     return entry if isinstance(entry, str) else entry[0]
 
 
-def _agent(entry, board, seed):
-    key = (_label(entry), board, seed)
-    if key not in _AGENT_CACHE:
-        _AGENT_CACHE[key] = _build(entry, board, seed)
-    agent = _AGENT_CACHE[key]
-    if hasattr(agent, "seed"):
-        agent.seed(seed)
-    return agent
+def _seats(i: int, j: int, g: int) -> tuple[int, int]:
+    """(first, second) agent of game ``g`` of pair (i, j): the first seat alternates."""
+    return (i, j) if g % 2 == 0 else (j, i)
 
 
-def _worker_init() -> None:
-    """One thread per worker for numpy and torch: the workers already fill the cores (otherwise each
-    network agent's process starts a thread per core and they thrash)."""
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ[var] = "1"
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(1)
+class _Games:
+    """Plays the games of one run: one agent per entry, reseeded with each game's seed (an agent without
+    ``seed`` is built anew for every game). Owned by the run: made by :func:`run_tournament`, or once in each
+    worker process of the run's pool; no agent outlives its run."""
+
+    def __init__(self, board: str, entries: Sequence):
+        self.board, self.entries, self.agents = board, entries, {}
+
+    def agent(self, k: int, seed: int):
+        agent = self.agents.get(k)
+        if agent is None:
+            agent = _build(self.entries[k], self.board, seed)
+            if hasattr(agent, "seed"):
+                self.agents[k] = agent
+        else:
+            agent.seed(seed)
+        return agent
+
+    def play(self, task) -> dict:
+        i, j, g, opening, agent_seed = task
+        first_idx, second_idx = _seats(i, j, g)
+        a = self.agent(first_idx, agent_seed)
+        b = self.agent(second_idx, agent_seed + 1)
+        t = time.perf_counter()
+        rec = play_game(self.board, a, b, opening)
+        rec.update(
+            id=f"{i}-{j}-{g}", pair=[i, j], game=g, first=_label(self.entries[first_idx]),
+            second=_label(self.entries[second_idx]), opening=list(opening), seconds=time.perf_counter() - t,
+        )
+        s0, s1 = rec["scores"]
+        rec["result_first"] = 1.0 if s0 > s1 else (0.0 if s0 < s1 else 0.5)
+        return rec
 
 
-def _run_one(task):
-    board, entries, i, j, g, opening, agent_seed = task
-    first_idx, second_idx = (i, j) if g % 2 == 0 else (j, i)
-    a = _agent(entries[first_idx], board, agent_seed)
-    b = _agent(entries[second_idx], board, agent_seed + 1)
-    t = time.perf_counter()
-    rec = play_game(board, a, b, opening)
-    rec.update(
-        id=f"{i}-{j}-{g}", pair=[i, j], game=g, first=_label(entries[first_idx]),
-        second=_label(entries[second_idx]), opening=list(opening), seconds=time.perf_counter() - t,
-    )
-    s0, s1 = rec["scores"]
-    rec["result_first"] = 1.0 if s0 > s1 else (0.0 if s0 < s1 else 0.5)
-    return rec
+def _worker_pool(workers: int, threads: int, board: str, entries: Sequence):
+    """A pool of ``workers`` spawned processes that play with :func:`_worker_play`, each with ``threads``
+    threads for numpy/BLAS and torch (:func:`agents.processes.spawn_pool`)."""
+    return spawn_pool(workers, threads, _worker_init, (board, entries))
+
+
+def _worker_init(board: str, entries: Sequence) -> None:
+    """In a worker process: the run's :class:`_Games`."""
+    global _WORKER
+    _WORKER = _Games(board, entries)
+
+
+def _worker_play(task) -> dict:
+    return _WORKER.play(task)
 
 
 # ------------------------------------------------------------------------------ storage
-def _atomic_write(path: str, text: str) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def _load_results(path: str) -> list[dict]:
-    if not os.path.exists(path):
-        return []
-    good, size, seen = [], 0, set()
-    with open(path, "rb") as f:
-        for line in f:
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                break  # a torn last line from a killed run
-            size += len(line)
-            if rec.get("id") not in seen:  # a game on file twice counts once
-                seen.add(rec.get("id"))
-                good.append(rec)
-    if size != os.path.getsize(path):
-        with open(path, "r+b") as f:
-            f.truncate(size)
-    return good
+def _record_problem(rec, games: dict, labels: Sequence[str]) -> str | None:
+    """Why a line of ``results.jsonl`` is not a game of this tournament (None when it is one).
+    ``games``: id -> (pair index, i, j, g)."""
+    if not isinstance(rec, dict):
+        return f"a JSON {type(rec).__name__}, not a game record"
+    key = rec.get("id")
+    if not isinstance(key, str) or key not in games:
+        return f"no game of this tournament has id {key!r}"
+    first, second = _seats(*games[key][1:])
+    if (rec.get("first"), rec.get("second")) != (labels[first], labels[second]):
+        return f"game {key} is {labels[first]} vs {labels[second]}, not {rec.get('first')!r} vs {rec.get('second')!r}"
+    if rec.get("result_first") not in (0, 0.5, 1):
+        return f"game {key} has no result_first of 0, 0.5 or 1"
+    return None
 
 
 class _FolderLock:
@@ -270,19 +285,6 @@ class _FolderLock:
         except OSError:
             self.f.close()
             raise ValueError(f"another tournament is writing to {folder}; wait for it or stop it first") from None
-
-    def close(self):
-        self.f.close()
-
-
-class _Appender:
-    def __init__(self, path: str):
-        self.f = open(path, "a")
-
-    def add(self, rec: dict) -> None:
-        self.f.write(json.dumps(rec) + "\n")
-        self.f.flush()
-        os.fsync(self.f.fileno())
 
     def close(self):
         self.f.close()
@@ -367,11 +369,11 @@ class TournamentReport:
                 w, d, l_ = self.wdl[i, j]
                 rows.append(f"{_csv(self.labels[i])},{_csv(self.labels[j])},{int(w)},{int(d)},{int(l_)},"
                             f"{rate:.4f},{lo:.4f},{hi:.4f}")
-        _atomic_write(os.path.join(out, "pairs.csv"), "\n".join(rows) + "\n")
+        atomic_write(os.path.join(out, "pairs.csv"), "\n".join(rows) + "\n")
         rows = ["agent,elo,ci_low,ci_high"]
         for k, label in enumerate(self.labels):
             rows.append(f"{_csv(label)},{self.elo[k]:.1f},{self.elo_ci[k, 0]:.1f},{self.elo_ci[k, 1]:.1f}")
-        _atomic_write(os.path.join(out, "elo.csv"), "\n".join(rows) + "\n")
+        atomic_write(os.path.join(out, "elo.csv"), "\n".join(rows) + "\n")
 
     def plot(self, path: str) -> None:
         import matplotlib
@@ -440,11 +442,13 @@ def summarise(labels: list[str], records: list[dict], bootstrap: int = 200, seed
 
 
 # ------------------------------------------------------------------------------ driver
-_FREE_KEYS = ("workers", "bootstrap")  # may change on resume: they do not change which games are played
+_FREE_KEYS = ("workers", "threads", "bootstrap")  # may change on resume: they do not change which games are played
+
+
 def _check_or_save_config(cfg_path: str, config: TournamentConfig) -> None:
     """Save the config beside the results, or check that a resumed run has the same one."""
     if not os.path.exists(cfg_path):
-        _atomic_write(cfg_path, json.dumps(config.to_json(), indent=2) + "\n")
+        atomic_write(cfg_path, json.dumps(config.to_json(), indent=2) + "\n")
         return
     with open(cfg_path) as f:
         saved = json.load(f)
@@ -454,6 +458,28 @@ def _check_or_save_config(cfg_path: str, config: TournamentConfig) -> None:
             f"{os.path.dirname(cfg_path)} holds a tournament with another config; use another --out or the same "
             f"options.\nsaved: {saved}\nnow:   {config.to_json()}"
         )
+
+
+def _open_results(out: str, config: TournamentConfig, games: dict):
+    """Lock the folder ``out``, save or check its config and read the games on file (each id once; bad lines
+    moved aside); returns (lock, games, appender). A folder that cannot be written is a ValueError."""
+    lock = None
+    try:
+        os.makedirs(out, exist_ok=True)
+        lock = _FolderLock(out)
+        _check_or_save_config(os.path.join(out, "config.json"), config)
+        path = os.path.join(out, "results.jsonl")
+        done = {}
+        for rec in read_jsonl(path, lambda rec: _record_problem(rec, games, config.agents)):
+            done.setdefault(rec["id"], rec)  # a game on file twice counts once
+        return lock, list(done.values()), JsonlAppender(path)
+    except BaseException as exc:
+        if lock is not None:
+            lock.close()
+        if isinstance(exc, OSError):
+            where = f" ({exc.filename})" if exc.filename and exc.filename != out else ""
+            raise ValueError(f"cannot write results to the folder {out}: {exc.strerror or exc}{where}") from None
+        raise
 
 
 def run_tournament(config: TournamentConfig, out: str | None = None, agents: Sequence | None = None,
@@ -469,29 +495,20 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
             from registry.agents import check_spec
 
             check_spec(*parse_agent_spec(e))
+    games = {f"{i}-{j}-{g}": (p, i, j, g) for p, (i, j) in enumerate(config.pairs()) for g in range(config.games)}
     done: list[dict] = []
     appender = lock = None
     if out is not None:
-        os.makedirs(out, exist_ok=True)
-        lock = _FolderLock(out)
-        try:
-            _check_or_save_config(os.path.join(out, "config.json"), config)
-        except ValueError:
-            lock.close()
-            raise
-        results_path = os.path.join(out, "results.jsonl")
-        done = _load_results(results_path)
-        appender = _Appender(results_path)
+        lock, done, appender = _open_results(out, config, games)
     have = {r["id"] for r in done}
     tasks = []
-    for pair_index, (i, j) in enumerate(config.pairs()):
-        for g in range(config.games):
-            if f"{i}-{j}-{g}" in have:
-                continue
-            op_seed = (config.seed * 1_000_003 + pair_index * 10_007 + g // 2) & 0x7FFFFFFF
-            opening = make_opening(config.board, config.openings, config.opening_mode, op_seed) if config.openings else []
-            agent_seed = (config.seed * 7_919 + pair_index * 104_729 + g * 2) & 0x7FFFFFFF
-            tasks.append((config.board, entries, i, j, g, opening, agent_seed))
+    for key, (pair_index, i, j, g) in games.items():
+        if key in have:
+            continue
+        op_seed = (config.seed * 1_000_003 + pair_index * 10_007 + g // 2) & 0x7FFFFFFF
+        opening = make_opening(config.board, config.openings, config.opening_mode, op_seed) if config.openings else []
+        agent_seed = (config.seed * 7_919 + pair_index * 104_729 + g * 2) & 0x7FFFFFFF
+        tasks.append((i, j, g, opening, agent_seed))
     if echo and done:
         echo(f"resuming: {len(done)} games on file, {len(tasks)} to play")
     records = list(done)
@@ -504,12 +521,10 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
     clean = False
     try:
         if config.workers > 1 and len(tasks) > 1:
-            import multiprocessing as mp
-
-            pool = mp.get_context("spawn").Pool(config.workers, initializer=_worker_init)
-            finished = pool.imap_unordered(_run_one, tasks)
+            pool = _worker_pool(config.workers, config.threads, config.board, entries)
+            finished = pool.imap_unordered(_worker_play, tasks)
         else:
-            finished = map(_run_one, tasks)
+            finished = map(_Games(config.board, entries).play, tasks)
         for rec in finished:
             records.append(rec)
             if appender:

@@ -12,11 +12,13 @@ naming the file and the problem.
 
 from __future__ import annotations
 
+import io
 import os
 
 import torch
 
 from agents.models import build_model, config_from_dict, config_to_dict
+from dnb_env.io import atomic_write
 
 FORMAT = "dnb-policy-value"
 VERSION = 2
@@ -29,18 +31,11 @@ class CheckpointError(ValueError):
 
 
 def atomic_torch_save(obj, path: str) -> None:
-    """``torch.save`` to a temporary file beside ``path``, fsync, then rename over ``path``."""
+    """``torch.save`` of ``obj`` written to ``path`` atomically (:func:`dnb_env.io.atomic_write`)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f:
-            torch.save(obj, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    atomic_write(path, buf.getvalue())
 
 
 def save_checkpoint(path: str, net, extra: dict | None = None) -> None:

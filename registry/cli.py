@@ -2,7 +2,7 @@
 
     dnb demo --board 5x5 --seed 0      a random game, printed move by move with the ASCII board
     dnb tournament --board 5x5 --agents random,greedy,alphabeta:depth=3,prsboxes --games 100 \
-        --openings 10:guided --workers 2 --out results/5x5
+        --openings 10:guided --workers 2 --threads 1 --out results/5x5
     dnb agents                          the registered agent names
 """
 
@@ -33,18 +33,16 @@ def _demo(args: argparse.Namespace) -> int:
 def _tournament(args: argparse.Namespace) -> int:
     from agents.arena import TournamentConfig, run_tournament
 
-    moves, mode = 0, "guided"
-    if args.openings:
-        head, _, tail = args.openings.partition(":")
-        try:
-            moves = int(head)
-        except ValueError:
-            raise ValueError(f"--openings must be K or K:pure or K:guided, got {args.openings!r}") from None
-        mode = tail or "guided"
+    head, _, tail = args.openings.partition(":")
+    try:
+        moves = int(head)
+    except ValueError:
+        raise ValueError(f"--openings must be K or K:pure or K:guided, got {args.openings!r}") from None
+    mode = tail or "guided"
     cfg = TournamentConfig(
         board=args.board, agents=_split_agents(args.agents),
         games=args.games, openings=moves, opening_mode=mode, mode=args.mode, workers=args.workers,
-        seed=args.seed, bootstrap=args.bootstrap,
+        threads=args.threads, seed=args.seed, bootstrap=args.bootstrap,
     )
     run_tournament(cfg, out=args.out, progress=not args.no_progress)
     if args.out:
@@ -118,25 +116,40 @@ def _agents(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Defaults(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` shows each option's default, where it has one."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="dnb", description="Dots-and-Boxes for game-AI research")
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="play and print a random game")
-    demo.add_argument("--board", default="5x5", help="board as RxC boxes (default 5x5)")
-    demo.add_argument("--seed", type=int, default=0)
+    demo = sub.add_parser("demo", help="play and print a random game", formatter_class=_Defaults)
+    demo.add_argument("--board", default="5x5", help="board as RxC boxes")
+    demo.add_argument("--seed", type=int, default=0, help="seed of the random moves")
     demo.set_defaults(func=_demo)
-    tour = sub.add_parser("tournament", help="round robin or gauntlet with Elo, win rates and plots")
-    tour.add_argument("--board", default="5x5")
+    tour = sub.add_parser("tournament", help="round robin or gauntlet with Elo, win rates and plots",
+                          formatter_class=_Defaults)
+    tour.add_argument("--board", default="5x5", help="board as RxC boxes")
     tour.add_argument("--agents", required=True,
                       help="comma-separated specs name[:key=value,...], e.g. random,alphabeta:depth=3,prsboxes")
     tour.add_argument("--games", type=int, default=20, help="games per pair (first player alternates)")
-    tour.add_argument("--openings", default="", help="K random opening moves, K:pure or K:guided")
-    tour.add_argument("--mode", choices=["round_robin", "gauntlet"], default="round_robin")
-    tour.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    tour.add_argument("--seed", type=int, default=0)
-    tour.add_argument("--bootstrap", type=int, default=200, help="bootstrap samples for the Elo intervals")
+    tour.add_argument("--openings", default="0",
+                      help="K random opening moves, fewer than the board's edges: K or K:guided (safe moves "
+                           "while there are any) or K:pure (any moves)")
+    tour.add_argument("--mode", choices=["round_robin", "gauntlet"], default="round_robin",
+                      help="every pair, or the first agent against each other one")
+    tour.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                      help="processes playing games (default: one per CPU, here %(default)s)")
+    tour.add_argument("--threads", type=int, default=1, help="numpy/BLAS and torch threads of each worker process")
+    tour.add_argument("--seed", type=int, default=0, help="seed of the openings and of the agents")
+    tour.add_argument("--bootstrap", type=int, default=200, help="bootstrap samples for the Elo intervals (0: none)")
     tour.add_argument("--out", default=None, help="folder for results (resumes if it holds the same tournament)")
-    tour.add_argument("--no-progress", action="store_true")
+    tour.add_argument("--no-progress", action="store_true", help="no progress bar")
     tour.set_defaults(func=_tournament)
     from agents.training.config import setting_types
 
@@ -173,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     pl.add_argument("what", choices=["attention"], help="attention: Dotsformer's attention maps over a board")
     pl.add_argument("rest", nargs=argparse.REMAINDER, help="options of the picture (see `dnb plot attention --help`)")
     pl.set_defaults(func=_plot)
-    ag = sub.add_parser("agents", help="list the registered agents")
+    ag = sub.add_parser("agents", help="list the registered agents", formatter_class=_Defaults)
     ag.set_defaults(func=_agents)
     args = parser.parse_args(argv)
     try:

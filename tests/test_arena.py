@@ -1,10 +1,11 @@
-"""Arena: specs, openings, resumable JSONL, statistics, CLI."""
+"""Arena: specs, openings, resumable JSONL, statistics, worker threads, CLI."""
 
 from __future__ import annotations
 
 import json
 import math
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -62,6 +63,12 @@ def test_config_rejects_bad_values():
         TournamentConfig(opening_mode="wild")
     with pytest.raises(ValueError, match="unknown"):
         TournamentConfig.from_json({"board": "3x3", "agents": ["random", "greedy"], "colour": 1})
+    with pytest.raises(ValueError, match=r"openings must be in 0\.\.11 \(a 2x2 board has 12 edges\), got 12"):
+        TournamentConfig(board="2x2", openings=12)  # no move would be left to play
+    assert TournamentConfig(board="2x2", openings=11).openings == 11
+    for field in ("bootstrap", "games", "workers", "threads"):
+        with pytest.raises(ValueError, match=f"{field} must be >= ., got -1"):
+            TournamentConfig(**{field: -1})
 
 
 def test_tournament_resumes_without_replaying(tmp_path):
@@ -78,9 +85,11 @@ def test_tournament_resumes_without_replaying(tmp_path):
     # simulate a kill: drop the last 5 games and tear the final line
     kept = lines[:7]
     (tmp_path / "results.jsonl").write_text("\n".join(kept) + "\n" + lines[7][:20])
-    again = run_tournament(cfg, out=str(tmp_path), progress=False, echo=None)
+    with pytest.warns(UserWarning, match="moved 1 unreadable line"):
+        again = run_tournament(cfg, out=str(tmp_path), progress=False, echo=None)
     lines2 = (tmp_path / "results.jsonl").read_text().splitlines()
     assert len(lines2) == 12 and lines2[:7] == kept
+    assert (tmp_path / "results.jsonl.rejected").read_text() == lines[7][:20] + "\n"
     assert again.wdl.sum() == report.wdl.sum()
     for name in ("pairs.csv", "elo.csv", "tournament.png", "config.json"):
         assert (tmp_path / name).exists()
@@ -114,24 +123,143 @@ def test_stronger_agents_rank_higher(tmp_path):
 
 def test_cli_tournament(tmp_path, capsys):
     rc = cli_main(["tournament", "--board", "2x2", "--agents", "random,greedy", "--games", "2", "--workers", "1",
-                   "--out", str(tmp_path), "--no-progress", "--bootstrap", "10"])
+                   "--threads", "2", "--out", str(tmp_path), "--no-progress", "--bootstrap", "10"])
     assert rc == 0 and "Elo" in capsys.readouterr().out
+    assert json.loads((tmp_path / "config.json").read_text())["threads"] == 2
     assert cli_main(["tournament", "--board", "2x2", "--agents", "random,nobody", "--games", "2"]) == 2
     assert "known agents" in capsys.readouterr().err
 
 
-def test_workers_use_one_thread_each(monkeypatch):
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def _thread_counts(_):
+    """In a worker process: (BLAS thread counts, torch threads). BLAS from threadpoolctl where it is installed,
+    else from the environment the process started with (/proc), which is what numpy's BLAS read as it loaded."""
     import torch
 
-    from agents.arena import _worker_init
-
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        monkeypatch.setenv(var, "8")
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)
     try:
-        _worker_init()
-        assert torch.get_num_threads() == 1
-        assert all(os.environ[v] == "1" for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"))
+        from threadpoolctl import threadpool_info
+
+        blas = {d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"}
+    except ImportError:
+        with open("/proc/self/environ", "rb") as f:
+            env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+        blas = {int(env.get(var.encode(), b"0")) for var in THREAD_VARS}
+    return blas, torch.get_num_threads()
+
+
+def test_worker_processes_start_with_the_thread_option(monkeypatch):
+    import importlib.util
+
+    from agents.arena import _worker_pool
+
+    if importlib.util.find_spec("threadpoolctl") is None and not os.path.exists("/proc/self/environ"):
+        pytest.skip("neither threadpoolctl nor /proc to read a worker's BLAS threads")
+    for var in THREAD_VARS:
+        monkeypatch.setenv(var, "3")  # the caller's own setting
+    pool = _worker_pool(1, 1, "2x2", ["random", "greedy"])
+    try:
+        assert all(os.environ[var] == "3" for var in THREAD_VARS)  # restored once the workers started
+        assert pool.map(_thread_counts, [0]) == [({1}, 1)]
     finally:
-        torch.set_num_threads(before)
+        pool.terminate()
+        pool.join()
+
+
+def _first_legal():
+    from agents.base import FunctionAgent
+
+    return FunctionAgent(lambda s: s.legal_actions()[0], name="first")
+
+
+def _last_legal():
+    from agents.base import FunctionAgent
+
+    return FunctionAgent(lambda s: s.legal_actions()[-1], name="last")
+
+
+def test_a_second_run_builds_its_own_agents(tmp_path):
+    cfg = TournamentConfig(board="2x2", agents=("me", "random"), games=2, bootstrap=0)
+    for name, factory in (("a", _first_legal), ("b", _last_legal)):
+        run_tournament(cfg, out=str(tmp_path / name), agents=[("me", factory), "random"], progress=False, echo=None)
+    first = {}
+    for name in "ab":
+        rec = json.loads((tmp_path / name / "results.jsonl").read_text().splitlines()[0])
+        assert rec["id"] == "0-1-0" and rec["first"] == "me"
+        first[name] = rec["moves"][0]
+    assert first == {"a": 0, "b": 11}  # the same label, a new factory: run b plays its own agent
+
+
+def _resumed(cfg, folder, extra: list[str], at: int):
+    """Play ``cfg`` in ``folder``, insert ``extra`` lines at line ``at`` of results.jsonl and resume, which must
+    warn once; returns the lines of the first run, the report of the resumed one and the warning."""
+    run_tournament(cfg, out=str(folder), progress=False, echo=None)
+    path = folder / "results.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:at] + extra + lines[at:]) + "\n")
+    with pytest.warns(UserWarning) as caught:
+        report = run_tournament(cfg, out=str(folder), progress=False, echo=None)
+    assert len(caught) == 1 and str(folder / "results.jsonl.rejected") in str(caught[0].message)
+    return lines, report, str(caught[0].message)
+
+
+def test_a_corrupt_line_is_moved_aside_and_every_game_kept(tmp_path):
+    cfg = TournamentConfig(board="2x2", agents=("random", "greedy"), games=6, seed=3, bootstrap=0)
+    lines, report, warning = _resumed(cfg, tmp_path, ['{"id": "0-1-2", "sco'], at=2)
+    assert "moved 1 unreadable line(s)" in warning and "line 3: not valid JSON" in warning
+    # no game lost and none replayed: the file holds exactly the first run's lines
+    assert report.games == 6 and (tmp_path / "results.jsonl").read_text().splitlines() == lines
+    assert (tmp_path / "results.jsonl.rejected").read_text() == '{"id": "0-1-2", "sco\n'
+
+
+def test_records_of_the_wrong_shape_are_moved_aside(tmp_path):
+    cfg = TournamentConfig(board="2x2", agents=("random", "greedy"), games=4, seed=4, bootstrap=0)
+    game0 = {"id": "0-1-0", "first": "random", "second": "greedy", "result_first": 0.0}
+    bad = ["[1, 2, 3]", "{}", '"0-1-0"', json.dumps({"id": "0-1-0"}), json.dumps({**game0, "id": "0-1-9"}),
+           json.dumps({**game0, "first": "greedy", "second": "random"}), json.dumps({**game0, "result_first": 2})]
+    lines, report, warning = _resumed(cfg, tmp_path, bad, at=1)
+    assert "moved 7 unreadable line(s)" in warning and "line 2: a JSON list, not a game record" in warning
+    assert report.games == 4 and (tmp_path / "results.jsonl").read_text().splitlines() == lines
+    assert (tmp_path / "results.jsonl.rejected").read_text().splitlines() == bad
+    # the rejected lines stay aside: the next resume has nothing to warn about
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert run_tournament(cfg, out=str(tmp_path), progress=False, echo=None).games == 4
+
+
+def test_cli_out_that_cannot_be_written(tmp_path, capsys):
+    mine = tmp_path / "file.txt"
+    mine.write_text("mine\n")
+    for out in (mine, mine / "sub"):
+        rc = cli_main(["tournament", "--board", "2x2", "--agents", "random,greedy", "--games", "2", "--workers", "1",
+                       "--no-progress", "--out", str(out)])
+        captured = capsys.readouterr()
+        assert rc == 2 and captured.out == ""  # an error, and no game played
+        assert f"dnb: error: cannot write results to the folder {out}: " in captured.err and "Traceback" not in captured.err
+    assert mine.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--openings", "50"], "openings must be in 0..11 (a 2x2 board has 12 edges), got 50"),
+    (["--openings", "12:pure"], "openings must be in 0..11 (a 2x2 board has 12 edges), got 12"),
+    (["--bootstrap", "-1"], "bootstrap must be >= 0, got -1"),
+    (["--games", "-2"], "games must be >= 1, got -2"),
+    (["--workers", "-1"], "workers must be >= 1, got -1"),
+    (["--threads", "0"], "threads must be >= 1, got 0"),
+])
+def test_cli_rejects_tournaments_that_cannot_be_played(flags, message, capsys):
+    assert cli_main(["tournament", "--board", "2x2", "--agents", "random,greedy", "--no-progress", *flags]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_read_jsonl_keeps_good_lines_and_ends_the_last_one(tmp_path):
+    from dnb_env.io import read_jsonl
+
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b'{"a": 1}\n\n{"a": 2}')  # a valid last line without its newline
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing to move aside, nothing to warn about
+        assert read_jsonl(str(path)) == [{"a": 1}, {"a": 2}]
+    assert path.read_bytes() == b'{"a": 1}\n\n{"a": 2}\n' and not (tmp_path / "rows.jsonl.rejected").exists()
+    assert read_jsonl(str(tmp_path / "none.jsonl")) == []

@@ -8,13 +8,14 @@ gradient, without tiny weights), then encoded with the model's encoder.
 
 from __future__ import annotations
 
-import os
+import io
 import zipfile
 
 import numpy as np
 
 from agents.training.samples import Samples
 from dnb_env.core import parse_board
+from dnb_env.io import atomic_write
 from dnb_env.observations import encode_batch
 from dnb_env.symmetry import symmetries, transform_planes, transform_policy
 
@@ -74,17 +75,10 @@ class Replay:
 
     # ------------------------------------------------------------------ files
     def save(self, path: str) -> None:
-        """Write ``path`` (an ``.npz``) atomically: temporary file, fsync, rename."""
-        tmp = f"{path}.tmp{os.getpid()}.npz"
-        try:
-            with open(tmp, "wb") as f:
-                np.savez_compressed(f, **self.samples.arrays())
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
+        """Write ``path`` (an ``.npz``) atomically (:func:`dnb_env.io.atomic_write`)."""
+        buf = io.BytesIO()
+        np.savez_compressed(buf, **self.samples.arrays())
+        atomic_write(path, buf.getvalue())
 
     @classmethod
     def load(cls, path: str) -> "Replay":

@@ -16,11 +16,11 @@
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from agents.mcts import MCTS, Node, final_value, run_many, visits_to_policy
 from agents.models import build_model
 from agents.models.evaluator import NetworkEvaluator
+from agents.processes import spawn_pool
 from agents.training.samples import Record, Samples
 from baselines.greedy import GreedyAgent
 from dnb_env.core import GameState
@@ -113,10 +113,6 @@ def self_play(net, config, iteration: int, start: int, games: range | None = Non
     return samples, stats
 
 
-def _worker_init(threads: int) -> None:
-    torch.set_num_threads(threads)
-
-
 _WORKER_NET: dict = {}
 
 
@@ -139,18 +135,14 @@ def merge_stats(parts: list[dict]) -> dict:
 
 class SelfPlayPool:
     """``config.workers`` processes that play one iteration's games between them (contiguous shares; see
-    :func:`self_play` for the seeding). With ``workers=1`` the games are played in this process."""
+    :func:`self_play` for the seeding), each with ``config.threads`` threads
+    (:func:`agents.processes.spawn_pool`). With ``workers=1`` the games are played in this process."""
 
     def __init__(self, config):
         self.config = config
         self.pool = None
         if config.workers > 1:
-            import concurrent.futures
-            import multiprocessing
-
-            self.pool = concurrent.futures.ProcessPoolExecutor(
-                config.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init,
-                initargs=(config.threads,))
+            self.pool = spawn_pool(config.workers, config.threads)
 
     def play(self, net, iteration: int, start: int) -> tuple[Samples, dict]:
         cfg = self.config
@@ -158,9 +150,8 @@ class SelfPlayPool:
             return self_play(net, cfg, iteration, start)
         state = {k: v.detach().cpu() for k, v in net.state_dict().items()}
         bounds = np.linspace(0, cfg.games_per_iteration, cfg.workers + 1).astype(int)
-        jobs = [self.pool.submit(_self_play_share, state, cfg, iteration, start, range(lo, hi))
-                for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
-        results = [job.result() for job in jobs]
+        shares = [(state, cfg, iteration, start, range(lo, hi)) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+        results = self.pool.starmap(_self_play_share, shares)
         samples = Samples.empty(cfg.board)
         for part, _ in results:
             samples = samples.concat(part)
@@ -168,5 +159,6 @@ class SelfPlayPool:
 
     def close(self) -> None:
         if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
+            self.pool.terminate()
+            self.pool.join()
             self.pool = None

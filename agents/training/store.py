@@ -26,6 +26,7 @@ from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from agents.training import config as config_mod
 from agents.training.curriculum import Curriculum
 from agents.training.replay import Replay, ReplayError
+from dnb_env.io import atomic_write
 
 __all__ = ["RunStore", "RunError", "Committed", "write_json_atomic", "read_metrics", "export_weights"]
 
@@ -45,17 +46,8 @@ def _fsync_dir(path: str) -> None:
 
 
 def write_json_atomic(path: str, obj, lines: bool = False) -> None:
-    """Write ``obj`` as JSON (``lines``: a list written one JSON document per line) via a temporary file,
-    fsync and rename."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        if lines:
-            f.writelines(json.dumps(row) + "\n" for row in obj)
-        else:
-            json.dump(obj, f, indent=2)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """Write ``obj`` as JSON (``lines``: a list written one JSON document per line) atomically."""
+    atomic_write(path, "".join(json.dumps(row) + "\n" for row in obj) if lines else json.dumps(obj, indent=2))
 
 
 def read_metrics(path: str) -> list[dict]:
