@@ -16,6 +16,10 @@ Adapters:
 * :class:`SB3Agent` — a stable-baselines3 / sb3-contrib model trained on our Gymnasium env as an Agent.
 * :class:`FunctionAgent` — a plain callable ``state -> action`` as an Agent.
 
+Every registered agent starts ``select_action`` with :func:`check_state`: a finished game, or a board
+other than the one the agent was built for (``board``, set by the registry's factory; ``None`` for an
+agent built directly skips only the board check), raises :class:`AgentInputError` (a ``ValueError``).
+
 Agents receive the public state only; nothing of an opponent's internals crosses an adapter.
 """
 
@@ -25,9 +29,10 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from dnb_env.core import GameState, IllegalActionError
+from dnb_env.core import GameState, IllegalActionError, parse_board
 
-__all__ = ["Agent", "agent_to_bot", "SpielBotAgent", "SB3Agent", "FunctionAgent", "check_agent_action"]
+__all__ = ["Agent", "AgentInputError", "agent_to_bot", "check_state", "SpielBotAgent", "SB3Agent", "FunctionAgent",
+           "check_agent_action"]
 
 
 @runtime_checkable
@@ -37,6 +42,25 @@ class Agent(Protocol):
     def select_action(self, state: GameState) -> int: ...
 
     def reset(self) -> None: ...
+
+
+class AgentInputError(ValueError):
+    """A state an agent cannot play: the game is over, or the board is not the one it was built for."""
+
+
+def check_state(agent: Any, state: GameState) -> None:
+    """Raise :class:`AgentInputError` unless ``agent`` can choose a move in ``state``.
+
+    ``agent.board`` is the board it was built for (``(rows, cols)`` or ``"RxC"``), or ``None`` (no board
+    check).
+    """
+    name = getattr(agent, "name", agent)
+    board = getattr(agent, "board", None)
+    if board is not None and (state.rows, state.cols) != parse_board(board):
+        rows, cols = parse_board(board)
+        raise AgentInputError(f"agent {name!r} was built for a {rows}x{cols} board, got a {state.rows}x{state.cols} state")
+    if state.is_terminal():
+        raise AgentInputError(f"agent {name!r} got a finished game: there is no move to choose")
 
 
 def check_agent_action(agent: Any, state: GameState, action: Any) -> int:
@@ -118,19 +142,17 @@ class SpielBotAgent:
 
     def __init__(self, bot, game, name: str = "openspiel_bot"):
         self.bot, self.game, self.name = bot, game, name
+        params = game.get_parameters()
+        self.board = (int(params["num_rows"]), int(params["num_cols"]))
 
     def _spiel_state(self, state: GameState):
-        params = self.game.get_parameters()
-        if (int(params["num_rows"]), int(params["num_cols"])) != (state.rows, state.cols):
-            raise ValueError(
-                f"{self.name}: bot's game is {params['num_rows']}x{params['num_cols']}, state is {state.rows}x{state.cols}"
-            )
         ps = self.game.new_initial_state()
         for a in state.history:
             ps.apply_action(a)
         return ps
 
     def select_action(self, state: GameState) -> int:
+        check_state(self, state)
         ps = self._spiel_state(state)
         self.bot.restart_at(ps)
         return int(self.bot.step(ps))

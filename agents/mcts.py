@@ -35,6 +35,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
+from agents.base import check_state
 from dnb_env.analysis import capture_or_decline_moves, endgame_value
 from dnb_env.core import GameState
 
@@ -374,13 +375,14 @@ def visits_to_policy(counts: np.ndarray, temperature: float) -> np.ndarray:
 
 class MCTSAgent:
     """An Agent over :class:`MCTS`; moves drawn from the visit distribution at ``config.temperature``
-    (``greedy=True`` always takes the most visited move)."""
+    (``greedy=True`` always takes the most visited move). ``board`` is the ``(rows, cols)`` the evaluator
+    was built for (None: any), checked with every state (:func:`agents.base.check_state`)."""
 
     def __init__(self, evaluator: Evaluator, config: MCTSConfig = MCTSConfig(), seed: int | None = None,
-                 greedy: bool = True, name: str = "puct"):
+                 greedy: bool = True, name: str = "puct", board: tuple[int, int] | None = None):
         self.rng = np.random.default_rng(seed)
         self.search = MCTS(evaluator, config, self.rng)
-        self.greedy, self.name = greedy, name
+        self.greedy, self.name, self.board = greedy, name, board
 
     def seed(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
@@ -390,6 +392,7 @@ class MCTSAgent:
         self.search.root = None
 
     def action_probabilities(self, state: GameState) -> np.ndarray:
+        check_state(self, state)  # select_action starts here too
         return visits_to_policy(self.search.run(state), 0.0 if self.greedy else self.search.config.temperature)
 
     def select_action(self, state: GameState) -> int:

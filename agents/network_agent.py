@@ -15,10 +15,11 @@ import os
 
 import numpy as np
 
+from agents.base import check_state
 from agents.checkpoint import CheckpointError, load_network
 from agents.mcts import MCTSAgent, MCTSConfig
 from agents.models.evaluator import NetworkEvaluator
-from dnb_env.core import GameState
+from dnb_env.core import GameState, parse_board
 
 SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "checkpoints")
 AGENT_FAMILIES = {"alphazero": "resnet", "dotsformer": "dotsformer"}  # agent name -> model family it plays
@@ -38,14 +39,16 @@ def shipped_checkpoint(board: str, agent: str = "alphazero") -> str:
 class PolicyAgent:
     """The raw policy of a network: its most probable legal move (ties broken by the seeded rng)."""
 
-    def __init__(self, evaluator: NetworkEvaluator, seed=None, name: str = "policy"):
-        self.evaluator, self.name = evaluator, name
+    def __init__(self, evaluator: NetworkEvaluator, seed=None, name: str = "policy",
+                 board: tuple[int, int] | None = None):
+        self.evaluator, self.name, self.board = evaluator, name, board
         self.rng = np.random.default_rng(seed)
 
     def reset(self) -> None:
         pass
 
     def action_probabilities(self, state: GameState) -> np.ndarray:
+        check_state(self, state)  # select_action starts here too
         return self.evaluator.evaluate([state])[0][0]
 
     def select_action(self, state: GameState) -> int:
@@ -62,8 +65,9 @@ def make_network_agent(board: str, agent: str = "alphazero", checkpoint: str | N
     path = checkpoint or shipped_checkpoint(board, agent)
     net, _ = load_network(path, board=board, device=device, family=AGENT_FAMILIES[agent])
     evaluator = NetworkEvaluator(net, device)
+    rows_cols = parse_board(board)
     if simulations == 0:
-        return PolicyAgent(evaluator, seed=seed, name=f"{agent}-policy")
+        return PolicyAgent(evaluator, seed=seed, name=f"{agent}-policy", board=rows_cols)
     config = MCTSConfig(simulations=simulations, c_puct=c_puct, prune=prune, batch_size=batch_size,
                         value=net.config.value)
-    return MCTSAgent(evaluator, config, seed=seed, greedy=True, name=agent)
+    return MCTSAgent(evaluator, config, seed=seed, greedy=True, name=agent, board=rows_cols)

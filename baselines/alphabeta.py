@@ -27,6 +27,7 @@ import time
 
 import numpy as np
 
+from agents.base import check_state
 from dnb_env.analysis import double_deal_moves, endgame_value
 from dnb_env.core import GameState, MutableState
 
@@ -44,7 +45,8 @@ class AlphaBetaAgent:
 
     def __init__(self, depth: int = 4, time_limit: float | None = None, chain_eval: bool = False,
                  extend_captures: bool = True, seed: int | None = None, tt_size: int = 1_000_000,
-                 decline_only_double_deal: bool = False, safe_only: bool = False, node_limit: int | None = None):
+                 decline_only_double_deal: bool = False, safe_only: bool = False, node_limit: int | None = None,
+                 board: tuple[int, int] | None = None):
         if depth < 1:
             raise ValueError(f"depth must be >= 1, got {depth}")
         self.depth, self.time_limit, self.chain_eval = depth, time_limit, chain_eval
@@ -52,6 +54,7 @@ class AlphaBetaAgent:
         self.decline_only_double_deal = decline_only_double_deal
         self.safe_only = safe_only
         self.node_limit = node_limit
+        self.board = board
         self.rng = np.random.default_rng(seed)
         self.tt_size = tt_size
         self.tt: dict[int, tuple[int, int, int, int]] = {}
@@ -145,9 +148,8 @@ class AlphaBetaAgent:
         return self.root_move, value
 
     def select_action(self, state: GameState) -> int:
+        check_state(self, state)
         legal = state.legal_actions()
-        if not legal:
-            raise ValueError("no legal action: the game is over")
         self.deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
         self.tt.clear()  # values are exact only for the depth they were searched to
         self.nodes = 0

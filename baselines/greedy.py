@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.base import check_state
 from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState, MutableState
 
@@ -32,8 +33,9 @@ def boxes_given_away(state: GameState, action: int) -> int:
 class GreedyAgent:
     name = "greedy"
 
-    def __init__(self, seed: int | None = None):
+    def __init__(self, seed: int | None = None, board: tuple[int, int] | None = None):
         self.rng = np.random.default_rng(seed)
+        self.board = board
 
     def seed(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
@@ -55,6 +57,7 @@ class GreedyAgent:
         return [a for a in legal if cost[a] == least]
 
     def select_action(self, state: GameState) -> int:
+        check_state(self, state)
         return self._pick(self.candidates(state))
 
     def reset(self) -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.base import check_state
 from baselines.alphabeta import AlphaBetaAgent
 from baselines.solver import Solver
 from dnb_env.analysis import (
@@ -56,8 +57,10 @@ class PRsBoxesAgent:
     name = "prsboxes"
 
     def __init__(self, seed: int | None = None, solver_edges: int = 20, search_safe: int = 9, search_depth: int = 40,
-                 search_nodes: int = 300_000, search_time: float | None = None, search_full: int = 4):
+                 search_nodes: int = 300_000, search_time: float | None = None, search_full: int = 4,
+                 board: tuple[int, int] | None = None):
         self.rng = np.random.default_rng(seed)
+        self.board = board
         self.solver = Solver(max_undrawn=max(solver_edges, 0))
         self.solver_edges = solver_edges
         self.search_safe = search_safe
@@ -142,9 +145,8 @@ class PRsBoxesAgent:
 
     # -------------------------------------------------------------- main
     def select_action(self, state: GameState) -> int:
+        check_state(self, state)
         legal = state.legal_actions()
-        if not legal:
-            raise ValueError("no legal action: the game is over")
         if len(legal) <= self.solver_edges:
             return self._solver_move(state)
         cls = move_classes(state)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.base import check_state
 from dnb_env.core import GameState
 
 
@@ -12,19 +13,20 @@ class RandomAgent:
 
     name = "random"
 
-    def __init__(self, seed: int | None = None):
+    def __init__(self, seed: int | None = None, board: tuple[int, int] | None = None):
         self.rng = np.random.default_rng(seed)
+        self.board = board
 
     def seed(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
 
     def select_action(self, state: GameState) -> int:
+        check_state(self, state)
         legal = state.legal_actions()
-        if not legal:
-            raise ValueError("no legal action: the game is over")
         return legal[int(self.rng.integers(len(legal)))]
 
     def action_probabilities(self, state: GameState) -> np.ndarray:
+        check_state(self, state)
         mask = state.legal_mask().astype(np.float64)
         return mask / mask.sum()
 

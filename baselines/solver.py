@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.base import check_state
 from dnb_env.core import GameState
 
 __all__ = ["Solver", "SolverAgent", "SolverTooLarge"]
@@ -149,9 +150,10 @@ class SolverAgent:
 
     name = "solver"
 
-    def __init__(self, seed: int | None = None, max_undrawn: int = 24):
+    def __init__(self, seed: int | None = None, max_undrawn: int = 24, board: tuple[int, int] | None = None):
         self.solver = Solver(max_undrawn)
         self.rng = np.random.default_rng(seed)
+        self.board = board
 
     def seed(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
@@ -163,6 +165,7 @@ class SolverAgent:
         return self.solver.move_values(state)
 
     def select_action(self, state: GameState) -> int:
+        check_state(self, state)
         mv = self.solver.move_values(state)
         best = max(mv.values())
         choices = [a for a, v in mv.items() if v == best]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import random
 
+from agents.base import check_state
 from dnb_env.core import GameState, MutableState
 
 __all__ = ["UCTAgent"]
@@ -32,10 +33,11 @@ class _Node:
 class UCTAgent:
     name = "mcts"
 
-    def __init__(self, simulations: int = 1000, uct_c: float = 2.0, seed: int | None = None):
+    def __init__(self, simulations: int = 1000, uct_c: float = 2.0, seed: int | None = None,
+                 board: tuple[int, int] | None = None):
         if simulations < 1:
             raise ValueError(f"simulations must be >= 1, got {simulations}")
-        self.simulations, self.uct_c = simulations, uct_c
+        self.simulations, self.uct_c, self.board = simulations, uct_c, board
         self.rng = random.Random(seed)
 
     def seed(self, seed: int) -> None:
@@ -50,9 +52,8 @@ class UCTAgent:
         return float(r), float(-r)
 
     def select_action(self, state: GameState) -> int:
+        check_state(self, state)
         legal = state.legal_actions()
-        if not legal:
-            raise ValueError("no legal action: the game is over")
         if len(legal) == 1:
             return legal[0]
         root = _Node(state.current_player, legal[:])

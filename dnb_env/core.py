@@ -57,7 +57,8 @@ class IllegalActionError(ValueError):
 def parse_board(board: str | Sequence[int]) -> tuple[int, int]:
     """``"5x5"`` or ``(5, 5)`` -> ``(rows, cols)`` of boxes, validated.
 
-    Raises ``ValueError`` naming the accepted form for anything else ("5x", "0x3", "axb").
+    Raises ``ValueError`` naming the accepted form for anything else ("5x", "0x3", "axb", ``(True, 2)``,
+    ``(2.0, 2)``).
     """
     if isinstance(board, str):
         m = _BOARD_RE.match(board)
@@ -69,7 +70,10 @@ def parse_board(board: str | Sequence[int]) -> tuple[int, int]:
         rows, cols = int(m.group(1)), int(m.group(2))
     else:
         try:
-            rows, cols = (operator.index(v) for v in board)
+            rows, cols = board
+            if isinstance(rows, bool) or isinstance(cols, bool):
+                raise TypeError("a bool is not a board size")
+            rows, cols = operator.index(rows), operator.index(cols)
         except (TypeError, ValueError):
             raise ValueError(f"board must be 'RxC' or a (rows, cols) pair of integers, got {board!r}") from None
     for name, v in (("rows", rows), ("cols", cols)):
@@ -300,18 +304,42 @@ class GameState:
         return s
 
     @classmethod
-    def from_text(cls, text: str, current_player: int = 0) -> "GameState":
+    def from_text(cls, text: str, current_player: int | None = None) -> "GameState":
         """Read a board drawn as in ``str(state)`` (dots ``+``, lines ``---`` and ``|``, box owners ``0``/``1``).
 
-        Lines after the drawing (scores, player to move) are ignored; ``current_player`` says who moves.
+        The status line ``str(state)`` prints under the drawing (``score 0:1 1:0  player 1 to move``, or
+        ``score 0:2 1:2  game over, draw``) may be left out; when given it must match the drawing (scores,
+        game over or not, winner) and it names the player to move. ``current_player`` must agree with it,
+        and is the only source when the text names no mover (no status line, or a finished game); with
+        neither, player 0 moves. So ``GameState.from_text(str(s)) == s`` for every unfinished state ``s``.
+        Nothing else may follow the drawing.
+
         Owners must be given exactly for the boxes whose four sides are drawn. The history of such a
         state is synthetic (its drawn edges in increasing order): it fixes the edges, not the move order.
+        Raises ``TypeError`` for a non-str ``text`` and ``ValueError`` for a drawing it cannot read.
         """
+        if not isinstance(text, str):
+            raise TypeError(f"from_text reads a board drawing as a str (see str(state)), got {type(text).__name__}")
+        if current_player is not None and (current_player not in (0, 1) or isinstance(current_player, bool)):
+            raise ValueError(f"current_player must be 0 or 1, got {current_player!r}")
+        lines = text.strip("\n").splitlines()
         drawing = []
-        for ln in text.strip("\n").splitlines():
+        for ln in lines:
             if not set(ln) <= set("+-| 01"):
-                break  # the score line, or anything else after the drawing
+                break  # the status line, or anything else after the drawing
             drawing.append(ln.rstrip())
+        after = [ln.strip() for ln in lines[len(drawing):] if ln.strip()]
+        status = after[0] if after else None
+        if len(after) > 1 or (status is not None and not status.startswith("score ")):
+            raise ValueError(
+                f"cannot read {after[-1]!r} after the drawing: only the status line of str(state) "
+                "('score 0:S0 1:S1  player P to move') may follow it"
+            )
+        mover = re.search(r"\bplayer ([01]) to move$", status or "")
+        if mover:
+            if current_player is not None and current_player != int(mover[1]):
+                raise ValueError(f"current_player={current_player} disagrees with the status line {status!r}")
+            current_player = int(mover[1])
         while drawing and not drawing[-1].strip():
             drawing.pop()
         if len(drawing) < 3 or len(drawing) % 2 == 0 or "+" not in drawing[0]:
@@ -357,10 +385,13 @@ class GameState:
                 raise ValueError(
                     f"box ({b // cols}, {b % cols}) {'is complete but has no owner' if complete else 'has an owner but is not complete'}"
                 )
-        if current_player not in (0, 1):
-            raise ValueError(f"current_player must be 0 or 1, got {current_player!r}")
         history = tuple(a for a in range(g.num_actions) if edges >> a & 1)
-        return cls._make(g, edges, owner0, owner1, current_player, history)
+        state = cls._make(g, edges, owner0, owner1, current_player or 0, history)
+        if status is not None:
+            expected = render_text(state).splitlines()[-1]
+            if status.split() != expected.split():
+                raise ValueError(f"status line {status!r} does not match the drawing, which gives {expected!r}")
+        return state
 
     # ---------------------------------------------------------------- queries
     @property

@@ -22,11 +22,32 @@ Options (keyword arguments of ``gym.make``):
 * ``illegal_action``: ``"lose"`` (default: the episode ends with reward -1 and
   ``info["illegal_action"] = True``, the board unchanged) or ``"raise"`` (``IllegalActionError``, the
   state kept, so the caller can go on).
-* ``render_mode``: ``"ansi"``, ``"rgb_array"`` or ``"human"`` (pygame).
+* ``render_mode``: ``"ansi"``, ``"rgb_array"`` or ``"human"`` (pygame; single env only: the vector env
+  refuses it, render its ``"rgb_array"`` frames instead).
+
+Reset options (``env.reset(options={...})``), for that episode only (the next reset without them goes
+back to the settings above); any other key, or options that are not a dict, raise:
+
+* ``learner_player``: 0, 1 or ``"random"``.
+* ``history``: actions played from the empty board; the episode starts from that position (after the
+  opponent's replies if it is the opponent's turn there). The learner must have a move left to make,
+  else ``ValueError``. E.g. ``env.reset(options={"history": list(state.history)})``.
 
 ``action_masks()`` returns the legal mask (for sb3-contrib's MaskablePPO). ``info`` holds
 ``action_mask``, ``scores`` (learner, opponent), ``current_player``, ``learner_player`` and
 ``illegal_action``.
+
+Vector env (:class:`DotsAndBoxesVectorEnv`): the same options and rules, ``N`` games at once.
+
+* An action is legal by the same rule as in the single env (an integer action number of an undrawn edge;
+  a float such as ``1.5`` is illegal, never rounded). With ``illegal_action="raise"`` the whole batch is
+  checked before any board moves, so an ``IllegalActionError`` (naming the env index) leaves every game
+  as it was; with ``"lose"`` only the games with an illegal action end.
+* ``reset(seed=s)`` seeds game ``i`` with ``s + i`` (a list of seeds seeds each game), as Gymnasium's
+  ``SyncVectorEnv``/``AsyncVectorEnv`` seed their sub-envs: ``gym.make_vec(id, num_envs=N, ...)`` plays
+  the same games in the ``"vector_entry_point"``, ``"sync"`` and ``"async"`` modes for the same seed and
+  actions. ``reset(options=...)`` applies the options to every game; autoresets use the constructor's
+  settings (as the sync vector env resets its sub-envs without options).
 
 Version history: v0 (this release).
 """
@@ -48,6 +69,7 @@ __all__ = ["DotsAndBoxesEnv", "DotsAndBoxesVectorEnv", "make_opponent"]
 
 REWARDS = ("win", "margin", "boxes")
 ILLEGAL = ("lose", "raise")
+RESET_OPTIONS = ("learner_player", "history")
 
 
 def make_opponent(opponent, board: tuple[int, int], opponent_kwargs: dict | None = None):
@@ -74,8 +96,22 @@ def _board_args(rows, cols, board) -> tuple[int, int]:
 
 
 def _check_choice(name, value, options):
-    if value not in options:
+    if value not in options or isinstance(value, bool):
         raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}")
+
+
+def _reset_options(options) -> dict:
+    """The ``options`` of ``reset`` checked: None or a dict with keys from ``RESET_OPTIONS``."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise TypeError(f"reset options must be a dict with keys from {RESET_OPTIONS}, got {options!r}")
+    unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
+    if unknown:
+        raise ValueError(f"unknown reset option(s) {', '.join(unknown)}; supported: {', '.join(RESET_OPTIONS)}")
+    if "learner_player" in options:
+        _check_choice("learner_player", options["learner_player"], (0, 1, "random"))
+    return options
 
 
 class _Game:
@@ -86,8 +122,7 @@ class _Game:
     def __init__(self, board, opponent, learner_player, reward, illegal_action):
         self.board = board
         self.opponent = opponent
-        if learner_player not in (0, 1, "random"):
-            raise ValueError(f"learner_player must be 0, 1 or 'random', got {learner_player!r}")
+        _check_choice("learner_player", learner_player, (0, 1, "random"))
         _check_choice("reward", reward, REWARDS)
         _check_choice("illegal_action", illegal_action, ILLEGAL)
         self.learner_option = learner_player
@@ -97,14 +132,22 @@ class _Game:
         self.learner = 0
         self.done = False
 
-    def reset(self, np_random: np.random.Generator) -> None:
-        self.learner = int(np_random.integers(2)) if self.learner_option == "random" else self.learner_option
+    def reset(self, np_random: np.random.Generator, options: dict | None = None) -> None:
+        """A new game; ``options`` as in the module docstring (checked before anything changes)."""
+        options = _reset_options(options)
+        history = options.get("history", ())
+        start = GameState.from_actions(*self.board, history)  # IllegalActionError (a ValueError) if illegal
+        learner = options.get("learner_player", self.learner_option)
+        self.learner = int(np_random.integers(2)) if learner == "random" else learner
         if hasattr(self.opponent, "seed"):
             self.opponent.seed(int(np_random.integers(2**63 - 1)))
         self.opponent.reset()
-        self.state = GameState.new(*self.board)
+        self.state = start
         self.done = False
         self._opponent_turns()
+        if self.state.is_terminal():
+            self.state = None
+            raise ValueError(f"reset option history={list(history)!r} leaves the learner no move to make")
 
     def _margin(self) -> int:
         s0, s1 = self.state.scores
@@ -119,15 +162,19 @@ class _Game:
             s = s.apply(a)
         self.state = s
 
-    def step(self, action) -> tuple[float, bool, bool]:
-        """Learner plays ``action``, the opponent replies; returns (reward, terminated, illegal)."""
+    def check(self, action) -> int:
+        """``action`` as an int if the learner may play it; ResetNeeded or IllegalActionError otherwise."""
         if self.state is None:
             raise gym.error.ResetNeeded("call reset() before step()")
         if self.done:
             raise gym.error.ResetNeeded("the episode is over; call reset() before step()")
+        return _check_action(self.state, action)
+
+    def step(self, action) -> tuple[float, bool, bool]:
+        """Learner plays ``action``, the opponent replies; returns (reward, terminated, illegal)."""
         s = self.state
         try:
-            action = _check_action(s, action)
+            action = self.check(action)
         except IllegalActionError:
             if self.illegal_mode == "raise":
                 raise
@@ -226,7 +273,7 @@ class DotsAndBoxesEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        self._game.reset(self.np_random)
+        self._game.reset(self.np_random, options)
         if self.render_mode == "human":
             self.render()
         return self._obs(), self._game.info()
@@ -273,6 +320,7 @@ class DotsAndBoxesVectorEnv(VectorEnv):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4, "autoreset_mode": AutoresetMode.NEXT_STEP}
+    # no "human": one window per game is not useful; render "rgb_array" frames and show or tile them
 
     def __init__(
         self,
@@ -293,6 +341,11 @@ class DotsAndBoxesVectorEnv(VectorEnv):
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         self.rows, self.cols = _board_args(rows, cols, board)
         encoder_shape(obs_type, self.rows, self.cols)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']} for the vector env, got {render_mode!r}"
+                + (" (human rendering is for the single env DotsAndBoxesEnv)" if render_mode == "human" else "")
+            )
         self.num_envs = num_envs
         self.obs_type = obs_type
         self.render_mode = render_mode
@@ -306,6 +359,7 @@ class DotsAndBoxesVectorEnv(VectorEnv):
             opponents = [make_opponent(opponent, board_rc, opponent_kwargs)] * num_envs
         self.games = [_Game(board_rc, o, learner_player, reward, illegal_action) for o in opponents]
         self._autoreset = np.zeros(num_envs, dtype=bool)
+        self._rngs: list[np.random.Generator] | None = None
 
     def _masks(self) -> np.ndarray:
         """``[N, A]`` int8 legal masks of all games in one bit expansion (all 0 for finished games)."""
@@ -329,14 +383,19 @@ class DotsAndBoxesVectorEnv(VectorEnv):
         }
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
+        """``seed``: game ``i`` gets ``seed + i`` (a list: one seed per game), as the sync vector env seeds
+        its sub-envs; None goes on with each game's generator."""
         super().reset(seed=seed if isinstance(seed, int) or seed is None else None)
         if isinstance(seed, (list, tuple)):
-            rngs = [np.random.default_rng(s) for s in seed]
-        else:
-            rngs = [np.random.default_rng(int(self.np_random.integers(2**63 - 1))) for _ in self.games]
-        self._rngs = rngs
-        for g, rng in zip(self.games, rngs):
-            g.reset(rng)
+            if len(seed) != self.num_envs:
+                raise ValueError(f"seed must be an int or a list of {self.num_envs} seeds, got {seed!r}")
+            self._rngs = [np.random.default_rng(s) for s in seed]
+        elif seed is not None:
+            self._rngs = [np.random.default_rng(seed + i) for i in range(self.num_envs)]
+        elif self._rngs is None:
+            self._rngs = [np.random.default_rng(int(self.np_random.integers(2**63 - 1))) for _ in self.games]
+        for g, rng in zip(self.games, self._rngs):
+            g.reset(rng, options)
         self._autoreset[:] = False
         obs, masks = self._obs()
         return obs, self._infos(masks, np.zeros(self.num_envs, dtype=bool))
@@ -345,6 +404,13 @@ class DotsAndBoxesVectorEnv(VectorEnv):
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
+        if self.games[0].illegal_mode == "raise":  # check the whole batch before any board moves
+            for i, g in enumerate(self.games):
+                if not self._autoreset[i]:
+                    try:
+                        g.check(actions[i])
+                    except IllegalActionError as e:
+                        raise IllegalActionError(f"env {i}: {e}; no game was stepped") from None
         rewards = np.zeros(self.num_envs, dtype=np.float64)
         terminated = np.zeros(self.num_envs, dtype=bool)
         illegal = np.zeros(self.num_envs, dtype=bool)
@@ -352,7 +418,7 @@ class DotsAndBoxesVectorEnv(VectorEnv):
             if self._autoreset[i]:
                 g.reset(self._rngs[i])
                 continue
-            rewards[i], terminated[i], illegal[i] = g.step(int(actions[i]))
+            rewards[i], terminated[i], illegal[i] = g.step(actions[i])
         self._autoreset = terminated.copy()
         obs, masks = self._obs()
         return obs, rewards, terminated, np.zeros(self.num_envs, dtype=bool), self._infos(masks, illegal)

@@ -38,6 +38,9 @@ that made it (and 0 for the other), through PettingZoo's `TerminateIllegalWrappe
 
 The extra turn after a completed box shows in `agent_selection`: the same agent is selected again.
 
+An action must be an integer action number (a float such as `1.5` is illegal, never rounded), as in the
+Gymnasium env. `reset` takes no options and ignores them (PettingZoo's `api_test` passes arbitrary ones).
+
 ### Version History
 
 * v0: first release.
@@ -140,7 +143,7 @@ class raw_env(AECEnv):
         if self.terminations[self.agent_selection] or self.truncations[self.agent_selection]:
             return self._was_dead_step(action)
         self._cumulative_rewards[self.agent_selection] = 0
-        s = self.state_.apply(int(action))  # an illegal action raises IllegalActionError, nothing changes
+        s = self.state_.apply(action)  # an illegal action (a float too) raises IllegalActionError, nothing changes
         self.state_ = s
         self.rewards = {a: 0 for a in self.agents}
         if s.is_terminal():

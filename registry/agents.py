@@ -4,13 +4,22 @@
     make_agent("alphabeta", board="5x5", seed=0, depth=4)
 
 Every factory takes ``board`` and ``seed`` plus its own keyword options; an unknown name or option raises
-``ValueError`` listing what exists. Third-party code can add names with :func:`register_agent`.
+``ValueError`` listing what exists. Options are type-checked against the factory's annotations (else the
+type of its default): ``bool`` takes True/False or the strings "true"/"false", ``int`` an integer or an
+integer string, ``float`` any real number or a numeric string, ``Literal[...]`` one of its values, and
+``X | None`` also None; anything else raises ``ValueError`` naming the agent, option and value (so
+``chain_eval="no"`` or ``depth=2.9`` is refused, and ``"alphabeta:depth=3,chain_eval=true"`` from the
+command line works). Third-party code can add names with :func:`register_agent`.
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import Callable
+import numbers
+import os
+import types
+import typing
+from typing import Callable, Literal
 
 from dnb_env.core import parse_board
 
@@ -33,8 +42,68 @@ def _options(factory: Callable) -> list[str]:
     return [n for n, p in params.items() if n not in ("board", "seed") and p.kind == p.KEYWORD_ONLY]
 
 
-def check_spec(name: str, kwargs: dict) -> Callable:
-    """The factory of ``name`` after checking that it exists and takes every option in ``kwargs``."""
+_KIND_NAMES = {bool: "true or false", int: "an integer", float: "a number", type(None): "None"}
+
+
+def _kind_name(kind) -> str:
+    if typing.get_origin(kind) is Literal:
+        return "one of " + ", ".join(map(repr, typing.get_args(kind)))
+    if typing.get_origin(kind) in (typing.Union, types.UnionType):
+        return " or ".join(map(_kind_name, typing.get_args(kind)))
+    return _KIND_NAMES.get(kind, f"a {getattr(kind, '__name__', kind)}")
+
+
+def _typed(kind, value):
+    """``value`` as ``kind`` (bool, int, float, a class, ``Literal[...]`` or a union of them); TypeError if
+    it is not one. Other annotations (``Any``, generics) are not checked."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin is Literal:
+        if value in args:
+            return value
+    elif origin in (typing.Union, types.UnionType):  # e.g. float | None: the first member that takes it
+        for k in args:
+            try:
+                return _typed(k, value)
+            except TypeError:
+                pass
+    elif kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+    elif kind in (int, float):
+        ok = numbers.Integral if kind is int else numbers.Real
+        if isinstance(value, ok) and not isinstance(value, bool):
+            return kind(value)
+        if isinstance(value, str):
+            try:
+                return kind(value)
+            except ValueError:
+                pass
+    elif not isinstance(kind, type) or isinstance(value, kind):
+        return value
+    raise TypeError
+
+
+def _typed_options(name: str, factory: Callable, kwargs: dict) -> dict:
+    """``kwargs`` converted to the factory's option types (annotation, else the default's type)."""
+    try:
+        hints = typing.get_type_hints(factory)
+    except NameError:
+        hints = {}
+    params = inspect.signature(factory).parameters
+    out = {}
+    for option, value in kwargs.items():
+        default = params[option].default
+        kind = hints.get(option, type(default) if default not in (None, inspect.Parameter.empty) else None)
+        try:
+            out[option] = value if kind is None else _typed(kind, value)
+        except TypeError:
+            raise ValueError(f"agent {name!r}: option {option} must be {_kind_name(kind)}, got {value!r}") from None
+    return out
+
+
+def _resolve(name: str, kwargs: dict) -> tuple[Callable, dict]:
     try:
         factory = _FACTORIES[name]
     except (KeyError, TypeError):
@@ -45,19 +114,25 @@ def check_spec(name: str, kwargs: dict) -> Callable:
         raise ValueError(
             f"agent {name!r} has no option(s) {', '.join(unknown)}; its options: {', '.join(allowed) or 'none'}"
         )
-    return factory
+    return factory, _typed_options(name, factory, kwargs)
+
+
+def check_spec(name: str, kwargs: dict) -> Callable:
+    """The factory of ``name`` after checking that it exists and takes every option in ``kwargs`` with a
+    value of the option's type."""
+    return _resolve(name, kwargs)[0]
 
 
 def make_agent(name: str, board="5x5", seed: int | None = None, **kwargs):
     """Build the agent registered as ``name`` for ``board`` ("RxC" or (rows, cols))."""
-    factory = check_spec(name, kwargs)
-    return factory(board=parse_board(board), seed=seed, **kwargs)
+    factory, options = _resolve(name, kwargs)
+    return factory(board=parse_board(board), seed=seed, **options)
 
 
 def _random(*, board, seed):
     from baselines.random_agent import RandomAgent
 
-    return RandomAgent(seed=seed)
+    return RandomAgent(seed=seed, board=board)
 
 
 register_agent("random", _random)
@@ -66,26 +141,27 @@ register_agent("random", _random)
 def _greedy(*, board, seed):
     from baselines.greedy import GreedyAgent
 
-    return GreedyAgent(seed=seed)
+    return GreedyAgent(seed=seed, board=board)
 
 
-def _alphabeta(*, board, seed, depth=4, time_limit=None, chain_eval=False, extend_captures=True):
+def _alphabeta(*, board, seed, depth: int = 4, time_limit: float | None = None, chain_eval: bool = False,
+               extend_captures: bool = True):
     from baselines.alphabeta import AlphaBetaAgent
 
-    return AlphaBetaAgent(depth=int(depth), time_limit=time_limit, chain_eval=bool(chain_eval),
-                          extend_captures=bool(extend_captures), seed=seed)
+    return AlphaBetaAgent(depth=depth, time_limit=time_limit, chain_eval=chain_eval,
+                          extend_captures=extend_captures, seed=seed, board=board)
 
 
-def _solver(*, board, seed, max_undrawn=24):
+def _solver(*, board, seed, max_undrawn: int = 24):
     from baselines.solver import SolverAgent
 
-    return SolverAgent(seed=seed, max_undrawn=int(max_undrawn))
+    return SolverAgent(seed=seed, max_undrawn=max_undrawn, board=board)
 
 
-def _mcts(*, board, seed, simulations=1000, uct_c=2.0):
+def _mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0):
     from baselines.uct import UCTAgent
 
-    return UCTAgent(simulations=int(simulations), uct_c=float(uct_c), seed=seed)
+    return UCTAgent(simulations=simulations, uct_c=uct_c, seed=seed, board=board)
 
 
 register_agent("greedy", _greedy)
@@ -94,12 +170,12 @@ register_agent("solver", _solver)
 register_agent("mcts", _mcts)
 
 
-def _prsboxes(*, board, seed, solver_edges=20, search_safe=9, search_full=4, search_depth=40, search_nodes=300_000):
+def _prsboxes(*, board, seed, solver_edges: int = 20, search_safe: int = 9, search_full: int = 4,
+              search_depth: int = 40, search_nodes: int = 300_000):
     from baselines.prsboxes import PRsBoxesAgent
 
-    return PRsBoxesAgent(seed=seed, solver_edges=int(solver_edges), search_safe=int(search_safe),
-                         search_full=int(search_full), search_depth=int(search_depth),
-                         search_nodes=int(search_nodes))
+    return PRsBoxesAgent(seed=seed, solver_edges=solver_edges, search_safe=search_safe, search_full=search_full,
+                         search_depth=search_depth, search_nodes=search_nodes, board=board)
 
 
 register_agent("prsboxes", _prsboxes)
@@ -108,7 +184,8 @@ register_agent("prsboxes", _prsboxes)
 _SPIEL_GAMES = {"python": "python_dots_and_boxes", "cpp": "dots_and_boxes"}
 
 
-def _openspiel_mcts(*, board, seed, simulations=1000, uct_c=2.0, rollouts=1, game="python"):
+def _openspiel_mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0, rollouts: int = 1,
+                    game: Literal["python", "cpp"] = "python"):
     """OpenSpiel's Python MCTSBot with random rollouts, as an Agent. ``game="python"`` searches on the
     registered ``python_dots_and_boxes``; ``game="cpp"`` on OpenSpiel's own C++ ``dots_and_boxes`` (same
     rules and action numbers, faster rollouts: about 1.8x the moves per second on 5x5; the bot itself is
@@ -120,13 +197,11 @@ def _openspiel_mcts(*, board, seed, simulations=1000, uct_c=2.0, rollouts=1, gam
     import dnb_env  # noqa: F401  (registers the game)
     from agents.base import SpielBotAgent
 
-    if game not in _SPIEL_GAMES:
-        raise ValueError(f"openspiel_mcts: game must be one of {sorted(_SPIEL_GAMES)}, got {game!r}")
     rows, cols = board
     game = pyspiel.load_game(_SPIEL_GAMES[game], {"num_rows": rows, "num_cols": cols})
     rs = np.random.RandomState(None if seed is None else seed % 2**32)
-    evaluator = mcts.RandomRolloutEvaluator(n_rollouts=int(rollouts), random_state=rs)
-    bot = mcts.MCTSBot(game, float(uct_c), int(simulations), evaluator, random_state=rs)
+    evaluator = mcts.RandomRolloutEvaluator(n_rollouts=rollouts, random_state=rs)
+    bot = mcts.MCTSBot(game, uct_c, simulations, evaluator, random_state=rs)
     return SpielBotAgent(bot, game, name="openspiel_mcts")
 
 
@@ -134,12 +209,13 @@ register_agent("openspiel_mcts", _openspiel_mcts)
 
 
 def _network_factory(agent: str):
-    def factory(*, board, seed, checkpoint=None, simulations=200, c_puct=1.0, prune=True, device="cpu"):
+    def factory(*, board, seed, checkpoint: str | os.PathLike | None = None, simulations: int = 200,
+                c_puct: float = 1.0, prune: bool = True, device: str = "cpu"):
         from agents.network_agent import make_network_agent
 
         rows, cols = board
-        return make_network_agent(f"{rows}x{cols}", agent, checkpoint=checkpoint, simulations=int(simulations),
-                                  c_puct=float(c_puct), prune=bool(prune), seed=seed, device=device)
+        return make_network_agent(f"{rows}x{cols}", agent, checkpoint=checkpoint, simulations=simulations,
+                                  c_puct=c_puct, prune=prune, seed=seed, device=device)
 
     factory.__doc__ = f"PUCT search over the {agent} network (shipped weights unless checkpoint=PATH)."
     return factory

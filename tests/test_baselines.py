@@ -10,6 +10,8 @@ import pytest
 
 from baselines.alphabeta import AlphaBetaAgent
 from baselines.greedy import GreedyAgent, boxes_given_away
+from baselines.prsboxes import PRsBoxesAgent
+from baselines.random_agent import RandomAgent
 from baselines.solver import Solver, SolverAgent, SolverTooLarge
 from baselines.uct import UCTAgent
 from dnb_env.analysis import MoveClass, double_deal_moves, move_classes, realistic_move
@@ -207,3 +209,23 @@ def test_prsboxes_beats_greedy():
                 s = s.apply(seats[s.current_player].select_action(s))
             points += (s.returns()[i % 2] + 1) / 2
         assert points >= 6
+
+
+# ---------------------------------------------------------------- input checks
+
+@pytest.mark.parametrize("make", [
+    lambda: RandomAgent(seed=0),
+    lambda: GreedyAgent(seed=0),
+    lambda: AlphaBetaAgent(depth=1, seed=0),
+    lambda: PRsBoxesAgent(seed=0),
+    lambda: SolverAgent(seed=0),
+    lambda: UCTAgent(simulations=5, seed=0),
+], ids=["random", "greedy", "alphabeta", "prsboxes", "solver", "uct"])
+def test_baselines_built_directly_play_any_board_but_refuse_finished_games(make):
+    from agents.base import AgentInputError
+
+    agent = make()
+    for s in (GameState.from_actions(1, 2, [0, 3]), GameState.from_actions(2, 2, [0, 5])):
+        assert s.is_legal(agent.select_action(s))  # no board given: any board
+    with pytest.raises(AgentInputError, match="finished game"):  # greedy was: min() arg is an empty sequence
+        agent.select_action(GameState.from_actions(1, 1, [0, 1, 2, 3]))

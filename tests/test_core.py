@@ -201,3 +201,48 @@ def test_random_playout_restores_the_state():
     assert (m.edges, m.owner0, m.owner1, m.current_player) == (s.edges, s.owner0, s.owner1, s.current_player)
     assert m.legal_actions() == s.legal_actions()
     assert all(abs(d) <= 9 and (d - 9) % 2 == 0 for d in margins) and len(margins) > 1
+
+
+# ---------------------------------------------------------------- text status line, input types
+
+def test_from_text_reads_the_mover_from_the_status_line():
+    rng = random.Random(11)
+    for _ in range(100):
+        s = GameState.new(rng.randint(1, 4), rng.randint(1, 4))
+        for _ in range(rng.randrange(s.num_actions)):  # never the last move
+            s = s.apply(rng.choice(s.legal_actions()))
+        assert GameState.from_text(str(s)) == s  # mover included: the round trip the README promises
+    s = GameState.from_actions(2, 2, [0, 2, 6, 7, 1, 3, 8])
+    text = str(s)
+    assert text.endswith("score 0:0 1:2  player 1 to move")
+    assert GameState.from_text(text).current_player == 1 == GameState.from_text(text, current_player=1).current_player
+    with pytest.raises(ValueError, match="current_player=0 disagrees with the status line"):
+        GameState.from_text(text, current_player=0)
+    with pytest.raises(ValueError, match="does not match the drawing, which gives 'score 0:0 1:2  player 1 to move'"):
+        GameState.from_text(text.replace("0:0 1:2", "0:2 1:0"))
+    with pytest.raises(ValueError, match="does not match the drawing"):
+        GameState.from_text(text.replace("player 1 to move", "game over, draw"))
+    with pytest.raises(ValueError, match="cannot read 'hello' after the drawing"):
+        GameState.from_text(text + "\nhello")
+    drawing = "\n".join(text.splitlines()[:-1])  # without a status line: current_player says, default 0
+    assert GameState.from_text(drawing).current_player == 0
+    assert GameState.from_text(drawing, current_player=1) == s
+    end = GameState.from_actions(1, 1, [0, 1, 2, 3])  # a finished game names no mover
+    assert str(end).endswith("game over, player 1 wins") and GameState.from_text(str(end), current_player=1) == end
+    with pytest.raises(ValueError, match="does not match the drawing"):
+        GameState.from_text(str(end).replace("player 1 wins", "player 0 wins"))
+
+
+@pytest.mark.parametrize("text", [12345, None, b"+---+\n\n+---+"])
+def test_from_text_wants_a_str(text):
+    with pytest.raises(TypeError, match="from_text reads a board drawing as a str"):
+        GameState.from_text(text)
+
+
+@pytest.mark.parametrize("board", [(True, 2), (2, False), (2.0, 2), (2, 2.5), ("2", 2), (np.bool_(True), 1), 5, None])
+def test_boards_are_pairs_of_integers(board):
+    with pytest.raises(ValueError, match="RxC"):
+        GameState.new(board)
+    with pytest.raises(ValueError, match="RxC"):
+        parse_board(board)
+    assert parse_board((np.int64(2), 3)) == (2, 3)

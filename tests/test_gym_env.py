@@ -208,3 +208,90 @@ def test_sb3_maskable_ppo_trains_a_few_steps():
     while not s.is_terminal():
         s = s.apply(agent.select_action(s))
     assert agent.illegal_choices == 0
+
+
+# ---------------------------------------------------------------- vector batches, reset options, seeding
+
+def test_vector_env_raise_checks_the_whole_batch_before_stepping():
+    vec = DotsAndBoxesVectorEnv(num_envs=3, rows=3, cols=3, illegal_action="raise")
+    vec.reset(seed=0)
+    empty = [g.state for g in vec.games]
+    with pytest.raises(IllegalActionError, match="env 1: action 24 is out of range.*; no game was stepped"):
+        vec.step([0, 24, 1])  # was: env 0 stepped, env 1 raised, env 2 left behind
+    assert [g.state for g in vec.games] == empty
+    vec.step([0, 1, 2])
+    before = [g.state for g in vec.games]
+    with pytest.raises(IllegalActionError, match="env 1: action 1 .* is already drawn"):
+        vec.step([3, 1, 4])
+    with pytest.raises(IllegalActionError, match="env 2: .*not an integer"):
+        vec.step(np.array([3, 4, 5.5], dtype=object))
+    assert [g.state for g in vec.games] == before
+
+
+def test_vector_env_float_actions_are_illegal_as_in_the_single_env():
+    vec = DotsAndBoxesVectorEnv(num_envs=3, rows=2, cols=2)
+    vec.reset(seed=0)
+    _, r, term, _, info = vec.step(np.array([0.9, 1.5, 2.2]))  # was cut to [0, 1, 2]
+    assert info["illegal_action"].all() and term.all() and (r == -1).all()
+    single = DotsAndBoxesEnv(2, 2)
+    single.reset(seed=0)
+    assert single.step(1.5)[4]["illegal_action"]
+    vec.reset(seed=0)
+    _, r, term, _, info = vec.step(np.array([0, 1.5, 2], dtype=object))  # only env 1 loses
+    assert info["illegal_action"].tolist() == [False, True, False] and r[1] == -1
+
+
+def test_vector_env_refuses_human_render():
+    with pytest.raises(ValueError, match=r"render_mode must be one of \['ansi', 'rgb_array'\].*single env"):
+        DotsAndBoxesVectorEnv(num_envs=2, rows=2, cols=2, render_mode="human")
+    with pytest.raises(ValueError, match="render_mode must be one of"):
+        gym.make_vec("DotsAndBoxes-2x2", num_envs=2, vectorization_mode="vector_entry_point", render_mode="human")
+    frames = DotsAndBoxesVectorEnv(num_envs=2, rows=2, cols=2, render_mode="rgb_array")
+    frames.reset(seed=0)
+    assert len(frames.render()) == 2
+
+
+def test_reset_options_learner_player_and_history():
+    env = DotsAndBoxesEnv(2, 2, opponent=lambda s: s.legal_actions()[0])
+    _, info = env.reset(seed=0, options={"learner_player": 1})
+    assert info["learner_player"] == 1 and env.state.history == (0,)  # the opponent opened
+    _, info = env.reset(seed=0)
+    assert info["learner_player"] == 0 and env.state.history == ()  # options last one episode
+    start = GameState.from_actions(2, 2, [0, 6, 7])  # player 0 takes nothing: player 1 to move
+    _, info = env.reset(options={"history": list(start.history), "learner_player": 1})
+    assert env.state == start and info["current_player"] == 1
+    _, info = env.reset(options={"history": list(start.history)})  # learner 0: the opponent replies first
+    assert env.state.history == (0, 6, 7, 1) and info["current_player"] == 0
+    for bad, error, match in [
+        ("bad", TypeError, "must be a dict"),
+        ({"learner": 1}, ValueError, "unknown reset option.*learner; supported: learner_player, history"),
+        ({"learner_player": 2}, ValueError, "learner_player must be one of"),
+        ({"history": [0, 0]}, IllegalActionError, "already drawn"),
+        ({"history": [0.5]}, IllegalActionError, "not an integer"),
+        ({"history": list(range(12))}, ValueError, "leaves the learner no move"),
+    ]:
+        with pytest.raises(error, match=match):
+            env.reset(options=bad)
+    vec = DotsAndBoxesVectorEnv(num_envs=2, rows=2, cols=2, opponent=lambda s: s.legal_actions()[0])
+    _, info = vec.reset(seed=0, options={"history": [3], "learner_player": 0})
+    assert [g.state.history for g in vec.games] == [(3, 0)] * 2 and info["learner_player"].tolist() == [0, 0]
+    with pytest.raises(ValueError, match="unknown reset option"):
+        vec.reset(options={"seed": 1})
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"opponent": "greedy", "learner_player": "random", "reward": "boxes"}])
+def test_make_vec_modes_play_the_same_games_for_the_same_seed(kwargs):
+    def run(mode):
+        envs = gym.make_vec("DotsAndBoxes-2x2", num_envs=3, vectorization_mode=mode, **kwargs)
+        obs, _ = envs.reset(seed=7)
+        rng = np.random.default_rng(0)
+        out = [obs["observation"]]
+        for _ in range(30):  # several episodes each, through autoresets
+            actions = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in obs["action_mask"]])
+            obs, r, term, trunc, _ = envs.step(actions)
+            out += [obs["observation"], obs["action_mask"], r, term, trunc]
+        envs.close()
+        return out
+
+    for a, b in zip(run("sync"), run("vector_entry_point"), strict=True):
+        np.testing.assert_array_equal(a, b)

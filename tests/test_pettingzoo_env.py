@@ -84,3 +84,20 @@ def test_illegal_move_ends_game_with_minus_one():
     env.step(0)  # already drawn: PettingZoo's TerminateIllegalWrapper ends the game
     assert env.rewards["player_1"] == -1 and env.rewards["player_0"] == 0
     assert all(env.terminations.values())
+
+
+
+# ---------------------------------------------------------------- same action rule as the gym env
+
+def test_float_actions_are_illegal():
+    import pytest
+
+    from dnb_env.core import IllegalActionError
+
+    raw = pettingzoo_env.raw_env(rows=2, cols=2)
+    raw.reset()
+    with pytest.raises(IllegalActionError, match="not an integer"):
+        raw.step(1.5)  # was cut to 1
+    assert raw.state_.history == ()
+    raw.step(np.int64(1))
+    assert raw.state_.history == (1,)

@@ -52,6 +52,20 @@ def test_cli_bad_board(capsys):
     assert "RxC" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command, shown", [
+    ("demo", ["board as RxC boxes (default: 5x5)", "(default: 0)"]),
+    ("tournament", ["(default: 5x5)", "(default: 20)", "(default: 0)", "(default: round_robin)", "--threads",
+                    "(default: 1)", "(default: 200)", "(default: one per CPU"]),
+])
+def test_cli_help_shows_defaults(command, shown, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # one line per option
+    with pytest.raises(SystemExit) as exit_:
+        cli_main([command, "--help"])
+    out = capsys.readouterr().out
+    assert exit_.value.code == 0 and all(text in out for text in shown), out
+    assert "(default: None)" not in out and "(default: False)" not in out
+
+
 def test_cli_train_settings_are_typed_and_checked():
     from agents.training.config import parse_settings
 
@@ -82,3 +96,87 @@ def test_openspiel_mcts_plays_on_either_spiel_game(game):
     assert sum(s.scores) == 4
     with pytest.raises(ValueError, match="game must be one of"):
         make_agent("openspiel_mcts", board="2x2", game="java")
+
+
+# ---------------------------------------------------------------- option types, agent input, spiel extra
+
+def test_agent_options_are_type_checked():
+    with pytest.raises(ValueError, match="agent 'alphabeta': option chain_eval must be true or false, got 'no'"):
+        make_agent("alphabeta", board="3x3", chain_eval="no")
+    with pytest.raises(ValueError, match="option depth must be an integer, got 2.9"):
+        make_agent("alphabeta", board="3x3", depth=2.9)
+    with pytest.raises(ValueError, match="option time_limit must be a number or None, got 'soon'"):
+        make_agent("alphabeta", board="3x3", time_limit="soon")
+    with pytest.raises(ValueError, match="option simulations must be an integer, got True"):
+        make_agent("mcts", board="3x3", simulations=True)
+    with pytest.raises(ValueError, match="option game must be one of 'python', 'cpp', got 'java'"):
+        make_agent("openspiel_mcts", board="3x3", game="java")
+    with pytest.raises(ValueError, match="option prune must be true or false, got 'maybe'"):
+        make_agent("alphazero", board="3x3", prune="maybe")
+    # spec strings from the command line: typed by the spec parser, or given as text
+    from agents.arena import parse_agent_spec
+
+    name, kwargs = parse_agent_spec("alphabeta:depth=3,chain_eval=true,time_limit=1")
+    agent = make_agent(name, board="3x3", **kwargs)
+    assert (agent.depth, agent.chain_eval, agent.time_limit) == (3, True, 1.0) and type(agent.time_limit) is float
+    agent = make_agent("alphabeta", board="3x3", depth="2", extend_captures="False")
+    assert (agent.depth, agent.extend_captures) == (2, False)
+    with pytest.raises(ValueError, match="option depth must be an integer"):
+        from registry.agents import check_spec
+
+        check_spec(*parse_agent_spec("alphabeta:depth=deep"))
+
+
+def _tiny_dotsformer_checkpoint(path):
+    from agents.checkpoint import save_checkpoint
+    from agents.models import build_model, make_model_config
+
+    net = build_model(make_model_config("dotsformer", board="3x3", dim=8, heads=2, mlp_ratio=1.0, layers=3))
+    save_checkpoint(str(path), net)
+    return str(path)
+
+
+CHEAP = {"mcts": dict(simulations=5), "openspiel_mcts": dict(simulations=5), "alphazero": dict(simulations=2),
+         "dotsformer": dict(simulations=2), "alphabeta": dict(depth=1)}
+
+
+@pytest.mark.parametrize("name", list_agents())
+def test_every_agent_refuses_other_boards_and_finished_games(name, tmp_path):
+    from agents.base import AgentInputError
+
+    kwargs = dict(CHEAP.get(name, {}))
+    if name == "dotsformer":  # no shipped weights: the alphazero code path over a tiny untrained net
+        kwargs["checkpoint"] = _tiny_dotsformer_checkpoint(tmp_path / "dotsformer-3x3.pt")
+    agent = make_agent(name, board="3x3", seed=0, **kwargs)
+    s = GameState.from_actions(3, 3, [0, 5, 12])
+    assert s.is_legal(agent.select_action(s))
+    with pytest.raises(AgentInputError, match="built for a 3x3 board, got a 5x5 state"):
+        agent.select_action(GameState.new(5, 5))
+    finished = GameState.from_actions(3, 3, range(24))
+    with pytest.raises(AgentInputError, match="finished game"):
+        agent.select_action(finished)
+
+
+def test_spiel_extra_runs_openspiel_pytorch_dqn_on_our_game():
+    import pathlib
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    pyproject = tomllib.loads((pathlib.Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert any(r.startswith("dm-tree") for r in pyproject["project"]["optional-dependencies"]["spiel"])
+    pytest.importorskip("pyspiel")
+    import tree  # noqa: F401  (dm-tree, from the spiel extra: OpenSpiel's PyTorch DQN imports it)
+    from open_spiel.python import rl_environment
+    from open_spiel.python.pytorch import dqn
+
+    env = rl_environment.Environment("python_dots_and_boxes", num_rows=2, num_cols=2)
+    size, n = env.observation_spec()["info_state"][0], env.action_spec()["num_actions"]
+    agents = [dqn.DQN(p, state_representation_size=size, num_actions=n, hidden_layers_sizes=[16],
+                      replay_buffer_capacity=100, min_buffer_size_to_learn=8, batch_size=8, learn_every=4)
+              for p in range(2)]
+    for _ in range(3):
+        ts = env.reset()
+        while not ts.last():
+            ts = env.step([agents[ts.observations["current_player"]].step(ts).action])
+        for a in agents:
+            a.step(ts)
+    assert agents[0].loss is not None
