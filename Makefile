@@ -5,7 +5,8 @@ PYTHON ?= python3
 
 .PHONY: setup demo test bench clean
 
-$(VENV)/.installed: pyproject.toml Makefile
+# setup.py and dnb_env/csrc: the optional C++ extension dnb_env._native, rebuilt when they change
+$(VENV)/.installed: pyproject.toml Makefile setup.py $(wildcard dnb_env/csrc/*.cpp dnb_env/csrc/*.hpp)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# the CPU build of torch first, so that no extra pulls a CUDA build
@@ -24,6 +25,7 @@ test: setup
 
 bench: setup
 	$(PY) benchmarks/engine.py
+	$(PY) benchmarks/native.py
 	$(PY) benchmarks/encoders.py
 	$(PY) benchmarks/envs.py
 	$(PY) benchmarks/solver.py
@@ -34,4 +36,4 @@ bench: setup
 	$(PY) benchmarks/midgame.py --board 3x3 --agents "alphazero:simulations=0,greedy" --positions 100
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis dnb_env/_native*.so dnb_env/_native*.pyd

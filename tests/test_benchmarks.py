@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.util
 import pathlib
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -66,3 +68,14 @@ def test_midgame_benchmark_runs_and_the_solver_is_always_right():
     steps = load("midgame").default_steps("2x3")
     assert all(res[("solver", k)] == 1.0 for k in steps)
     assert min(res[("random", k)] for k in steps) < 1.0
+
+
+def test_native_benchmark_runs():
+    from dnb_env import native
+
+    if not native.available():
+        pytest.skip("the C++ extension is not built (no compiler?)")
+    res = load("native").main(["--board", "3x3", "--games", "5", "--native-games", "200", "--batch", "8",
+                               "--states", "10", "--rounds", "1"])
+    assert all(v > 0 for v in res["playout_steps_per_s"].values())
+    assert all(0 < v < float("inf") for v in res["chainloop6_us"].values())

@@ -1,0 +1,146 @@
+"""The optional C++ engine ``dnb_env._native``: batched rules and encoders over numpy arrays.
+
+==========================  ===================================================================
+what                        call
+==========================  ===================================================================
+is it built?                ``available()`` (False: no C++17 compiler at install time)
+n empty games               ``NativeBoards(rows, cols, n)`` or ``new_boards("5x5", n)`` (1..9 rows, cols)
+positions in bulk           ``to_native(states)`` / ``NativeBoards.from_arrays(R, C, edges, owners, mover)``
+back to ``GameState``       ``states_from_native(boards)``
+one move per board          ``boards.step(actions)`` -> ``[n]`` int8 boxes completed
+queries                     ``legal_masks(out=None)`` ``[n, A]`` int8, ``current_player()`` ``[n]`` int8,
+                            ``scores()`` ``[n, 2]`` int16, ``terminal()`` ``[n]`` bool,
+                            ``edges()`` ``[n, 3]`` uint64, ``owners()`` ``[n, 2, 2]`` uint64,
+                            ``num_drawn()`` ``[n]`` int16
+observations                ``boards.encode(name, out=None)`` ``[n, C, 2R+1, 2C+1]`` float32 for
+                            baseline4, chainloop6, chainloop64, alphazero4; ``encode_batch(name, states)``
+random playouts             ``boards.random_playouts(seed, n=1)`` ``[num_boards, n]`` int16 final margins
+==========================  ===================================================================
+
+Rules, numbering and encoders are those of :mod:`dnb_env.core` and :mod:`dnb_env.observations` (the tests
+check both engines against each other and against OpenSpiel's C++ ``dots_and_boxes``). Bitsets: bit ``a``
+of the little-endian 192-bit word triple ``edges[i]`` is edge ``a``; ``owners[i, p]`` holds player ``p``'s
+boxes (bit ``b`` = box ``r * C + c``).
+
+``step`` checks the whole batch before any board moves: an illegal action (out of range, already drawn, or
+played on a finished board) raises :class:`~dnb_env.core.IllegalActionError` (a ``ValueError``) naming the
+board index and the action, and every board stays as it was. Arrays of the wrong dtype raise ``TypeError``
+(no silent casts, except that ``actions`` and ``mover`` take any integer dtype); of the wrong shape,
+``ValueError``.
+
+No other module of the package imports this one yet (the pure-Python engine is the default). Without the
+extension ``available()`` is False and the other names raise ``ImportError`` saying so.
+
+Version history: 0.1 (issue #7, first milestone) rules, batched stepping, four grid encoders, playouts.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from dnb_env.core import GameState, geometry, parse_board
+
+try:
+    from dnb_env import _native
+except ImportError as e:  # not built: no compiler at install time
+    _native = None
+    _IMPORT_ERROR: ImportError | None = e
+else:
+    _IMPORT_ERROR = None
+
+__all__ = ["available", "NativeBoards", "new_boards", "to_native", "states_from_native", "encode_batch", "MAX_SIZE", "ENCODERS"]
+
+#: Largest number of box rows/columns the native engine takes (180 edges fit its 3 x 64-bit bitsets).
+MAX_SIZE = 9
+#: Encoders the native engine implements (bit-identical to :mod:`dnb_env.observations`).
+ENCODERS = ("baseline4", "chainloop6", "chainloop64", "alphazero4")
+
+
+def available() -> bool:
+    """Whether the C++ extension ``dnb_env._native`` was built and imports."""
+    return _native is not None
+
+
+def _require():
+    if _native is None:
+        raise ImportError(
+            "the C++ extension dnb_env._native is not built (no C++17 compiler when the package was "
+            f"installed?); reinstall with a compiler, e.g. `pip install -e .` ({_IMPORT_ERROR})"
+        )
+    return _native
+
+
+def __getattr__(name):
+    if name == "NativeBoards":
+        return _require().Boards
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _words(values: Sequence[int], nbytes: int) -> np.ndarray:
+    """Python integer bitmasks -> ``[len, nbytes // 8]`` uint64 little-endian words."""
+    buf = b"".join([v.to_bytes(nbytes, "little") for v in values])
+    return np.frombuffer(buf, dtype="<u8").reshape(len(values), nbytes // 8).astype(np.uint64)
+
+
+def to_native(states: Sequence[GameState]):
+    """``NativeBoards`` holding ``states`` (all of one board size, at most 9x9), in order.
+
+    The move histories are not carried over (a native board is its edges, owners and mover)."""
+    mod = _require()
+    states = list(states)
+    if not states:
+        raise ValueError("to_native needs at least one state (the board size comes from the states)")
+    g = states[0].geometry
+    if any(s.geometry is not g for s in states):
+        raise ValueError("to_native needs states of one board size")
+    if g.rows > MAX_SIZE or g.cols > MAX_SIZE:
+        raise ValueError(f"the native engine takes boards up to {MAX_SIZE}x{MAX_SIZE}, got {g.rows}x{g.cols}")
+    edges = _words([s.edges for s in states], 8 * mod.EDGE_WORDS)
+    owners = _words([o for s in states for o in (s.owner0, s.owner1)], 8 * mod.BOX_WORDS)
+    owners = owners.reshape(len(states), 2, mod.BOX_WORDS)
+    mover = np.fromiter((s.current_player for s in states), dtype=np.int8, count=len(states))
+    return mod.Boards.from_arrays(g.rows, g.cols, edges, owners, mover)
+
+
+def _ints(words: np.ndarray) -> list[int]:
+    """``[n, k]`` uint64 words -> n Python integers."""
+    raw = np.ascontiguousarray(words, dtype="<u8").tobytes()
+    step = words.shape[1] * 8
+    return [int.from_bytes(raw[i: i + step], "little") for i in range(0, len(raw), step)]
+
+
+def states_from_native(boards, histories: Sequence[Sequence[int]] | None = None) -> list[GameState]:
+    """The positions of ``boards`` as :class:`GameState` objects.
+
+    ``histories`` (one action sequence per board) is recorded as given; without it each state gets the
+    synthetic history of :meth:`GameState.from_text` (its drawn edges in increasing order), which fixes the
+    edges, not the move order."""
+    g = geometry(boards.rows, boards.cols)
+    n = len(boards)
+    if histories is not None and len(histories) != n:
+        raise ValueError(f"histories must have one entry per board ({n}), got {len(histories)}")
+    edges = _ints(boards.edges())
+    owners = _ints(boards.owners().reshape(2 * n, -1))
+    movers = boards.current_player().tolist()
+    out = []
+    for i in range(n):
+        e = edges[i]
+        history = tuple(histories[i]) if histories is not None else tuple(a for a in g.all_actions if e >> a & 1)
+        out.append(GameState._make(g, e, owners[2 * i], owners[2 * i + 1], movers[i], history))
+    return out
+
+
+def encode_batch(name: str, states: Sequence[GameState]) -> np.ndarray:
+    """``[N, C, H, W]`` float32, equal to :func:`dnb_env.observations.encode_batch` for the native
+    encoders (``ENCODERS``); ``ValueError`` for any other name."""
+    if name not in ENCODERS:
+        raise ValueError(f"the native engine has no encoder {name!r}; it has {', '.join(ENCODERS)}")
+    return to_native(states).encode(name)
+
+
+def new_boards(board, n: int):
+    """``NativeBoards`` of ``n`` empty games on ``board`` (``"5x5"`` or ``(5, 5)``)."""
+    rows, cols = parse_board(board)
+    return _require().Boards(rows, cols, n)

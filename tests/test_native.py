@@ -1,0 +1,304 @@
+"""The C++ engine dnb_env._native: differential against GameState and OpenSpiel's C++ game, encoders equal
+to the Python ones bit for bit, playouts, and bad input that raises and changes nothing."""
+
+from __future__ import annotations
+
+import copy
+import random
+import textwrap
+
+import numpy as np
+import pytest
+
+from dnb_env import native
+from dnb_env.analysis import realistic_move
+from dnb_env.core import GameState, IllegalActionError, MutableState
+from dnb_env.observations import encode_batch
+
+pytestmark = pytest.mark.skipif(not native.available(), reason="the C++ extension is not built (no compiler?)")
+
+SIZES = [(r, c) for r in range(1, 10) for c in range(1, 10)]
+
+
+def snapshot(boards):
+    """Everything observable about a batch, to assert that a failed call changed nothing."""
+    return [boards.edges(), boards.owners(), boards.current_player(), boards.scores(), boards.num_drawn()]
+
+
+def assert_same(before, after):
+    for x, y in zip(before, after):
+        np.testing.assert_array_equal(x, y)
+
+
+def played(rows, cols, rng, moves, realistic=False):
+    s = GameState.new(rows, cols)
+    for _ in range(min(moves, s.num_actions)):
+        s = s.apply(realistic_move(s, rng) if realistic else rng.choice(s.legal_actions()))
+    return s
+
+
+# ---------------------------------------------------------------- rules
+def test_differential_against_gamestate_on_every_size():
+    """2,025 random games, 25 per size 1x1..9x9 stepped as one batch: masks, mover, scores, terminal,
+    boxes gained and the full position (edges, owners) agree with GameState after every move."""
+    rng = random.Random(20260707)
+    games = 0
+    for rows, cols in SIZES:
+        n = 25
+        boards = native.NativeBoards(rows, cols, n)
+        states = [GameState.new(rows, cols) for _ in range(n)]
+        mask = np.empty((n, states[0].num_actions), dtype=np.int8)
+        while True:
+            assert boards.legal_masks(mask) is mask
+            np.testing.assert_array_equal(mask, np.stack([s.legal_mask() for s in states]))
+            np.testing.assert_array_equal(boards.current_player(), [s.current_player for s in states])
+            np.testing.assert_array_equal(boards.scores(), [s.scores for s in states])
+            np.testing.assert_array_equal(boards.terminal(), [s.is_terminal() for s in states])
+            assert native.states_from_native(boards) == states
+            if states[0].is_terminal():  # every game on one board size lasts num_actions moves
+                break
+            actions = np.array([rng.choice(s.legal_actions()) for s in states])
+            before = [sum(s.scores) for s in states]
+            gained = boards.step(actions)
+            states = [s.apply(int(a)) for s, a in zip(states, actions)]
+            assert gained.dtype == np.int8
+            assert gained.tolist() == [sum(s.scores) - b for s, b in zip(states, before)]
+        assert all(s.is_terminal() for s in states)
+        games += n
+    assert games >= 2000
+
+
+def test_differential_against_openspiel_cpp():
+    """324 random games (4 per size) against pyspiel's dots_and_boxes: legal actions, mover, returns."""
+    pyspiel = pytest.importorskip("pyspiel")
+    rng = random.Random(7)
+    for rows, cols in SIZES:
+        game = pyspiel.load_game("dots_and_boxes", {"num_rows": rows, "num_cols": cols, "utility_margin": True})
+        spiel = [game.new_initial_state() for _ in range(4)]
+        boards = native.NativeBoards(rows, cols, 4)
+        while not spiel[0].is_terminal():
+            np.testing.assert_array_equal(boards.legal_masks(), [ps.legal_actions_mask() for ps in spiel])
+            np.testing.assert_array_equal(boards.current_player(), [ps.current_player() for ps in spiel])
+            assert not boards.terminal().any()
+            actions = [rng.choice(ps.legal_actions()) for ps in spiel]
+            for ps, a in zip(spiel, actions):
+                ps.apply_action(a)
+            boards.step(np.array(actions))
+        assert boards.terminal().all()
+        s = boards.scores()
+        assert (s[:, 0] - s[:, 1]).tolist() == [ps.returns()[0] for ps in spiel]
+
+
+def test_loaded_positions_play_on_like_gamestate():
+    """Mid-game positions loaded in bulk (to_native) and played on in lockstep stay equal to GameState."""
+    rng = random.Random(11)
+    for rows, cols in [(1, 1), (2, 3), (5, 5), (9, 9), (7, 2)]:
+        A = 2 * rows * cols + rows + cols
+        start = rng.randrange(A)
+        states = [played(rows, cols, rng, start, realistic=k % 2 == 0) for k in range(12)]
+        boards = native.to_native(states)
+        assert len(boards) == 12 and (boards.rows, boards.cols) == (rows, cols)
+        assert native.states_from_native(boards) == states
+        hist = native.states_from_native(boards, histories=[s.history for s in states])
+        assert [s.history for s in hist] == [s.history for s in states]
+        while not states[0].is_terminal():
+            actions = np.array([rng.choice(s.legal_actions()) for s in states])
+            boards.step(actions)
+            states = [s.apply(int(a)) for s, a in zip(states, actions)]
+            assert native.states_from_native(boards) == states
+        assert boards.terminal().all()
+
+
+def test_capture_keeps_the_turn_on_a_drawn_position():
+    s = GameState.from_text(textwrap.dedent(
+        """
+        +---+---+
+        |
+        +---+---+
+        """
+    ), current_player=1)  # box (0, 0) has three sides, box (0, 1) two
+    boards = native.to_native([s])
+    gained = boards.step(np.array([s.geometry.parse_action("v 0 1")]))
+    assert gained.tolist() == [1] and boards.current_player().tolist() == [1]
+    assert boards.scores().tolist() == [[0, 1]] and not boards.terminal()[0]
+    boards.step(np.array([s.geometry.parse_action("v 0 2")]))
+    assert boards.scores().tolist() == [[0, 2]] and boards.terminal()[0]
+
+
+def test_reset_and_copy():
+    boards = native.NativeBoards(3, 3, 3)
+    boards.step(np.array([0, 1, 2]))
+    other = copy.deepcopy(boards)
+    boards.reset(np.array([True, False, True]))
+    assert boards.num_drawn().tolist() == [0, 1, 0] and boards.current_player().tolist() == [0, 1, 0]
+    assert other.num_drawn().tolist() == [1, 1, 1]
+    boards.reset()
+    assert boards.num_drawn().tolist() == [0, 0, 0]
+    assert native.new_boards("2x4", 2).num_actions == 22
+
+
+# ---------------------------------------------------------------- encoders
+@pytest.fixture(scope="module")
+def positions():
+    """40 positions per size, at random move counts, half of them from plausible (chain-making) play."""
+    rng = random.Random(5)
+    out = {}
+    for rows, cols in [(1, 1), (1, 5), (2, 2), (3, 3), (3, 5), (5, 5), (6, 4), (9, 9)]:
+        A = 2 * rows * cols + rows + cols
+        out[rows, cols] = [played(rows, cols, rng, rng.randrange(A + 1), realistic=k % 2 == 0) for k in range(40)]
+    return out
+
+
+@pytest.mark.parametrize("name", native.ENCODERS)
+def test_encoders_equal_the_python_encoders(name, positions):
+    for (rows, cols), states in positions.items():
+        want = encode_batch(name, states)
+        got = native.to_native(states).encode(name)
+        assert got.dtype == np.float32 and got.shape == want.shape
+        assert got.tobytes() == want.tobytes(), f"{name} {rows}x{cols}"
+        assert native.encode_batch(name, states).tobytes() == want.tobytes()
+
+
+def test_encode_into_out():
+    states = [played(4, 4, random.Random(k), 20, realistic=True) for k in range(5)]
+    out = np.full((5, 6, 9, 9), 7.0, dtype=np.float32)
+    res = native.to_native(states).encode("chainloop6", out=out)
+    assert res is out and np.array_equal(out, encode_batch("chainloop6", states))
+
+
+# ---------------------------------------------------------------- playouts
+def test_random_playouts():
+    boards = native.NativeBoards(3, 3, 2)
+    boards.step(np.array([0, 5]))
+    before = snapshot(boards)
+    m = boards.random_playouts(seed=5, n=300)
+    assert m.shape == (2, 300) and m.dtype == np.int16
+    assert_same(before, snapshot(boards))
+    assert np.array_equal(m, boards.random_playouts(5, 300))
+    assert not np.array_equal(m, boards.random_playouts(6, 300))
+    assert (np.abs(m) <= 9).all() and (m % 2 == 1).all()  # all 9 boxes claimed: the margin is odd
+    assert len(set(m[0].tolist())) > 3
+    assert (native.NativeBoards(1, 1, 1).random_playouts(0, 50) == -1).all()  # 1x1: player 1 always wins
+
+
+def test_random_playouts_match_python_in_distribution():
+    root = GameState.new(2, 2)
+    rng = random.Random(0)
+    py = np.mean([MutableState(root).random_playout(rng.random) for _ in range(3000)])
+    ours = native.NativeBoards(2, 2, 1).random_playouts(1, 20000).mean()
+    assert abs(py - ours) < 0.2, (py, ours)
+
+
+def test_playout_from_a_finished_or_forced_position():
+    rng = random.Random(3)
+    done = played(3, 2, rng, 100)
+    forced = played(3, 2, rng, 16)  # one edge left
+    boards = native.to_native([done, forced])
+    m = boards.random_playouts(9, 5)
+    assert (m[0] == done.returns(margin=True)[0]).all()
+    assert (m[1] == forced.apply(forced.legal_actions()[0]).returns(margin=True)[0]).all()
+
+
+# ---------------------------------------------------------------- bad input
+def test_illegal_actions_raise_naming_the_board_and_change_nothing():
+    boards = native.NativeBoards(5, 5, 4)
+    boards.step(np.array([0, 1, 2, 3]))
+    before = snapshot(boards)
+    cases = [
+        ([5, 6, 2, 7], r"board 2: action 2 \(h 0 2\) is already drawn; no board was stepped"),
+        ([5, 60, 6, 7], r"board 1: action 60 is out of range: a 5x5 board has actions 0\.\.59"),
+        ([-1, 5, 6, 7], r"board 0: action -1 is out of range"),
+    ]
+    for actions, msg in cases:
+        with pytest.raises(IllegalActionError, match=msg):
+            boards.step(np.array(actions))
+        assert_same(before, snapshot(boards))
+    one = native.NativeBoards(1, 1, 2)
+    for a in range(4):
+        one.step(np.array([a, a]))
+    with pytest.raises(ValueError, match="board 0: action 0 played after the game ended"):
+        one.step(np.array([0, 0]))
+
+
+def test_wrong_arrays_raise_clear_errors_and_change_nothing():
+    boards = native.NativeBoards(2, 2, 3)
+    before = snapshot(boards)
+    with pytest.raises(TypeError, match="actions must be an array of integers, got dtype float64"):
+        boards.step(np.array([0.0, 1.0, 2.0]))
+    with pytest.raises(TypeError, match="dtype bool"):
+        boards.step(np.array([True, False, True]))
+    with pytest.raises(ValueError, match=r"actions must have shape \(3,\), got \(2,\)"):
+        boards.step(np.array([0, 1]))
+    with pytest.raises(ValueError, match=r"shape \(3,\), got \(1, 3\)"):
+        boards.step(np.array([[0, 1, 2]]))
+    assert_same(before, snapshot(boards))
+    boards.step([0, 1, np.int32(2)])  # a list of integers is fine, any integer dtype too
+    boards.step(np.array([3, 4, 5], dtype=np.uint8))
+    with pytest.raises(TypeError, match="out must have dtype int8, got int32"):
+        boards.legal_masks(np.zeros((3, 12), dtype=np.int32))
+    with pytest.raises(ValueError, match=r"out must have shape \(3, 12\)"):
+        boards.legal_masks(np.zeros((3, 13), dtype=np.int8))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        boards.legal_masks(np.zeros((3, 24), dtype=np.int8)[:, ::2])
+    ro = np.zeros((3, 12), dtype=np.int8)
+    ro.setflags(write=False)
+    with pytest.raises(ValueError, match="read-only"):
+        boards.legal_masks(ro)
+    with pytest.raises(TypeError, match="float32"):
+        boards.encode("chainloop6", out=np.zeros((3, 6, 5, 5)))
+    with pytest.raises(ValueError, match="no encoder 'edgequad4'"):
+        boards.encode("edgequad4")
+    with pytest.raises(ValueError, match="no encoder"):
+        native.encode_batch("chainloop7", [GameState.new(2, 2)])
+    with pytest.raises(TypeError, match="which must have dtype bool"):
+        boards.reset(np.array([1, 0, 1]))
+
+
+@pytest.mark.parametrize("rows, cols, n", [(0, 3, 1), (3, 0, 1), (10, 2, 1), (2, 10, 1), (-1, 2, 1), (3, 3, -1)])
+def test_bad_board_sizes(rows, cols, n):
+    with pytest.raises(ValueError, match=r"1\.\.9|>= 0"):
+        native.NativeBoards(rows, cols, n)
+
+
+def test_from_arrays_rejects_impossible_positions():
+    s = played(2, 2, random.Random(1), 12)  # finished: every box owned
+    good = native.to_native([GameState.new(2, 2), s])
+    edges, owners, mover = good.edges(), good.owners(), good.current_player()
+    native.NativeBoards.from_arrays(2, 2, edges, owners, mover)
+
+    def bad(match, exc=ValueError, e=None, o=None, m=None):
+        with pytest.raises(exc, match=match):
+            native.NativeBoards.from_arrays(2, 2, edges if e is None else e, owners if o is None else o,
+                                            mover if m is None else m)
+
+    native.NativeBoards.from_arrays(2, 2, edges.astype(np.ulonglong), owners, mover)  # the same dtype
+    bad("edges must have dtype uint64, got int64", TypeError, e=edges.astype(np.int64))
+    bad("owners must have dtype uint64, got >u8", TypeError, o=owners.astype(">u8"))
+    bad(r"owners must have shape \(2, 2, 2\)", o=owners[:, 0])
+    bad("mover must be an array of integers", TypeError, m=np.array([0.0, 1.0]))
+    e = edges.copy()
+    e[0, 0] |= np.uint64(1 << 12)
+    bad("board 0: edges has bits set beyond the 12 edges of a 2x2 board", e=e)
+    o = owners.copy()
+    o[1] = 0
+    bad(r"board 1: box \(0, 0\) is complete but has no owner", o=o)
+    o = owners.copy()
+    o[0, 0, 0] = 1
+    bad(r"board 0: box \(0, 0\) has an owner but is not complete", o=o)
+    o = owners.copy()
+    o[1, :, 0] = 1
+    bad("board 1: a box is owned by both players", o=o)
+    bad("board 0: mover must be 0 or 1, got 2", m=np.array([2, 0]))
+    with pytest.raises(ValueError, match="up to 9x9"):
+        native.to_native([GameState.new(10, 3)])
+    with pytest.raises(ValueError, match="one board size"):
+        native.to_native([GameState.new(2, 2), GameState.new(2, 3)])
+
+
+def test_without_the_extension_the_wrapper_says_so(monkeypatch):
+    monkeypatch.setattr(native, "_native", None)
+    assert not native.available()
+    with pytest.raises(ImportError, match="not built"):
+        native.NativeBoards
+    with pytest.raises(ImportError, match="not built"):
+        native.to_native([GameState.new(2, 2)])
