@@ -167,6 +167,10 @@ class Node:
     def visits(self) -> float:
         return self.total if self.expanded else 0.0
 
+    def value(self) -> float:
+        """Mean backed-up value of the position for its mover (0 before any visit)."""
+        return float(sum(self.W) / self.total) if self.total else 0.0
+
 
 @contextlib.contextmanager
 def gc_paused():
@@ -311,8 +315,7 @@ class MCTS:
 
     def root_value(self) -> float:
         """Mean backed-up value at the root for its mover (the search's Q of the position)."""
-        n = self.root.total
-        return float(sum(self.root.W) / n) if n else 0.0
+        return self.root.value()
 
     def run(self, state: GameState) -> np.ndarray:
         """A whole search from ``state``; returns the root's visit counts ``[num_actions]``."""

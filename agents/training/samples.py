@@ -53,10 +53,6 @@ def _pack(mask: int, nbits: int) -> np.ndarray:
                          bitorder="little")[:nbits]
 
 
-def _to_int(bits: np.ndarray) -> int:
-    return int.from_bytes(np.packbits(bits, bitorder="little").tobytes(), "little")
-
-
 @dataclass
 class Samples:
     board: str
@@ -125,14 +121,13 @@ class Samples:
         """The positions of rows ``idx`` (default all) as :class:`GameState`."""
         g = geometry(*parse_board(self.board))
         idx = range(len(self)) if idx is None else idx
-        edge_bits = np.unpackbits(self.edges, axis=1, bitorder="little")[:, : g.num_actions]
-        owner_bits = np.unpackbits(self.owners, axis=2, bitorder="little")[:, :, : g.num_boxes]
         out = []
-        for i in idx:
-            edges = _to_int(edge_bits[i])
-            history = tuple(int(a) for a in np.flatnonzero(edge_bits[i]))
-            out.append(GameState._make(g, edges, _to_int(owner_bits[i, 0]), _to_int(owner_bits[i, 1]),
-                                       int(self.mover[i]), history))
+        for i in idx:  # the packed bytes are little-endian bitsets: bit a of the integer = action a
+            row = self.edges[i]
+            history = tuple(int(a) for a in np.flatnonzero(np.unpackbits(row, bitorder="little")))
+            out.append(GameState._make(g, int.from_bytes(row.tobytes(), "little"),
+                                       int.from_bytes(self.owners[i, 0].tobytes(), "little"),
+                                       int.from_bytes(self.owners[i, 1].tobytes(), "little"), int(self.mover[i]), history))
         return out
 
     # ------------------------------------------------------------------ files

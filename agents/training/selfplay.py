@@ -35,10 +35,6 @@ def opening_move(state: GameState, rng: np.random.Generator, random_share: float
     return int(options[int(rng.integers(len(options)))])
 
 
-def _node_value(node: Node) -> float:
-    return float(sum(node.W) / node.total)
-
-
 def internal_nodes(root: Node, played: int, min_visits: float, min_abs_q: float) -> list[Record]:
     """Expanded nodes below ``root`` (not the subtree of the move ``played``, whose position is searched
     next anyway) with at least ``min_visits`` visits and |Q| >= ``min_abs_q``: each as a sample with its
@@ -49,7 +45,7 @@ def internal_nodes(root: Node, played: int, min_visits: float, min_abs_q: float)
         node = stack.pop()
         if not node.expanded or node.terminal or node.total < min_visits:
             continue
-        q = _node_value(node)
+        q = node.value()
         if abs(q) >= min_abs_q:
             counts = np.zeros(node.state.num_actions)
             counts[node.actions] = node.N
