@@ -16,6 +16,10 @@
 namespace py = pybind11;
 
 namespace dnb {
+void bind_solver(py::module_& m);  // solver_module.cpp
+}  // namespace dnb
+
+namespace dnb {
 namespace {
 
 // Raised for an illegal action; translated to dnb_env.core.IllegalActionError (ValueError if that module
@@ -266,6 +270,7 @@ PYBIND11_MODULE(_native, m) {
   using dnb::Boards;
   m.doc() = "Batched Dots-and-Boxes rules and observation encoders in C++ (use it through dnb_env.native).";
   m.attr("MAX_SIZE") = dnb::kMaxSize;
+  dnb::bind_solver(m);
   m.attr("EDGE_WORDS") = dnb::kEdgeWords;
   m.attr("BOX_WORDS") = dnb::kBoxWords;
   m.attr("ENCODERS") = py::make_tuple("baseline4", "chainloop6", "chainloop64", "alphazero4");
