@@ -21,7 +21,8 @@ report = run_tournament(cfg, out="results/5x5")     # prints the table; writes J
   resume with a different config is refused (``workers``, ``threads`` and ``bootstrap`` may change). An
   ``out`` that cannot be written is an error before any game is played.
 * With ``workers > 1`` the games run in spawned processes whose numpy/BLAS and torch use ``threads`` threads
-  each (set in their environment before numpy loads there); the calling process is left as it is.
+  each (set in their environment before numpy loads there). With one worker the games run in the calling
+  process with torch (and any library loaded during the run) at ``threads`` threads, restored after.
 * The report: win/draw/loss matrix, score rates with Wilson 95% intervals, Elo by maximum likelihood
   (Bradley-Terry, draws as half wins, one virtual draw per pair so that unbeaten agents stay finite,
   anchored so that the mean is 0, or ``random`` = 0 when present) with bootstrap 95% intervals; printed,
@@ -32,6 +33,7 @@ Agents see game states only, never each other.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import json
@@ -44,7 +46,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from agents.processes import spawn_pool
+from agents.processes import limit_threads, spawn_pool
 from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState, geometry
 from dnb_env.io import JsonlAppender, atomic_write, read_jsonl
@@ -101,7 +103,7 @@ class TournamentConfig:
     opening_mode: str = "guided"  # "pure" or "guided"
     mode: str = "round_robin"  # or "gauntlet": the first agent against each other one
     workers: int = 1  # processes playing games (1: in the calling process)
-    threads: int = 1  # numpy/BLAS and torch threads of each worker process (with workers > 1)
+    threads: int = 1  # numpy/BLAS and torch threads of each worker process, or of this one (workers=1)
     seed: int = 0
     bootstrap: int = 200  # bootstrap samples for the Elo intervals (0: none)
 
@@ -519,11 +521,13 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
     bar = tqdm(total=len(tasks), desc="games", disable=not progress or tqdm is None) if tqdm else None
     pool = None
     clean = False
+    in_process = contextlib.ExitStack()
     try:
         if config.workers > 1 and len(tasks) > 1:
             pool = _worker_pool(config.workers, config.threads, config.board, entries)
             finished = pool.imap_unordered(_worker_play, tasks)
         else:
+            in_process.enter_context(limit_threads(config.threads))
             finished = map(_Games(config.board, entries).play, tasks)
         for rec in finished:
             records.append(rec)
@@ -539,6 +543,7 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
                 pool.join()
             else:
                 pool.terminate()
+        in_process.close()
         if bar:
             bar.close()
         if appender:

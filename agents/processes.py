@@ -15,7 +15,7 @@ import multiprocessing
 import os
 import sys
 
-__all__ = ["THREAD_VARS", "thread_env", "spawn_pool"]
+__all__ = ["THREAD_VARS", "thread_env", "limit_threads", "spawn_pool"]
 
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 
@@ -34,6 +34,24 @@ def thread_env(threads: int):
                 os.environ.pop(var, None)
             else:
                 os.environ[var] = value
+
+
+@contextlib.contextmanager
+def limit_threads(threads: int):
+    """``threads`` threads for work done in this process during the block (the in-process path of a pool
+    with one worker): the BLAS/OpenMP variables for any library loaded inside it, and torch's intra-op
+    pool when torch is loaded; both restored after. A BLAS that numpy already loaded keeps its size (its
+    calls in this package are small)."""
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch is not None else None
+    with thread_env(threads):
+        if torch is not None:
+            torch.set_num_threads(threads)
+        try:
+            yield
+        finally:
+            if torch is not None:
+                torch.set_num_threads(before)
 
 
 def _init(threads: int, initializer, initargs) -> None:

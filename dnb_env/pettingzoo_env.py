@@ -39,7 +39,14 @@ that made it (and 0 for the other), through PettingZoo's `TerminateIllegalWrappe
 The extra turn after a completed box shows in `agent_selection`: the same agent is selected again.
 
 An action must be an integer action number (a float such as `1.5` is illegal, never rounded), as in the
-Gymnasium env. `reset` takes no options and ignores them (PettingZoo's `api_test` passes arbitrary ones).
+Gymnasium env.
+
+### Reset options
+
+`reset(options={"history": [a0, a1, ...]})` starts from the position those OpenSpiel actions reach (an
+illegal history raises `IllegalActionError` and the env stays as it was). Any other key is not used: it
+is named in a warning rather than refused, because PettingZoo's own `api_test` calls
+`reset(options={"options": 1})`. Options that are not a dict raise `TypeError`.
 
 ### Version History
 
@@ -47,6 +54,8 @@ Gymnasium env. `reset` takes no options and ignores them (PettingZoo's `api_test
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 from gymnasium import spaces
@@ -128,14 +137,27 @@ class raw_env(AECEnv):
         return {"observation": encode(self.obs_type, s.as_seen_by(player)), "action_mask": mask}
 
     def reset(self, seed=None, options=None):
-        self.state_ = GameState.new(self.rows, self.cols)
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"reset options must be a dict (key: history), got {options!r}")
+        options = options or {}
+        unused = sorted(map(str, set(options) - {"history"}))
+        if unused:
+            warnings.warn(f"dots_and_boxes_v0 reset: option(s) {', '.join(unused)} not used (supported: history)",
+                          stacklevel=2)
+        history = options.get("history", ())
+        if not isinstance(history, (list, tuple, np.ndarray)):
+            raise TypeError(f"reset option history must be a list of action numbers, got {history!r}")
+        start = GameState.from_actions(self.rows, self.cols, history)  # IllegalActionError if illegal
+        if start.is_terminal():
+            raise ValueError(f"reset option history={list(options['history'])!r} ends the game")
+        self.state_ = start
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0 for a in self.agents}
         self._cumulative_rewards = {a: 0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
-        self.agent_selection = self.possible_agents[0]
+        self.agent_selection = self.possible_agents[start.current_player]
         if self.render_mode == "human":
             self.render()
 

@@ -151,29 +151,28 @@ def main(argv: list[str] | None = None) -> int:
     tour.add_argument("--out", default=None, help="folder for results (resumes if it holds the same tournament)")
     tour.add_argument("--no-progress", action="store_true", help="no progress bar")
     tour.set_defaults(func=_tournament)
-    from agents.training.config import setting_types
+    from agents.training.config import settings_help
 
     tr = sub.add_parser(
         "train", help="self-play training of a model family (resnet = AlphaZero, dotsformer)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="--set keys (dotted, or the bare name where unique; model.* are the family's fields, e.g. "
-               "model.width, model.blocks, model.dim):\n  " + "\n  ".join(
-                   f"{k} ({getattr(t, '__name__', t)})" for k, t in setting_types().items()))
+        epilog="--set keys (dotted, or the bare name where unique), with their defaults under --preset cpu "
+               "and paper:\n  " + settings_help().replace("\n", "\n  "))
     tr.add_argument("algorithm", nargs="?", default=None, help="alphazero (= --model resnet) or dotsformer")
     tr.add_argument("--model", default=None, help="model family: resnet or dotsformer (default: resnet)")
     tr.add_argument("--board", default="3x3", help="board as RxC boxes (default 3x3)")
     tr.add_argument("--preset", default="cpu", help="cpu (small, 2 cores; default) or paper (Dotsformer Table A1)")
     tr.add_argument("--out", required=True, help="run folder (config, manifest, iterations/, metrics, plot)")
     tr.add_argument("--resume", action="store_true", help="continue the run in --out after its last committed iteration")
-    tr.add_argument("--iterations", type=int, default=None)
-    tr.add_argument("--games", type=int, default=None, help="self-play games per iteration")
-    tr.add_argument("--simulations", type=int, default=None)
-    tr.add_argument("--encoder", default=None)
-    tr.add_argument("--seed", type=int, default=None)
+    tr.add_argument("--iterations", type=int, default=None, help="training iterations (default: the preset's, below)")
+    tr.add_argument("--games", type=int, default=None, help="self-play games per iteration (default: the preset's)")
+    tr.add_argument("--simulations", type=int, default=None, help="search simulations per move (default: the preset's)")
+    tr.add_argument("--encoder", default=None, help="input encoder (default: the family's, alphazero4 or chainloop6)")
+    tr.add_argument("--seed", type=int, default=None, help="seed of the run (default 0)")
     tr.add_argument("--device", default=None, help="cpu (default) or cuda")
     tr.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="any other setting, e.g. --set epochs=4 --set model.width=64 --set curriculum.rule=boxeszero")
-    tr.add_argument("--no-progress", action="store_true")
+    tr.add_argument("--no-progress", action="store_true", help="no progress bar")
     tr.set_defaults(func=_train)
     ex = sub.add_parser("export", help="a training run's network as playing weights (e.g. to ship)")
     ex.add_argument("run", help="run folder of `dnb train`")

@@ -263,3 +263,26 @@ def test_read_jsonl_keeps_good_lines_and_ends_the_last_one(tmp_path):
         assert read_jsonl(str(path)) == [{"a": 1}, {"a": 2}]
     assert path.read_bytes() == b'{"a": 1}\n\n{"a": 2}\n' and not (tmp_path / "rows.jsonl.rejected").exists()
     assert read_jsonl(str(tmp_path / "none.jsonl")) == []
+
+
+def test_one_worker_plays_in_process_with_the_thread_option_and_restores_it(monkeypatch):
+    import torch
+
+    from agents.base import FunctionAgent
+
+    seen = []
+
+    def spy():
+        def move(s):
+            seen.append((torch.get_num_threads(), os.environ["OMP_NUM_THREADS"]))
+            return s.legal_actions()[0]
+
+        return FunctionAgent(move, name="spy")
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    before = torch.get_num_threads()
+    target = 2 if before != 2 else 3
+    cfg = TournamentConfig(board="1x1", agents=("spy", "random"), games=2, workers=1, threads=target, bootstrap=0)
+    run_tournament(cfg, agents=[("spy", spy), "random"], progress=False, echo=None)
+    assert seen and set(seen) == {(target, str(target))}
+    assert torch.get_num_threads() == before and os.environ["OMP_NUM_THREADS"] == "7"

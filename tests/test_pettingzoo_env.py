@@ -6,6 +6,7 @@ import pickle
 
 import numpy as np
 import pettingzoo
+import pytest
 from pettingzoo.test import api_test, parallel_api_test, render_test, seed_test
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
@@ -101,3 +102,27 @@ def test_float_actions_are_illegal():
     assert raw.state_.history == ()
     raw.step(np.int64(1))
     assert raw.state_.history == (1,)
+
+
+def test_reset_history_starts_from_that_position_and_bad_options_change_nothing():
+    from dnb_env.core import IllegalActionError
+
+    env = pettingzoo_env.env(rows=2, cols=2, obs_type="baseline4")
+    # 2x2: edges 0 (h 0 0), 6 (v 0 0), 2 (h 1 0) then 7 (v 0 1) completes box 0: player 1 moves again
+    env.reset(options={"history": [0, 6, 2, 7]})
+    raw = env.unwrapped
+    assert raw.state_.history == (0, 6, 2, 7) and raw.state_.scores == (0, 1)
+    assert env.agent_selection == "player_1"
+    mask = env.observe("player_1")["action_mask"]
+    assert mask.sum() == 8 and mask[[0, 2, 6, 7]].sum() == 0
+    before = raw.state_
+    with pytest.raises(IllegalActionError):
+        env.reset(options={"history": [0, 0]})
+    with pytest.raises(TypeError, match="history"):
+        env.reset(options={"history": 5})
+    with pytest.raises(TypeError, match="dict"):
+        env.reset(options="bad")
+    assert raw.state_ is before  # nothing changed
+    with pytest.warns(UserWarning, match="learner_player"):
+        env.reset(options={"learner_player": 1})
+    assert raw.state_.history == ()

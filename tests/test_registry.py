@@ -56,6 +56,8 @@ def test_cli_bad_board(capsys):
     ("demo", ["board as RxC boxes (default: 5x5)", "(default: 0)"]),
     ("tournament", ["(default: 5x5)", "(default: 20)", "(default: 0)", "(default: round_robin)", "--threads",
                     "(default: 1)", "(default: 200)", "(default: one per CPU"]),
+    ("train", ["iterations (int): cpu 60, paper 100", "curriculum.epsilon (float): cpu 0.1, paper 0.7",
+               "model.dim [dotsformer]: cpu 32, paper 84", "model.blocks [resnet]", "(default: the preset's"]),
 ])
 def test_cli_help_shows_defaults(command, shown, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")  # one line per option

@@ -19,7 +19,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from agents.mcts import MCTSConfig
-from agents.models import config_from_dict, config_to_dict, family_of, get_family, make_model_config
+from agents.models import config_from_dict, config_to_dict, family_of, get_family, list_families, make_model_config
 from dnb_env.core import parse_board
 
 __all__ = ["SearchConfig", "ReplayConfig", "LossConfig", "CurriculumConfig", "TrainConfig", "PRESETS",
@@ -212,6 +212,27 @@ def setting_types() -> dict[str, type]:
         else:
             out[f.name] = f.type
     return out
+
+
+def settings_help() -> str:
+    """The ``--set`` keys for ``dnb train --help``: each with its type and its default under the cpu and
+    paper presets (model fields per family)."""
+
+    def flat(model: str, preset: str) -> dict:
+        d = to_dict(make_train_config(model, preset))
+        out = {f"model.{k}": v for k, v in d.pop("model").items() if k not in ("family", "board")}
+        for key, value in d.items():
+            out.update({f"{key}.{k}": v for k, v in value.items()} if isinstance(value, dict) else {key: value})
+        return out
+
+    lines = []
+    cpu, paper = flat("resnet", "cpu"), flat("resnet", "paper")
+    for key, kind in setting_types().items():
+        lines.append(f"{key} ({getattr(kind, '__name__', kind)}): cpu {cpu[key]!r}, paper {paper[key]!r}")
+    for family in list_families():
+        cpu, paper = flat(family, "cpu"), flat(family, "paper")
+        lines += [f"model.{k[6:]} [{family}]: cpu {cpu[k]!r}, paper {paper[k]!r}" for k in cpu if k.startswith("model.")]
+    return "\n".join(lines)
 
 
 def _resolve(key: str, model_fields: set[str]) -> str:
