@@ -344,6 +344,17 @@ class TournamentReport:
         rate = (w + 0.5 * d) / n if n else float("nan")
         return rate, n, wilson_interval(w + 0.5 * d, n)
 
+    def results_of(self, i: int) -> dict[str, dict]:
+        """Agent ``i``'s record against each opponent it met: label -> wins, draws, losses, score (wins +
+        draws/2 per game) and its Wilson 95% interval ``ci95``."""
+        out = {}
+        for j, label in enumerate(self.labels):
+            if j != i and self.wdl[i, j].sum():
+                score, _, (lo, hi) = self.score(i, j)
+                w, d, l_ = (int(x) for x in self.wdl[i, j])
+                out[label] = {"wins": w, "draws": d, "losses": l_, "score": score, "ci95": [lo, hi]}
+        return out
+
     def table(self) -> str:
         n = len(self.labels)
         width = max(len(x) for x in self.labels) + 2
@@ -482,6 +493,23 @@ def _open_results(out: str, config: TournamentConfig, games: dict):
             where = f" ({exc.filename})" if exc.filename and exc.filename != out else ""
             raise ValueError(f"cannot write results to the folder {out}: {exc.strerror or exc}{where}") from None
         raise
+
+
+def gauntlet(board: str, entry, opponents: Sequence[str] = ("random", "greedy"), games: int = 400,
+             seed: int = 0, openings: int = 0, progress: bool = False) -> TournamentReport:
+    """``entry`` (a spec, or ``(label, factory)``) against each of ``opponents``, ``games`` games each with
+    the first seat alternating, in this process; ``report.results_of(0)`` has its scores and intervals."""
+    label = _label(entry)
+    cfg = TournamentConfig(board=board, agents=(label, *opponents), games=games, mode="gauntlet", seed=seed,
+                           openings=openings, bootstrap=0)
+    return run_tournament(cfg, agents=[entry, *opponents], progress=progress, echo=None)
+
+
+def format_results(results: dict[str, dict]) -> str:
+    """Lines "vs NAME over N games: W/D/L, score [Wilson 95% interval]" of :meth:`TournamentReport.results_of`."""
+    return "\n".join(
+        f"vs {name} over {r['wins'] + r['draws'] + r['losses']} games: {r['wins']} W {r['draws']} D {r['losses']} L, "
+        f"score {r['score']:.3f} (95% CI {r['ci95'][0]:.3f}-{r['ci95'][1]:.3f})" for name, r in results.items())
 
 
 def run_tournament(config: TournamentConfig, out: str | None = None, agents: Sequence | None = None,
