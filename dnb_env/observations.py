@@ -14,6 +14,8 @@ name                  shape                   source
 
 Use :func:`encode` for one state, :func:`encode_batch` for many (faster per state), :func:`encoder_shape`
 for the shape and :func:`list_encoders` for the names. Each encoder's docstring has its channel table.
+With the native backend (:mod:`dnb_env.native`, boards up to 9x9) ``baseline4``, ``chainloop6``,
+``chainloop64`` and ``alphazero4`` are computed in C++, bit-identical to the Python code here.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from dnb_env import native
 from dnb_env.analysis import chain_loop_structures, structure_masks
 from dnb_env.core import GameState, Geometry, geometry
 
@@ -344,6 +347,8 @@ def encoder_shape(name: str, rows: int, cols: int | None = None) -> tuple[int, i
 def encode(name: str, state: GameState) -> np.ndarray:
     """``[C, H, W]`` float32 observation of ``state`` from the player to move's point of view."""
     fn, _, _ = _lookup(name)
+    if native.handles(name, state.geometry):
+        return native.encode_batch(name, (state,))[0]
     return fn((state,), state.geometry)[0]
 
 
@@ -356,4 +361,6 @@ def encode_batch(name: str, states: Sequence[GameState]) -> np.ndarray:
     g = states[0].geometry
     if any(s.geometry is not g for s in states):
         raise ValueError("encode_batch needs states of one board size")
+    if native.handles(name, g):
+        return native.encode_batch(name, states)
     return fn(states, g)

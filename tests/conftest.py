@@ -60,3 +60,20 @@ def random_state(rng: random.Random, rows: int, cols: int, moves: int) -> GameSt
         s = s.apply(rng.choice(s.legal_actions()))
     return s
 
+
+
+def _backends() -> list:
+    """Every backend the tests run the engine-backed modules against: the Python reference always, the
+    native engine when built (CI sets DNB_REQUIRE_NATIVE=1, and tests/test_native.py fails without it)."""
+    from dnb_env import native
+
+    return ["python"] + (["native"] if native.available() else [])
+
+
+@pytest.fixture(params=_backends())
+def each_backend(request):
+    """Run the test once per backend (``pytestmark = pytest.mark.usefixtures("each_backend")``)."""
+    from dnb_env import native
+
+    with native.use_backend(request.param):
+        yield request.param

@@ -246,3 +246,15 @@ def test_boards_are_pairs_of_integers(board):
     with pytest.raises(ValueError, match="RxC"):
         parse_board(board)
     assert parse_board((np.int64(2), 3)) == (2, 3)
+
+
+def test_native_extension_built_where_required():
+    """CI sets DNB_REQUIRE_NATIVE=1: there the C++ engine must have built (else its tests would skip)."""
+    import os
+
+    from dnb_env import native
+
+    if os.environ.get("DNB_REQUIRE_NATIVE") == "1":
+        assert native.available(), "DNB_REQUIRE_NATIVE=1 but dnb_env._native did not build"
+    else:
+        assert native.available() == (native._native is not None)

@@ -12,6 +12,8 @@ from dnb_env.core import GameState, IllegalActionError
 from dnb_env.gym_env import DotsAndBoxesEnv, DotsAndBoxesVectorEnv
 from dnb_env.observations import list_encoders
 
+pytestmark = pytest.mark.usefixtures("each_backend")  # the envs encode through the Python and the native engine
+
 
 def first_legal(obs):
     return int(np.flatnonzero(obs["action_mask"])[0])

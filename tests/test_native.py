@@ -302,3 +302,38 @@ def test_without_the_extension_the_wrapper_says_so(monkeypatch):
         native.NativeBoards
     with pytest.raises(ImportError, match="not built"):
         native.to_native([GameState.new(2, 2)])
+
+
+# ---------------------------------------------------------------- backend selection
+def test_backend_selection_and_errors(monkeypatch):
+    import subprocess
+    import sys
+
+    assert native.backend() == "native"  # auto picks the built engine
+    with native.use_backend("python"):
+        assert native.backend() == "python"
+        assert not native.handles("chainloop6", GameState.new(3, 3).geometry)
+    assert native.backend() == "native" and native.handles("chainloop6", GameState.new(3, 3).geometry)
+    assert not native.handles("edgequad9", GameState.new(3, 3).geometry)  # not native: Python
+    with pytest.raises(ValueError, match="backend must be one of auto, native, python"):
+        native.set_backend("fast")
+    assert native.backend() == "native"
+    code = "from dnb_env import native; print(native.backend())"
+    env = {k: v for k, v in __import__("os").environ.items()}
+    for value, want in (("python", "python"), ("auto", "native"), ("native", "native")):
+        env["DNB_BACKEND"] = value
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert out.stdout.strip() == want, out.stderr
+    env["DNB_BACKEND"] = "gpu"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode != 0 and "DNB_BACKEND must be one of auto, native, python, got 'gpu'" in out.stderr
+
+
+def test_encode_states_reads_gamestates_of_every_size():
+    rng = random.Random(5)
+    for rows, cols in [(1, 1), (2, 7), (5, 5), (6, 6), (9, 9), (8, 3)]:  # 6x6 and up: edges beyond 64 bits
+        states = [played(rows, cols, rng, rng.randrange(2 * rows * (cols + 1))) for _ in range(6)]
+        for name in native.ENCODERS:
+            with native.use_backend("python"):
+                want = encode_batch(name, states)
+            np.testing.assert_array_equal(native.encode_batch(name, states), want)

@@ -17,6 +17,8 @@ from test_analysis import CAPTURABLE, CHAIN3, LOOP4
 
 ALL = list_encoders()
 
+pytestmark = pytest.mark.usefixtures("each_backend")  # every test on the Python and the native encoders
+
 
 def cells(plane: np.ndarray) -> dict[tuple[int, int], float]:
     return {(int(y), int(x)): float(plane[y, x]) for y, x in zip(*np.nonzero(plane))}

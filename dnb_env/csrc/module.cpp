@@ -103,6 +103,63 @@ py::array_t<T> output(py::object out, const char* what, const char* dtype_name, 
   return py::reinterpret_borrow<py::array_t<T>>(a);
 }
 
+// Python int (non-negative) -> `nwords` little-endian 64-bit words.
+void int_words(py::handle x, uint64_t* w, int nwords) {
+  w[0] = PyLong_AsUnsignedLongLongMask(x.ptr());
+  if (w[0] == uint64_t(-1) && PyErr_Occurred()) throw py::error_already_set();
+  py::object rest = py::reinterpret_borrow<py::object>(x);
+  const py::int_ shift(64);
+  for (int k = 1; k < nwords; ++k) {
+    rest = py::reinterpret_steal<py::object>(PyNumber_Rshift(rest.ptr(), shift.ptr()));
+    if (!rest) throw py::error_already_set();
+    w[k] = PyLong_AsUnsignedLongLongMask(rest.ptr());
+  }
+}
+
+// A dnb_env.core.GameState (its attributes edges, owner0, owner1, current_player) of board `g` as a Board.
+// GameState objects are valid by construction: bits are masked to the board, scores are counted.
+void load_state(const Geometry& g, py::handle state, Board& b) {
+  static const py::str kEdges("edges"), kOwner0("owner0"), kOwner1("owner1"), kPlayer("current_player");
+  b = empty_board();
+  int_words(state.attr(kEdges), b.edges, (g.num_actions + 63) / 64);
+  int_words(state.attr(kOwner0), b.owners[0], (g.num_boxes + 63) / 64);
+  int_words(state.attr(kOwner1), b.owners[1], (g.num_boxes + 63) / 64);
+  int drawn = 0, s0 = 0, s1 = 0;
+  for (int w = 0; w < kEdgeWords; ++w) drawn += popcount64(b.edges[w] &= g.full[w]);
+  for (int w = 0; w < kBoxWords; ++w) s0 += popcount64(b.owners[0][w]), s1 += popcount64(b.owners[1][w]);
+  b.drawn = int16_t(drawn);
+  b.score[0] = int16_t(s0);
+  b.score[1] = int16_t(s1);
+  b.player = int8_t(state.attr(kPlayer).cast<int>() & 1);
+}
+
+Encoder encoder_named(const std::string& name) {
+  Encoder e;
+  if (!encoder_from_name(name, e)) {
+    throw py::value_error("the native engine has no encoder " + py::repr(py::str(name)).cast<std::string>() +
+                          "; it has baseline4, chainloop6, chainloop64, alphazero4");
+  }
+  return e;
+}
+
+// encode_states(name, rows, cols, states): [n, C, H, W] float32 of GameState objects of one board.
+py::array_t<float> encode_states(const std::string& name, int rows, int cols, py::sequence states) {
+  const Encoder e = encoder_named(name);
+  const Geometry& g = geometry(rows, cols);
+  const py::ssize_t n = py::len(states);
+  std::vector<Board> boards(static_cast<size_t>(n));
+  for (py::ssize_t i = 0; i < n; ++i) load_state(g, states[i], boards[size_t(i)]);
+  const int C = encoder_channels(e);
+  py::array_t<float> out({n, py::ssize_t(C), py::ssize_t(g.height), py::ssize_t(g.width)});
+  float* p = out.mutable_data();
+  const py::ssize_t per = py::ssize_t(C) * g.height * g.width;
+  {
+    py::gil_scoped_release release;
+    for (py::ssize_t i = 0; i < n; ++i) dnb::encode(e, g, boards[size_t(i)], p + i * per);
+  }
+  return out;
+}
+
 class Boards {
  public:
   Boards(int rows, int cols, py::ssize_t n) : g_(&geometry(rows, cols)) {
@@ -238,11 +295,7 @@ class Boards {
   }
 
   py::array_t<float> encode(const std::string& name, py::object out) const {
-    Encoder e;
-    if (!encoder_from_name(name, e)) {
-      throw py::value_error("the native engine has no encoder " + py::repr(py::str(name)).cast<std::string>() +
-                            "; it has baseline4, chainloop6, chainloop64, alphazero4");
-    }
+    const Encoder e = encoder_named(name);
     const Geometry& g = *g_;
     const int C = encoder_channels(e);
     auto o = output<float>(out, "out", "float32", {size(), C, g.height, g.width});
@@ -271,6 +324,9 @@ PYBIND11_MODULE(_native, m) {
   m.doc() = "Batched Dots-and-Boxes rules and observation encoders in C++ (use it through dnb_env.native).";
   m.attr("MAX_SIZE") = dnb::kMaxSize;
   dnb::bind_solver(m);
+  m.def("encode_states", &dnb::encode_states, py::arg("name"), py::arg("rows"), py::arg("cols"), py::arg("states"),
+        "``[n, C, H, W]`` float32 observations of dnb_env.core.GameState objects of one rows x cols board, read "
+        "straight from their integer bitsets (what dnb_env.observations uses with the native backend).");
   m.attr("EDGE_WORDS") = dnb::kEdgeWords;
   m.attr("BOX_WORDS") = dnb::kBoxWords;
   m.attr("ENCODERS") = py::make_tuple("baseline4", "chainloop6", "chainloop64", "alphazero4");
