@@ -17,6 +17,10 @@ Terms (Berlekamp's, as used by the BoxesZero and Dotsformer papers):
 
 Move classes follow Dotsformer Definition 3 with the priority forbidden > scoring > conceding > safe;
 initiative labels follow its Definition 2.
+
+With the native backend (:mod:`dnb_env.native`, boards up to 9x9) ``move_classes``, ``endgame_value``,
+``is_simple_endgame``, ``capture_or_decline_moves``, ``long_chain_count`` and ``initiative_label`` run in
+C++ (``dnb_env/csrc/analysis.hpp``); the code here is the reference they are tested against.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dnb_env import native
 from dnb_env.core import GameState, Geometry
 
 __all__ = [
@@ -161,6 +166,8 @@ def components(state: GameState) -> list[Component]:
 
 def long_chain_count(state: GameState) -> int:
     """Unopened chains of three or more boxes (the quantity of the long chain rule; loops excluded)."""
+    if native.handles(None, state.geometry):
+        return int(native.analysis("long_chain_counts", (state,))[0])
     return sum(1 for c in components(state) if c.kind == "chain" and not c.opened and c.length >= 3)
 
 
@@ -228,6 +235,8 @@ def move_class(state: GameState, action: int) -> MoveClass:
 def move_classes(state: GameState) -> np.ndarray:
     """``[num_actions]`` int8 array of :class:`MoveClass` values, one per action."""
     g = state.geometry
+    if native.handles(None, g):
+        return native.analysis("move_classes", (state,))[0]
     edges = state.edges
     drawn = [(edges & m).bit_count() for m in g.box_mask]
     out = np.empty(g.num_actions, dtype=np.int8)
@@ -268,6 +277,8 @@ def initiative_label(state: GameState, action: int) -> Initiative:
     if state.edges >> action & 1 or not 0 <= action < state.num_actions:
         raise ValueError(f"initiative_label needs a legal action, got {action}")
     g = state.geometry
+    if native.handles(None, g):
+        return Initiative(int(native.analysis("initiatives", (state,), np.array([action]))[0]))
     edges = state.edges
     can_score = any((edges & m).bit_count() == 3 for m in g.box_mask)
     if not can_score:
@@ -279,6 +290,8 @@ def initiative_label(state: GameState, action: int) -> Initiative:
 # ---------------------------------------------------------------- simple endgames
 def is_simple_endgame(state: GameState) -> bool:
     """Every unclaimed box has exactly two undrawn sides (vacuously true at the end of the game)."""
+    if native.handles(None, state.geometry):
+        return bool(native.analysis("endgame_values", (state,))[1][0])
     return all(v in (0, 2) for v in box_valences(state))
 
 
@@ -322,6 +335,9 @@ def _component_key(comps: list[Component]) -> tuple[tuple[str, int], ...]:
 def endgame_value(state: GameState) -> int | None:
     """Exact box margin the player to move gets over the opponent from the remaining boxes, in a simple
     endgame (``-v(G)``); ``None`` when the position is not a simple endgame."""
+    if native.handles(None, state.geometry):
+        values, simple = native.analysis("endgame_values", (state,))
+        return int(values[0]) if simple[0] else None
     if not is_simple_endgame(state):
         return None
     return -simple_endgame_value(_component_key(components(state)))
@@ -378,6 +394,9 @@ def capture_or_decline_moves(state: GameState) -> list[int] | None:
     (any other move leaves boxes to the opponent for nothing; BoxesZero's forced moves in opened chains,
     checked against the exact solver in the tests). ``None`` when no box can be taken."""
     g = state.geometry
+    if native.handles(None, g):
+        masks, offered = native.analysis("capture_or_decline", (state,))
+        return np.flatnonzero(masks[0]).tolist() if offered[0] else None
     two, three = g.drawn_count_masks(state.edges)
     if not three:
         return None

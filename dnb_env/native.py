@@ -124,9 +124,19 @@ def _require():
 _BACKEND = _choose(os.environ.get("DNB_BACKEND", "auto"), "the environment variable DNB_BACKEND")
 
 
-def handles(name: str, g) -> bool:
-    """Whether the native backend is selected and encodes ``name`` on board geometry ``g``."""
-    return _BACKEND == "native" and name in ENCODERS and g.rows <= MAX_SIZE and g.cols <= MAX_SIZE
+def handles(name: str | None, g) -> bool:
+    """Whether the native backend is selected and does the work ``name`` (an encoder, or None for the
+    board analysis of :mod:`dnb_env.analysis`) on board geometry ``g``."""
+    return (_BACKEND == "native" and (name is None or name in ENCODERS)
+            and g.rows <= MAX_SIZE and g.cols <= MAX_SIZE)
+
+
+def analysis(function: str, states: Sequence[GameState], *args):
+    """``dnb_env._native.<function>(rows, cols, states, *args)`` for analysis kernels (``move_classes``,
+    ``endgame_values``, ``capture_or_decline``, ``long_chain_counts``, ``initiatives``) on states of one
+    board size, at most 9x9."""
+    g = states[0].geometry
+    return getattr(_require(), function)(g.rows, g.cols, states, *args)
 
 
 def __getattr__(name):

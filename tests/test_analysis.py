@@ -12,6 +12,8 @@ from dnb_env.core import GameState
 
 from conftest import random_state, realistic_move
 
+pytestmark = pytest.mark.usefixtures("each_backend")  # every test on the Python reference and the native engine
+
 CHAIN3 = textwrap.dedent(
     """
     +---+---+---+

@@ -14,6 +14,8 @@ from baselines.solver import Solver
 from dnb_env.analysis import realistic_move
 from dnb_env.core import GameState
 
+pytestmark = pytest.mark.usefixtures("each_backend")  # the search prunes with the Python or the native analysis
+
 SACRIFICE = textwrap.dedent(
     """
     +---+---+---+

@@ -337,3 +337,51 @@ def test_encode_states_reads_gamestates_of_every_size():
             with native.use_backend("python"):
                 want = encode_batch(name, states)
             np.testing.assert_array_equal(native.encode_batch(name, states), want)
+
+
+# ---------------------------------------------------------------- analysis
+def _analysis_of(s):
+    from dnb_env import analysis as an
+
+    legal = s.legal_actions()
+    return (an.move_classes(s).tolist(), an.endgame_value(s), an.is_simple_endgame(s),
+            an.capture_or_decline_moves(s), an.long_chain_count(s),
+            [an.initiative_label(s, a) for a in legal[:6]])
+
+
+def test_analysis_equals_the_python_reference_on_every_size():
+    rng = random.Random(11)
+    n = 0
+    for rows, cols in SIZES[::4] + [(3, 3), (5, 5), (9, 9)]:
+        for k in range(12):
+            realistic = k % 2 == 0
+            s = played(rows, cols, rng, rng.randrange(2 * rows * (cols + 1) + 1), realistic=realistic)
+            if s.is_terminal():
+                continue
+            with native.use_backend("python"):
+                want = _analysis_of(s)
+            assert _analysis_of(s) == want, (rows, cols, s.history)
+            n += 1
+    assert n > 150
+
+
+def test_batched_analysis_on_boards():
+    from dnb_env import analysis as an
+
+    rng = random.Random(2)
+    states = [played(4, 5, rng, rng.randrange(30, 49), realistic=True) for _ in range(40)]
+    boards = native.to_native(states)
+    with native.use_backend("python"):
+        np.testing.assert_array_equal(boards.move_classes(), np.stack([an.move_classes(s) for s in states]))
+        values, simple = boards.endgame_values()
+        want = [an.endgame_value(s) for s in states]
+        assert [int(v) if ok else None for v, ok in zip(values, simple)] == want and any(simple)
+        masks, offered = boards.capture_or_decline()
+        assert [np.flatnonzero(m).tolist() if o else None for m, o in zip(masks, offered)] == \
+            [an.capture_or_decline_moves(s) for s in states]
+        assert boards.long_chain_counts().tolist() == [an.long_chain_count(s) for s in states]
+        actions = np.array([s.legal_actions()[0] for s in states])
+        assert boards.initiatives(actions).tolist() == [an.initiative_label(s, int(a)) for s, a in zip(states, actions)]
+    drawn = np.array([s.history[0] for s in states])
+    with pytest.raises(ValueError, match="legal actions: board 0"):
+        boards.initiatives(drawn)

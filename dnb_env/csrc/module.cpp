@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis.hpp"
 #include "encoders.hpp"
 #include "engine.hpp"
 
@@ -142,13 +143,92 @@ Encoder encoder_named(const std::string& name) {
   return e;
 }
 
+std::vector<Board> load_states(const Geometry& g, py::sequence states) {
+  const py::ssize_t n = py::len(states);
+  std::vector<Board> boards(static_cast<size_t>(n));
+  for (py::ssize_t i = 0; i < n; ++i) load_state(g, states[i], boards[size_t(i)]);
+  return boards;
+}
+
+// ------------------------------------------------------------------ analysis kernels over many boards
+// Each fills numpy arrays for boards[0..n) (the GIL released while it runs).
+
+py::array_t<int8_t> move_classes_of(const Geometry& g, const std::vector<Board>& boards) {
+  const py::ssize_t n = py::ssize_t(boards.size()), A = g.num_actions;
+  py::array_t<int8_t> out({n, A});
+  int8_t* p = out.mutable_data();
+  py::gil_scoped_release release;
+  for (py::ssize_t i = 0; i < n; ++i) move_classes(g, boards[size_t(i)], p + i * A);
+  return out;
+}
+
+// (values [n] int16, simple [n] bool): the exact margin for the mover where simple[i]
+py::tuple endgame_values_of(const Geometry& g, const std::vector<Board>& boards) {
+  const py::ssize_t n = py::ssize_t(boards.size());
+  py::array_t<int16_t> values(n);
+  py::array_t<bool> simple(n);
+  int16_t* vp = values.mutable_data();
+  bool* sp = simple.mutable_data();
+  {
+    py::gil_scoped_release release;
+    for (py::ssize_t i = 0; i < n; ++i) {
+      int v = 0;
+      sp[i] = endgame_value(g, boards[size_t(i)], v);
+      vp[i] = int16_t(v);
+    }
+  }
+  return py::make_tuple(values, simple);
+}
+
+// (masks [n, A] int8, offered [n] bool): captures and all-but-two declines where a box is on offer
+py::tuple capture_or_decline_of(const Geometry& g, const std::vector<Board>& boards) {
+  const py::ssize_t n = py::ssize_t(boards.size()), A = g.num_actions;
+  py::array_t<int8_t> masks({n, A});
+  py::array_t<bool> offered(n);
+  int8_t* mp = masks.mutable_data();
+  bool* op = offered.mutable_data();
+  {
+    py::gil_scoped_release release;
+    for (py::ssize_t i = 0; i < n; ++i) {
+      op[i] = capture_or_decline(g, boards[size_t(i)], mp + i * A);
+      if (!op[i]) std::fill(mp + i * A, mp + (i + 1) * A, int8_t(0));
+    }
+  }
+  return py::make_tuple(masks, offered);
+}
+
+py::array_t<int16_t> long_chain_counts_of(const Geometry& g, const std::vector<Board>& boards) {
+  const py::ssize_t n = py::ssize_t(boards.size());
+  py::array_t<int16_t> out(n);
+  int16_t* p = out.mutable_data();
+  py::gil_scoped_release release;
+  for (py::ssize_t i = 0; i < n; ++i) p[i] = int16_t(long_chain_count(g, boards[size_t(i)]));
+  return out;
+}
+
+// initiative labels of (board i, legal action actions[i])
+py::array_t<int8_t> initiatives_of(const Geometry& g, const std::vector<Board>& boards, py::handle actions) {
+  const py::ssize_t n = py::ssize_t(boards.size());
+  auto a = input_integers(actions, "actions", {n});
+  const int64_t* ap = a.data();
+  for (py::ssize_t i = 0; i < n; ++i) {
+    if (ap[i] < 0 || ap[i] >= g.num_actions || test_bit(boards[size_t(i)].edges, int(ap[i]))) {
+      throw py::value_error("initiative labels need legal actions: board " + std::to_string(i) + " got action " +
+                            std::to_string(ap[i]));
+    }
+  }
+  py::array_t<int8_t> out(n);
+  int8_t* p = out.mutable_data();
+  for (py::ssize_t i = 0; i < n; ++i) p[i] = initiative(g, boards[size_t(i)], int(ap[i]));
+  return out;
+}
+
 // encode_states(name, rows, cols, states): [n, C, H, W] float32 of GameState objects of one board.
 py::array_t<float> encode_states(const std::string& name, int rows, int cols, py::sequence states) {
   const Encoder e = encoder_named(name);
   const Geometry& g = geometry(rows, cols);
   const py::ssize_t n = py::len(states);
-  std::vector<Board> boards(static_cast<size_t>(n));
-  for (py::ssize_t i = 0; i < n; ++i) load_state(g, states[i], boards[size_t(i)]);
+  const std::vector<Board> boards = load_states(g, states);
   const int C = encoder_channels(e);
   py::array_t<float> out({n, py::ssize_t(C), py::ssize_t(g.height), py::ssize_t(g.width)});
   float* p = out.mutable_data();
@@ -310,6 +390,7 @@ class Boards {
   }
 
   Boards copy() const { return *this; }
+  const std::vector<Board>& boards() const { return boards_; }
 
  private:
   const Geometry* g_;
@@ -324,6 +405,25 @@ PYBIND11_MODULE(_native, m) {
   m.doc() = "Batched Dots-and-Boxes rules and observation encoders in C++ (use it through dnb_env.native).";
   m.attr("MAX_SIZE") = dnb::kMaxSize;
   dnb::bind_solver(m);
+  using dnb::geometry;
+  using dnb::load_states;
+  const char* states_doc = " of dnb_env.core.GameState objects of one rows x cols board (what dnb_env.analysis "
+                           "uses with the native backend).";
+  m.def("move_classes", [](int r, int c, py::sequence s) { return dnb::move_classes_of(geometry(r, c), load_states(geometry(r, c), s)); },
+        py::arg("rows"), py::arg("cols"), py::arg("states"),
+        (std::string("``[n, A]`` int8 move classes (0 forbidden, 1 conceding, 2 safe, 3 scoring)") + states_doc).c_str());
+  m.def("endgame_values", [](int r, int c, py::sequence s) { return dnb::endgame_values_of(geometry(r, c), load_states(geometry(r, c), s)); },
+        py::arg("rows"), py::arg("cols"), py::arg("states"),
+        (std::string("(values ``[n]`` int16, simple ``[n]`` bool): exact margin for the mover of the simple endgames") + states_doc).c_str());
+  m.def("capture_or_decline", [](int r, int c, py::sequence s) { return dnb::capture_or_decline_of(geometry(r, c), load_states(geometry(r, c), s)); },
+        py::arg("rows"), py::arg("cols"), py::arg("states"),
+        (std::string("(masks ``[n, A]`` int8, offered ``[n]`` bool): captures and all-but-two declines") + states_doc).c_str());
+  m.def("long_chain_counts", [](int r, int c, py::sequence s) { return dnb::long_chain_counts_of(geometry(r, c), load_states(geometry(r, c), s)); },
+        py::arg("rows"), py::arg("cols"), py::arg("states"),
+        (std::string("``[n]`` int16 unopened chains of three or more boxes") + states_doc).c_str());
+  m.def("initiatives", [](int r, int c, py::sequence s, py::handle a) { return dnb::initiatives_of(geometry(r, c), load_states(geometry(r, c), s), a); },
+        py::arg("rows"), py::arg("cols"), py::arg("states"), py::arg("actions"),
+        (std::string("``[n]`` int8 initiative labels (0 capture, 1 sacrifice, 2 neutral) of legal ``actions``") + states_doc).c_str());
   m.def("encode_states", &dnb::encode_states, py::arg("name"), py::arg("rows"), py::arg("cols"), py::arg("states"),
         "``[n, C, H, W]`` float32 observations of dnb_env.core.GameState objects of one rows x cols board, read "
         "straight from their integer bitsets (what dnb_env.observations uses with the native backend).");
@@ -391,6 +491,18 @@ release the GIL while they run).
            "``[n, C, H, W]`` float32 observations (encoder ``name``: baseline4, chainloop6, chainloop64, "
            "alphazero4), from the point of view of each board's player to move; bit-identical to "
            "dnb_env.observations.encode_batch.")
+      .def("move_classes", [](const Boards& b) { return dnb::move_classes_of(b.geom(), b.boards()); },
+           "``[n, A]`` int8 move classes (dnb_env.analysis.MoveClass values) of every board.")
+      .def("endgame_values", [](const Boards& b) { return dnb::endgame_values_of(b.geom(), b.boards()); },
+           "(values ``[n]`` int16, simple ``[n]`` bool): the exact margin for the mover where the board is a "
+           "simple endgame (dnb_env.analysis.endgame_value).")
+      .def("capture_or_decline", [](const Boards& b) { return dnb::capture_or_decline_of(b.geom(), b.boards()); },
+           "(masks ``[n, A]`` int8, offered ``[n]`` bool): the captures and all-but-two declines where a box is "
+           "on offer (dnb_env.analysis.capture_or_decline_moves).")
+      .def("long_chain_counts", [](const Boards& b) { return dnb::long_chain_counts_of(b.geom(), b.boards()); },
+           "``[n]`` int16 unopened chains of three or more boxes.")
+      .def("initiatives", [](const Boards& b, py::handle a) { return dnb::initiatives_of(b.geom(), b.boards(), a); },
+           py::arg("actions"), "``[n]`` int8 initiative labels of the legal ``actions`` ``[n]``.")
       .def("copy", &Boards::copy)
       .def("__copy__", &Boards::copy)
       .def("__deepcopy__", [](const Boards& b, py::dict) { return b.copy(); }, py::arg("memo"));

@@ -1,13 +1,237 @@
 // dnb_env._native: bindings of the exact solver (solver.hpp); called from module.cpp's PYBIND11_MODULE.
-#include <pybind11/numpy.h>
+//
+// Positions are given as (rows, cols) at construction and an edge set per call: either a Python int
+// bitmask (bit a = edge a drawn, the representation of dnb_env.core.GameState.edges) or a sequence of
+// three uint64 words (bit a of the little-endian 192-bit triple, as dnb_env.native's edges() rows). A bit
+// beyond the board's edges, a negative int or a wrong length raises ValueError. Searches release the GIL;
+// one ExactSolver must not search in two threads at once (the second call raises RuntimeError).
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "engine.hpp"
+#include "solver.hpp"
 
 namespace py = pybind11;
 
 namespace dnb {
+namespace {
 
-void bind_solver(py::module_& m) { (void)m; }
+// A non-negative Python integer (int or anything with __index__, not bool) below 2^(8 * nbytes), as
+// little-endian bytes; TypeError / ValueError otherwise.
+void int_bytes(py::handle obj, int nbytes, const char* what, unsigned char* out) {
+  if (py::isinstance<py::bool_>(obj) || !PyIndex_Check(obj.ptr())) {
+    throw py::type_error(std::string(what) + " must be an int, got " +
+                         py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
+  }
+  py::int_ v = py::reinterpret_steal<py::int_>(PyNumber_Index(obj.ptr()));
+  if (!v) throw py::error_already_set();
+  if (v < py::int_(0)) throw py::value_error(std::string(what) + " must be >= 0, got " + py::str(v).cast<std::string>());
+  if (v.attr("bit_length")().cast<int>() > 8 * nbytes) {
+    throw py::value_error(std::string(what) + " has bits set beyond bit " + std::to_string(8 * nbytes - 1));
+  }
+  const std::string s = py::bytes(v.attr("to_bytes")(nbytes, "little"));
+  std::memcpy(out, s.data(), size_t(nbytes));
+}
+
+// The drawn-edge words of `obj` (int bitmask, or a sequence of 3 uint64 words), checked against the board.
+void load_edges(const Geometry& g, py::handle obj, uint64_t* words) {
+  unsigned char raw[8 * kEdgeWords];
+  if (py::hasattr(obj, "__len__")) {
+    if (py::len(obj) != size_t(kEdgeWords)) {
+      throw py::value_error("edges must be an int bitmask or 3 uint64 words, got a sequence of length " +
+                            std::to_string(py::len(obj)));
+    }
+    for (int w = 0; w < kEdgeWords; ++w) int_bytes(obj[py::int_(w)], 8, "an edges word", raw + 8 * w);
+  } else {
+    int_bytes(obj, 8 * kEdgeWords, "edges", raw);
+  }
+  for (int w = 0; w < kEdgeWords; ++w) {
+    uint64_t x = 0;
+    for (int k = 7; k >= 0; --k) x = (x << 8) | raw[8 * w + k];
+    words[w] = x;
+    if (x & ~g.full[w]) {
+      throw py::value_error("edges has bits set beyond the " + std::to_string(g.num_actions) + " edges of a " +
+                            g.name() + " board");
+    }
+  }
+}
+
+py::dict rule_stats_dict(const exact::RuleStats& r) {
+  py::dict d;
+  d["free_captures"] = r.free_captures;
+  d["run_captures"] = r.run_captures;
+  d["double_deal_choices"] = r.double_deal_choices;
+  d["equivalent_pruned"] = r.equivalent_pruned;
+  d["simple_endgames"] = r.simple_endgames;
+  return d;
+}
+
+class PyExactSolver {
+ public:
+  PyExactSolver(int rows, int cols, double tt_mb, uint32_t rules)
+      : solver_(rows, cols, table_entries(tt_mb), check_rules(rules)) {}
+
+  int rows() const { return solver_.topo().g->rows; }
+  int cols() const { return solver_.topo().g->cols; }
+  uint32_t rules() const { return solver_.rules(); }
+
+  std::pair<int, int> value(py::handle edges, uint64_t node_limit, int guess) {
+    const exact::Pos p = load(edges);
+    int lo = 0, hi = 0;
+    Busy busy(lock_);
+    py::gil_scoped_release release;
+    solver_.value(p, guess, node_limit, lo, hi);
+    return {lo, hi};
+  }
+
+  py::object at_least(py::handle edges, int threshold, uint64_t node_limit) {
+    const exact::Pos p = load(edges);
+    int r;
+    {
+      Busy busy(lock_);
+      py::gil_scoped_release release;
+      r = solver_.at_least(p, threshold, node_limit);
+    }
+    if (r < 0) return py::none();
+    return py::bool_(r == 1);
+  }
+
+  py::object move_values(py::handle edges, uint64_t node_limit) {
+    const exact::Pos p = load(edges);
+    std::vector<std::pair<int, int>> out;
+    bool done;
+    {
+      Busy busy(lock_);
+      py::gil_scoped_release release;
+      done = solver_.move_values(p, node_limit, out);
+    }
+    if (!done) return py::none();
+    py::dict d;
+    for (const auto& [a, v] : out) d[py::int_(a)] = v;
+    return d;
+  }
+
+  py::dict stats() {
+    std::lock_guard<std::mutex> guard(lock_);
+    const auto& s = solver_.stats();
+    py::dict d;
+    d["nodes"] = s.nodes;
+    d["tt_hits"] = s.tt_hits;
+    d["tt_cuts"] = s.tt_cuts;
+    d["rules"] = rule_stats_dict(s.rules);
+    return d;
+  }
+
+  void reset_stats() {
+    std::lock_guard<std::mutex> guard(lock_);
+    solver_.stats() = exact::SearchStats{};
+  }
+
+  void clear() {
+    std::lock_guard<std::mutex> guard(lock_);
+    solver_.clear();
+  }
+
+ private:
+  // Holds the solver's lock for one search; a second thread gets RuntimeError instead of waiting.
+  struct Busy {
+    explicit Busy(std::mutex& m) : m_(m) {
+      if (!m_.try_lock()) throw std::runtime_error("this ExactSolver is already searching in another thread");
+    }
+    ~Busy() { m_.unlock(); }
+    std::mutex& m_;
+  };
+
+  static size_t table_entries(double tt_mb) {
+    if (!(tt_mb >= 1.0 && tt_mb <= 65536.0)) {
+      throw py::value_error("tt_mb must be in 1..65536 (megabytes), got " + std::to_string(tt_mb));
+    }
+    return size_t(tt_mb * 1024.0 * 1024.0) / sizeof(exact::TTEntry);
+  }
+
+  static uint32_t check_rules(uint32_t rules) {
+    if (rules & ~uint32_t(exact::kAllRules)) {
+      throw py::value_error("rules has unknown bits: " + std::to_string(rules) + " (known: SOLVER_RULES)");
+    }
+    return rules;
+  }
+
+  exact::Pos load(py::handle edges) const {
+    uint64_t words[kEdgeWords];
+    load_edges(*solver_.topo().g, edges, words);
+    return exact::make_pos(solver_.topo(), words);
+  }
+
+  exact::Solver solver_;
+  std::mutex lock_;
+};
+
+py::dict verify_rules(int rows, int cols, uint32_t rules, bool drop_double_deal) {
+  if (rules & ~uint32_t(exact::kAllRules)) throw py::value_error("rules has unknown bits: " + std::to_string(rules));
+  exact::RuleCheck c;
+  {
+    py::gil_scoped_release release;
+    c = exact::verify_rules(rows, cols, rules, drop_double_deal);
+  }
+  py::dict d;
+  d["positions"] = c.positions;
+  d["violations"] = c.violations;
+  d["rules"] = rule_stats_dict(c.stats);
+  py::list examples;
+  for (const auto& w : c.examples) examples.append(py::int_(w[0]));
+  d["examples"] = examples;
+  return d;
+}
+
+}  // namespace
+
+void bind_solver(py::module_& m) {
+  py::dict rules;
+  rules["free_capture"] = uint32_t(exact::kFreeCapture);
+  rules["double_dealing"] = uint32_t(exact::kDoubleDealing);
+  rules["equivalent_sacrifices"] = uint32_t(exact::kEquivalentSacrifices);
+  rules["simple_endgame"] = uint32_t(exact::kSimpleEndgame);
+  m.attr("SOLVER_RULES") = rules;
+  m.attr("SOLVER_ALL_RULES") = uint32_t(exact::kAllRules);
+
+  py::class_<PyExactSolver>(m, "ExactSolver", R"doc(
+Exact alpha-beta solver of one board size (solver.hpp): MTD(f) null-window searches with a transposition
+table of bounds keyed by the drawn-edge set (canonical over the board's symmetries), and only reductions
+proven to keep the exact value (SOLVER_RULES; switch them off with ``rules`` for tests).
+
+Values are margins (boxes) for the player to move, from the boxes not yet claimed. ``edges`` is a Python
+int bitmask (bit a = edge a drawn) or 3 uint64 words. ``node_limit`` 0 = unlimited. The table (``tt_mb``
+megabytes at most, grown with the problem) persists across calls. Searches release the GIL.
+)doc")
+      .def(py::init<int, int, double, uint32_t>(), py::arg("rows"), py::arg("cols"), py::arg("tt_mb") = 64.0,
+           py::arg("rules") = uint32_t(exact::kAllRules))
+      .def_property_readonly("rows", &PyExactSolver::rows)
+      .def_property_readonly("cols", &PyExactSolver::cols)
+      .def_property_readonly("rules", &PyExactSolver::rules)
+      .def("value", &PyExactSolver::value, py::arg("edges"), py::arg("node_limit") = 0, py::arg("guess") = 0,
+           "(lo, hi): the exact value when lo == hi; otherwise the budget ran out and lo <= value <= hi.")
+      .def("at_least", &PyExactSolver::at_least, py::arg("edges"), py::arg("threshold"), py::arg("node_limit") = 0,
+           "Whether value >= threshold (one null-window search); None when the budget ran out.")
+      .def("move_values", &PyExactSolver::move_values, py::arg("edges"), py::arg("node_limit") = 0,
+           "{action: exact margin for the mover if it plays it (boxes it completes included)}; None when the "
+           "budget ran out.")
+      .def("stats", &PyExactSolver::stats, "Counters since construction or reset_stats(): nodes, table hits, "
+           "and how often each rule fired.")
+      .def("reset_stats", &PyExactSolver::reset_stats)
+      .def("clear", &PyExactSolver::clear, "Empty the transposition table.");
+
+  m.def("solver_verify_rules", &verify_rules, py::arg("rows"), py::arg("cols"),
+        py::arg("rules") = uint32_t(exact::kAllRules), py::arg("drop_double_deal") = false,
+        "Check the solver's move generation on every edge set of a board of at most 27 edges against a full "
+        "retrograde table: {positions, violations, rules: firing counts, examples: edge masks of violations}. "
+        "drop_double_deal=True searches only the capture where the double-dealing rule offers two moves (a "
+        "deliberately unsound rule: the check must report violations).");
+}
 
 }  // namespace dnb

@@ -1,0 +1,930 @@
+// Exact Dots-and-Boxes solver: alpha-beta search over the box margin (C++17, header only).
+//
+// What it computes. The value v(S) of a position is the margin (boxes) the player to move gets over the
+// opponent from the boxes not yet claimed, under optimal play by both. It depends only on the set S of
+// drawn edges (the claimed boxes are sunk), so the search and its table are keyed by S alone:
+//
+//     v(S) = max over undrawn e of   g + v(S + e)   if e completes g > 0 boxes (the mover moves again)
+//                                    -v(S + e)      otherwise                          v(full) = 0
+//
+// This is the recursion of baselines/solver.py (the retrograde reference), searched depth-first instead
+// of enumerated, so positions far beyond 2^k tables are in reach.
+//
+// How it searches.
+//  * Negamax alpha-beta, fail-soft, driven by MTD(f) (Plaat et al. 1996): a sequence of null-window
+//    searches (beta - 1, beta) that converges on the exact integer value. A single null-window search
+//    answers "is v >= t?" (the win/draw query).
+//  * A transposition table of lower/upper bounds keyed by the drawn-edge set, canonicalised over the
+//    board's symmetries (8 on a square board, 4 on a rectangle): each symmetry keeps its own Zobrist hash,
+//    updated incrementally; the symmetry with the smallest hash picks the canonical orientation, and the
+//    entry stores that orientation's full 180-bit edge set, so a hit is never a hash collision. Bounds
+//    depend only on the edge set, so entries are reused across searches and across calls.
+//  * Move ordering: the table's best move, then safe moves (no box gets its third side) from the centre
+//    outwards (Barker & Korf 2012 report this static order as very effective), then sacrifices by the
+//    number of boxes they hand over, fewest first. Captures are handled by the rules below.
+//  * Bounds: |v| <= number of unclaimed boxes cuts nodes whose window lies outside that range.
+//
+// Which reductions it uses. Only reductions proven to keep the exact value; each is a Rule bit so that
+// tests can switch it off, and verify_rules() checks each against a full retrograde table (every edge
+// set of a small board: the pruned move set must always contain an optimal move).
+//  1. kFreeCapture (Berlekamp 2000, ch. "canonical play"; Barker & Korf 2012, "capturing boxes"): a box
+//     with one undrawn side e, where e leads to the border or to a box with other than two undrawn sides,
+//     is taken at once: e is the only move searched. Why exact: drawing e affects only this box and that
+//     neighbour, and the neighbour is not left capturable by it; any other move x is worth no more than
+//     "e, then x" (if x gives the turn away the opponent can take the box and reach the same position two
+//     boxes better for him; if x captures, by induction on the undrawn edges or because the two
+//     positions after x and after e are the same graph with the two capturable boxes exchanged).
+//  2. kDoubleDealing, the all-but-two / all-but-four rule (Berlekamp 2000; Winning Ways ch. 16; the
+//     "loony options" theorem: in a position with boxes on offer the player can only gain by taking all
+//     of them, or all but two (four for an opened loop) and handing those back with the double-dealing
+//     move; every other plan gives boxes away for nothing). Applied once no free capture is left, so each
+//     capturable box starts a run of boxes with two undrawn sides:
+//       - a run that is a chain of >= 3 boxes, or a two-ended run (opened loop) of 3 or >= 5 boxes: take
+//         its first box only (both optimal plans still exist after it);
+//       - several runs of 2 (chain) / 4 (opened loop) boxes: take a box of a run whose double-deal is not
+//         the only cheapest one (its loss leaves a double-deal of the same cost, with the same position
+//         after all captures);
+//       - one run left: search exactly two moves, taking its first box and the double-dealing move (the
+//         far end of a 2-chain; the middle edge of an opened 4-loop, which leaves two dominoes).
+//  3. kEquivalentSacrifices (Berlekamp 2000; Medworth's "half-hearted handouts" and "where to open a long
+//     chain" results), with no box on offer: every edge of a loop gives the same graph, so one is
+//     searched; every edge of a chain of >= 3 boxes is equivalent (whatever is cut, the opponent's only
+//     sensible plans are "take all" or "all but two", with the same position after all captures), so one
+//     is searched; a 2-chain is only opened in the middle (the hard-hearted handout is never worse than the
+//     half-hearted one); an isolated 1-chain's two border edges are equivalent; equal isolated chains and
+//     loops are searched once. Chains ending in joints qualify only when using up the chain leaves each end
+//     joint with >= 2 undrawn sides (so no new box comes on offer while it is taken).
+//  4. kSimpleEndgame: when every unclaimed box has exactly two undrawn sides the position is a sum of
+//     isolated chains and loops and its value is the opener/controller recursion of
+//     dnb_env/analysis.py (simple_endgame_value): v(empty) = 0, v(G) = min over components C of
+//     chain 1: 1 - v(G-C), chain 2: 2 - v(G-C), chain n >= 3: n - 2 + |2 - v(G-C)|,
+//     loop n: n - 4 + |4 - v(G-C)| (margin of the controller; the mover's value is -v).
+//
+// References: J. K. Barker and R. E. Korf, "Solving Dots-And-Boxes", AAAI 2012; E. Berlekamp, "The
+// Dots-and-Boxes Game: Sophisticated Child's Play", A K Peters 2000; E. Berlekamp, J. Conway, R. Guy,
+// "Winning Ways", ch. 16; A. Medworth, "Dots-and-boxes: a mathematical introduction" (loony options,
+// half-hearted handouts); A. Plaat et al., "Best-first fixed-depth minimax algorithms" (MTD(f)), 1996.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine.hpp"
+
+namespace dnb {
+namespace exact {
+
+// Reductions that can be switched off (for tests); kAllRules is the default. kDoubleDealing is only used
+// together with kFreeCapture (it assumes every free box has been taken first).
+enum Rule : uint32_t {
+  kFreeCapture = 1u << 0,
+  kDoubleDealing = 1u << 1,
+  kEquivalentSacrifices = 1u << 2,
+  kSimpleEndgame = 1u << 3,
+  kAllRules = (1u << 4) - 1,
+};
+
+constexpr int kMaxSymmetries = 8;
+
+inline int lowest_bit(uint64_t x) {  // x != 0
+#if defined(_MSC_VER)
+  unsigned long i;
+  _BitScanForward64(&i, x);
+  return int(i);
+#else
+  return __builtin_ctzll(x);
+#endif
+}
+constexpr uint8_t kNoMove = 255;
+constexpr int kInf = 1000;
+
+// Thrown inside a search when its node budget is spent; caught by the public entry points.
+struct BudgetExceeded {};
+
+// Board tables of the search: neighbours across each side, symmetries as edge permutations, Zobrist keys
+// per symmetry and the static centre-out move order. Built once per board size by topology().
+struct Topology {
+  const Geometry* g = nullptr;
+  int num_edges = 0, num_boxes = 0, num_sym = 0;
+  std::vector<std::array<int16_t, 2>> edge_boxes;          // [A] boxes beside each edge, -1 pads
+  std::vector<std::array<int16_t, 4>> box_sides;           // [B] the four sides
+  std::vector<std::array<uint8_t, kMaxEdges>> perm, inv;   // [S][A] edge images under each symmetry
+  std::vector<std::array<uint64_t, kMaxEdges>> zobrist;    // [S][A] zobrist[s][e] = base[perm[s][e]]
+  std::vector<uint8_t> centre_order;                        // all edges, centre first
+  std::vector<int16_t> order_rank;                          // [A] position of each edge in centre_order
+
+  explicit Topology(const Geometry& geo) : g(&geo) {
+    num_edges = geo.num_actions;
+    num_boxes = geo.num_boxes;
+    edge_boxes = geo.action_boxes;
+    box_sides = geo.box_sides;
+    const int H = geo.height, W = geo.width;
+    std::vector<int> cell_edge(size_t(H) * W, -1);
+    for (int a = 0; a < num_edges; ++a) cell_edge[geo.action_cell[a]] = a;
+    // grid-cell maps (y, x) -> (y', x'): the dihedral group of the rectangle, of the square if H == W
+    std::vector<std::array<int, 3>> maps = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}};  // flip y, flip x, swap
+    if (H == W) maps.insert(maps.end(), {{0, 0, 1}, {1, 0, 1}, {0, 1, 1}, {1, 1, 1}});
+    num_sym = int(maps.size());
+    perm.resize(num_sym);
+    inv.resize(num_sym);
+    for (int s = 0; s < num_sym; ++s) {
+      for (int a = 0; a < num_edges; ++a) {
+        int y = geo.action_cell[a] / W, x = geo.action_cell[a] % W;
+        if (maps[s][0]) y = H - 1 - y;
+        if (maps[s][1]) x = W - 1 - x;
+        if (maps[s][2]) std::swap(y, x);
+        const int b = cell_edge[size_t(y) * W + x];
+        if (b < 0) throw std::logic_error("solver: a board symmetry does not map edges to edges");
+        perm[s][a] = uint8_t(b);
+        inv[s][b] = uint8_t(a);
+      }
+    }
+    uint64_t seed = 0x5DEECE66Dull ^ (uint64_t(geo.rows) << 8) ^ uint64_t(geo.cols);
+    std::array<uint64_t, kMaxEdges> base{};
+    for (int a = 0; a < num_edges; ++a) {
+      seed += 0x9E3779B97F4A7C15ull;  // splitmix64
+      uint64_t z = seed;
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      base[a] = z ^ (z >> 31);
+    }
+    zobrist.resize(num_sym);
+    for (int s = 0; s < num_sym; ++s) {
+      for (int a = 0; a < num_edges; ++a) zobrist[s][a] = base[perm[s][a]];
+    }
+    centre_order.resize(num_edges);
+    for (int a = 0; a < num_edges; ++a) centre_order[a] = uint8_t(a);
+    auto dist = [&](int a) {
+      const int y = geo.action_cell[a] / W, x = geo.action_cell[a] % W;
+      return (2 * y - (H - 1)) * (2 * y - (H - 1)) + (2 * x - (W - 1)) * (2 * x - (W - 1));
+    };
+    std::stable_sort(centre_order.begin(), centre_order.end(), [&](int a, int b) { return dist(a) < dist(b); });
+    order_rank.resize(num_edges);
+    for (int i = 0; i < num_edges; ++i) order_rank[centre_order[i]] = int16_t(i);
+  }
+
+  // The box across edge e from box b (-1: the border).
+  int across(int b, int e) const {
+    const auto& eb = edge_boxes[e];
+    return eb[0] == b ? eb[1] : eb[0];
+  }
+};
+
+// The cached topology of a board (std::invalid_argument outside 1..kMaxSize).
+inline const Topology& topology(int rows, int cols) {
+  const Geometry& geo = geometry(rows, cols);
+  static std::array<std::unique_ptr<Topology>, kMaxSize * kMaxSize> cache;
+  static std::mutex lock;
+  std::lock_guard<std::mutex> guard(lock);
+  auto& slot = cache[(rows - 1) * kMaxSize + (cols - 1)];
+  if (!slot) slot = std::make_unique<Topology>(geo);
+  return *slot;
+}
+
+// A position of the search: drawn edges, undrawn sides per box (valence; 0 = claimed) and the Zobrist
+// hash of the edge set seen through each symmetry.
+struct Pos {
+  uint64_t edges[kEdgeWords];
+  uint64_t hash[kMaxSymmetries];
+  uint8_t val[kMaxBoxes];
+  int16_t remaining;  // unclaimed boxes
+  int16_t undrawn;    // undrawn edges
+};
+
+inline Pos make_pos(const Topology& t, const uint64_t* edges) {
+  Pos p{};
+  for (int w = 0; w < kEdgeWords; ++w) p.edges[w] = edges[w];
+  p.undrawn = 0;
+  for (int a = 0; a < t.num_edges; ++a) {
+    if (test_bit(edges, a)) {
+      for (int s = 0; s < t.num_sym; ++s) p.hash[s] ^= t.zobrist[s][a];
+    } else {
+      ++p.undrawn;
+    }
+  }
+  p.remaining = 0;
+  for (int b = 0; b < t.num_boxes; ++b) {
+    int v = 0;
+    for (int e : t.box_sides[b]) v += !test_bit(edges, e);
+    p.val[b] = uint8_t(v);
+    p.remaining = int16_t(p.remaining + (v > 0));
+  }
+  return p;
+}
+
+// Draw undrawn edge e; returns the boxes it completes (0, 1 or 2).
+inline int draw(const Topology& t, Pos& p, int e) {
+  set_bit(p.edges, e);
+  --p.undrawn;
+  for (int s = 0; s < t.num_sym; ++s) p.hash[s] ^= t.zobrist[s][e];
+  int gained = 0;
+  for (int b : t.edge_boxes[e]) {
+    if (b < 0) break;
+    if (--p.val[b] == 0) ++gained;
+  }
+  p.remaining = int16_t(p.remaining - gained);
+  return gained;
+}
+
+inline bool drawn(const Pos& p, int e) { return test_bit(p.edges, e); }
+
+// The undrawn side of a box of valence 1, or the undrawn side other than `not_this` of a box of valence 2.
+inline int other_undrawn_side(const Topology& t, const Pos& p, int b, int not_this) {
+  for (int e : t.box_sides[b]) {
+    if (e != not_this && !drawn(p, e)) return e;
+  }
+  return -1;
+}
+
+// ------------------------------------------------------------------ simple endgames (rule 4)
+// Value for the controller (the player NOT to move) of a sum of isolated chains and loops, as the sorted
+// multiset of component codes (chain n -> n, loop n -> 128 + n). Memoised.
+class SimpleEndgames {
+ public:
+  int controller_value(std::string& key) {
+    if (key.empty()) return 0;
+    auto it = memo_.find(key);
+    if (it != memo_.end()) return it->second;
+    int best = kInf;
+    for (size_t i = 0; i < key.size(); ++i) {
+      if (i && key[i] == key[i - 1]) continue;  // equal components: one is enough
+      const int code = uint8_t(key[i]);
+      std::string rest = key.substr(0, i) + key.substr(i + 1);
+      const int r = controller_value(rest);
+      int v;
+      if (code >= 128) {
+        const int n = code - 128;
+        v = n - 4 + std::abs(4 - r);
+      } else if (code == 1) {
+        v = 1 - r;
+      } else if (code == 2) {
+        v = 2 - r;
+      } else {
+        v = code - 2 + std::abs(2 - r);
+      }
+      best = std::min(best, v);
+    }
+    memo_.emplace(key, best);
+    return best;
+  }
+  void clear() { memo_.clear(); }
+
+ private:
+  std::unordered_map<std::string, int> memo_;
+};
+
+// Exact value for the player to move of a simple endgame: every unclaimed box has two undrawn sides.
+inline int simple_endgame_value(const Topology& t, const Pos& p, SimpleEndgames& memo) {
+  std::string key;
+  uint64_t seen[kBoxWords] = {0, 0};
+  for (int start = 0; start < t.num_boxes; ++start) {
+    if (p.val[start] != 2 || test_bit(seen, start)) continue;
+    // walk both ways from `start` along undrawn sides; a loop returns to it
+    int n = 1;
+    bool loop = false;
+    set_bit(seen, start);
+    int first_exit = -1;
+    for (int dir = 0; dir < 2 && !loop; ++dir) {
+      int prev_edge = dir == 0 ? -1 : first_exit;
+      int cur = start;
+      int e = other_undrawn_side(t, p, cur, prev_edge);
+      if (dir == 0) first_exit = e;
+      if (dir == 1) e = other_undrawn_side(t, p, start, first_exit);
+      while (true) {
+        const int nxt = t.across(cur, e);
+        if (nxt < 0) break;  // the border
+        if (nxt == start) {
+          loop = true;
+          break;
+        }
+        set_bit(seen, nxt);
+        ++n;
+        cur = nxt;
+        e = other_undrawn_side(t, p, cur, e);
+      }
+    }
+    key.push_back(char(loop ? 128 + n : n));
+  }
+  std::sort(key.begin(), key.end(), [](char a, char b) { return uint8_t(a) < uint8_t(b); });
+  return -memo.controller_value(key);
+}
+
+// ------------------------------------------------------------------ move generation
+struct Moves {
+  uint8_t m[kMaxEdges];
+  int n = 0;
+  void push(int e) { m[n++] = uint8_t(e); }
+};
+
+enum class NodeKind { kTerminal, kForcedCapture, kCaptureChoice, kSimpleEndgame, kQuiet, kAllMoves };
+
+// How often each rule fired (counted by generate()).
+struct RuleStats {
+  uint64_t free_captures = 0;       // rule 1: forced single capture
+  uint64_t run_captures = 0;        // rule 2: forced capture from a run (long run or spare cheap run)
+  uint64_t double_deal_choices = 0; // rule 2: nodes searched as {take, double-deal}
+  uint64_t equivalent_pruned = 0;   // rule 3: sacrifice moves left out as equivalent or dominated
+  uint64_t simple_endgames = 0;     // rule 4: leaves valued by the chain/loop recursion
+};
+
+// A run of boxes taken one after another from a capturable box: `first` (valence 1) through boxes of
+// valence 2. A chain run ends at the border or a joint through `end_edge`; a two-ended run ends in another
+// box of valence 1 (an opened loop, or a chain opened at both ends).
+struct Run {
+  int first_edge = -1;  // the capturing move: undrawn side of the capturable box
+  int length = 0;       // boxes
+  bool two_ended = false;
+  int end_edge = -1;    // chain: the edge beyond the last box (the double-dealing move of a 2-chain)
+  int middle_edge = -1; // two-ended run of 4: the edge between its 2nd and 3rd box
+};
+
+// Walk the run that starts at capturable box b (valence 1); marks its boxes in `seen`.
+inline Run walk_run(const Topology& t, const Pos& p, int b, uint64_t* seen) {
+  Run r;
+  set_bit(seen, b);
+  int e = other_undrawn_side(t, p, b, -1);
+  r.first_edge = e;
+  r.length = 1;
+  int cur = b;
+  std::array<int, 3> edges{-1, -1, -1};  // first three edges of the run
+  edges[0] = e;
+  while (true) {
+    const int nxt = t.across(cur, e);
+    if (nxt < 0 || p.val[nxt] >= 3) {
+      r.end_edge = e;
+      return r;
+    }
+    set_bit(seen, nxt);
+    ++r.length;
+    if (p.val[nxt] == 1) {  // the other capturable end
+      r.two_ended = true;
+      if (r.length == 4) r.middle_edge = edges[1];
+      return r;
+    }
+    cur = nxt;
+    e = other_undrawn_side(t, p, cur, e);
+    if (r.length <= 3) edges[r.length - 1] = e;
+  }
+}
+
+// Scratch space of the quiet-move generator, reused across calls.
+struct Scratch {
+  int16_t comp[kMaxBoxes];  // component id of each box of valence 2, -1 otherwise
+  int16_t comp_len[kMaxBoxes];
+};
+
+// The moves searched at position p under `rules` (p must not be terminal). Capture nodes return their
+// one or two moves; quiet nodes return the legal moves minus rule-3 reductions, ordered: safe moves from
+// the centre out, then sacrifices by the number of boxes they hand over. A simple endgame returns no
+// moves (kSimpleEndgame) when rule 4 is on.
+inline NodeKind generate(const Topology& t, const Pos& p, uint32_t rules, Moves& out, Scratch& sc,
+                         RuleStats& stats) {
+  out.n = 0;
+  if (p.remaining == 0) return NodeKind::kTerminal;
+  int capturable = 0, joints = 0;
+  for (int b = 0; b < t.num_boxes; ++b) {
+    capturable += p.val[b] == 1;
+    joints += p.val[b] >= 3;
+  }
+  if (capturable && (rules & kFreeCapture)) {
+    // rule 1: a box whose capture leaves no new box on offer
+    for (int b = 0; b < t.num_boxes; ++b) {
+      if (p.val[b] != 1) continue;
+      const int e = other_undrawn_side(t, p, b, -1);
+      const int n = t.across(b, e);
+      if (n < 0 || p.val[n] != 2) {
+        out.push(e);
+        ++stats.free_captures;
+        return NodeKind::kForcedCapture;
+      }
+    }
+    if (rules & kDoubleDealing) {
+      // rule 2: every capturable box now starts a run through boxes of valence 2
+      uint64_t seen[kBoxWords] = {0, 0};
+      Run runs_cheap[kMaxBoxes];  // the runs of 2 (chain) or 4 (two-ended) boxes
+      int n_runs = 0, n_chain2 = 0;
+      int first_loop4 = -1, first_chain2 = -1;
+      for (int b = 0; b < t.num_boxes; ++b) {
+        if (p.val[b] != 1 || test_bit(seen, b)) continue;
+        const Run r = walk_run(t, p, b, seen);
+        const bool cheap_run = r.two_ended ? r.length == 4 : r.length == 2;
+        if (!cheap_run) {  // a long run (or a two-ended 3): taking its first box keeps every plan
+          out.push(r.first_edge);
+          ++stats.run_captures;
+          return NodeKind::kForcedCapture;
+        }
+        runs_cheap[n_runs] = r;
+        if (r.two_ended) {
+          if (first_loop4 < 0) first_loop4 = n_runs;
+        } else {
+          ++n_chain2;
+          if (first_chain2 < 0) first_chain2 = n_runs;
+        }
+        ++n_runs;
+      }
+      if (n_runs >= 2) {
+        // take from a run whose double-deal is not the only cheapest one
+        const int pick = n_chain2 >= 2 ? first_chain2 : (first_loop4 >= 0 ? first_loop4 : first_chain2);
+        out.push(runs_cheap[pick].first_edge);
+        ++stats.run_captures;
+        return NodeKind::kForcedCapture;
+      }
+      if (n_runs == 1) {
+        const Run& r = runs_cheap[0];
+        out.push(r.first_edge);
+        out.push(r.two_ended ? r.middle_edge : r.end_edge);
+        ++stats.double_deal_choices;
+        return NodeKind::kCaptureChoice;
+      }
+    }
+  }
+  if (!capturable && !joints && (rules & kSimpleEndgame)) {
+    ++stats.simple_endgames;
+    return NodeKind::kSimpleEndgame;
+  }
+  // quiet node (or a capture node with the capture rules off): all moves, rule 3 reductions
+  bool pruned[kMaxEdges];
+  std::fill(pruned, pruned + t.num_edges, false);
+  for (int b = 0; b < t.num_boxes; ++b) {
+    sc.comp[b] = -1;
+  }
+  int n_comp = 0;
+  if (!capturable) {
+    // components of boxes of valence 2: chains (ends at the border or at joints) and loops
+    // isolated chains and loops already given a representative, as kind * 128 + length
+    int16_t kept[kMaxBoxes];
+    int n_kept = 0;
+    auto already_kept = [&](int code) {
+      if (std::find(kept, kept + n_kept, int16_t(code)) != kept + n_kept) return true;
+      kept[n_kept++] = int16_t(code);
+      return false;
+    };
+    for (int start = 0; start < t.num_boxes; ++start) {
+      if (p.val[start] != 2 || sc.comp[start] >= 0) continue;
+      const int id = n_comp++;
+      sc.comp[start] = int16_t(id);
+      int n = 1;
+      bool loop = false;
+      int inner[kMaxBoxes + 1];
+      int n_inner = 0;
+      int end_edge[2] = {-1, -1}, end_box[2] = {-1, -1};
+      int e0 = other_undrawn_side(t, p, start, -1);
+      int e1 = other_undrawn_side(t, p, start, e0);
+      for (int dir = 0; dir < 2 && !loop; ++dir) {
+        int cur = start;
+        int e = dir == 0 ? e0 : e1;
+        while (true) {
+          const int nxt = t.across(cur, e);
+          if (nxt < 0 || p.val[nxt] != 2) {
+            end_edge[dir] = e;
+            end_box[dir] = nxt;
+            break;
+          }
+          inner[n_inner++] = e;
+          if (nxt == start) {
+            loop = true;
+            break;
+          }
+          sc.comp[nxt] = int16_t(id);
+          ++n;
+          cur = nxt;
+          e = other_undrawn_side(t, p, cur, e);
+        }
+      }
+      sc.comp_len[id] = int16_t(n);
+      if (!(rules & kEquivalentSacrifices)) continue;
+      auto prune = [&](int e) {
+        if (!pruned[e]) {
+          pruned[e] = true;
+          ++stats.equivalent_pruned;
+        }
+      };
+      if (loop) {
+        // every edge of a loop gives the same graph; equal loops are the same move
+        const bool dup = already_kept(128 + n);
+        for (int k = dup ? 0 : 1; k < n_inner; ++k) prune(inner[k]);
+        continue;
+      }
+      const bool isolated = end_box[0] < 0 && end_box[1] < 0;
+      if (isolated) {
+        if (already_kept(n)) {
+          for (int k = 0; k < n_inner; ++k) prune(inner[k]);
+          prune(end_edge[0]);
+          prune(end_edge[1]);
+          continue;
+        }
+        if (n == 2) {  // hard-hearted handout only
+          prune(end_edge[0]);
+          prune(end_edge[1]);
+        } else {       // n == 1: the two border edges are symmetric; n >= 3: all edges equivalent
+          prune(end_edge[1]);
+          for (int k = 0; k < n_inner; ++k) prune(inner[k]);
+        }
+        continue;
+      }
+      if (n < 2) continue;
+      // a chain ending in joint(s): usable when each end joint keeps >= 2 undrawn sides after the chain
+      // is used up (no new box comes on offer while it is taken)
+      bool closure_ok = true;
+      for (int d = 0; d < 2; ++d) {
+        const int j = end_box[d];
+        if (j < 0) continue;
+        const int uses = 1 + (end_box[1 - d] == j);
+        if (p.val[j] - uses < 2) closure_ok = false;
+      }
+      if (!closure_ok) continue;
+      if (n == 2) {
+        prune(end_edge[0]);
+        prune(end_edge[1]);
+      } else {
+        prune(end_edge[0]);
+        prune(end_edge[1]);
+        for (int k = 1; k < n_inner; ++k) prune(inner[k]);
+      }
+    }
+  }
+  // order: safe moves (centre out), then sacrifices by boxes handed over, then captures (only reached
+  // with the capture rules off)
+  int safe_n = 0;
+  uint8_t sac[kMaxEdges];
+  int16_t sac_key[kMaxEdges];
+  int sac_n = 0;
+  uint8_t caps[kMaxEdges];
+  int caps_n = 0;
+  for (int i = 0; i < t.num_edges; ++i) {
+    const int e = t.centre_order[i];
+    if (drawn(p, e) || pruned[e]) continue;
+    int given = 0;
+    bool capture = false, sacrifice = false;
+    int seen_comp = -1;
+    for (int b : t.edge_boxes[e]) {
+      if (b < 0) break;
+      if (p.val[b] == 1) capture = true;
+      if (p.val[b] == 2) {
+        sacrifice = true;
+        const int c = sc.comp[b];
+        if (c >= 0 && c != seen_comp) {
+          given += sc.comp_len[c];
+          seen_comp = c;
+        } else if (c < 0) {
+          given += 1;
+        }
+      }
+    }
+    if (capture) {
+      caps[caps_n++] = uint8_t(e);
+    } else if (sacrifice) {
+      sac[sac_n] = uint8_t(e);
+      sac_key[sac_n++] = int16_t(given);
+    } else {
+      out.push(e);
+      ++safe_n;
+    }
+  }
+  // insertion sort of the sacrifices by boxes given (stable: centre order among equals)
+  for (int i = 1; i < sac_n; ++i) {
+    const uint8_t m = sac[i];
+    const int16_t k = sac_key[i];
+    int j = i - 1;
+    while (j >= 0 && sac_key[j] > k) {
+      sac[j + 1] = sac[j];
+      sac_key[j + 1] = sac_key[j];
+      --j;
+    }
+    sac[j + 1] = m;
+    sac_key[j + 1] = k;
+  }
+  for (int i = 0; i < caps_n; ++i) out.push(caps[i]);
+  for (int i = 0; i < sac_n; ++i) out.push(sac[i]);
+  (void)safe_n;
+  return capturable ? NodeKind::kAllMoves : NodeKind::kQuiet;
+}
+
+// ------------------------------------------------------------------ transposition table
+struct TTEntry {
+  uint64_t key[kEdgeWords];  // canonical drawn-edge set
+  int8_t lo, hi;             // lo <= v <= hi
+  uint8_t move;              // best move in canonical orientation (kNoMove: none)
+  uint8_t work;              // 1 + log2(nodes of the search that stored it); 0 = empty slot
+  uint32_t pad;
+};
+static_assert(sizeof(TTEntry) == 32, "TTEntry is 32 bytes");
+
+class TranspositionTable {
+ public:
+  void resize(size_t entries) {  // a power of two >= 2
+    size_t n = 2;
+    while (n < entries) n <<= 1;
+    if (n != table_.size()) table_.assign(n, TTEntry{});
+    else clear();
+    mask_ = n - 2;  // two-entry buckets
+  }
+  void clear() { std::fill(table_.begin(), table_.end(), TTEntry{}); }
+  size_t size() const { return table_.size(); }
+
+  TTEntry* probe(uint64_t hash, const uint64_t* key) {
+    TTEntry* b = &table_[hash & mask_];
+    for (int i = 0; i < 2; ++i) {
+      if (b[i].work && b[i].key[0] == key[0] && b[i].key[1] == key[1] && b[i].key[2] == key[2]) return &b[i];
+    }
+    return nullptr;
+  }
+
+  // Slot for a new entry: bucket slot 0 keeps the entry with the most work, slot 1 always takes the rest.
+  TTEntry* slot(uint64_t hash, uint8_t work) {
+    TTEntry* b = &table_[hash & mask_];
+    if (b[0].work <= work) {
+      b[1] = b[0];
+      return &b[0];
+    }
+    return &b[1];
+  }
+
+ private:
+  std::vector<TTEntry> table_;
+  size_t mask_ = 0;
+};
+
+// ------------------------------------------------------------------ the search
+struct SearchStats {
+  uint64_t nodes = 0, tt_hits = 0, tt_cuts = 0;
+  RuleStats rules;
+};
+
+class Solver {
+ public:
+  // `tt_entries`: transposition-table entries (32 bytes each); the table grows to this size on demand.
+  Solver(int rows, int cols, size_t tt_entries, uint32_t rules)
+      : t_(topology(rows, cols)), rules_(rules & kAllRules), tt_limit_(std::max<size_t>(tt_entries, 2)) {}
+
+  const Topology& topo() const { return t_; }
+  uint32_t rules() const { return rules_; }
+  SearchStats& stats() { return stats_; }
+  void clear() {
+    tt_.clear();
+    endgames_.clear();
+  }
+
+  // Exact value by MTD(f) from `guess`. On a spent budget returns false with the bounds found so far
+  // (lo <= v <= hi); `node_limit` 0 = unlimited, counted from this call.
+  bool value(const Pos& p, int guess, uint64_t node_limit, int& lo, int& hi) {
+    begin(p, node_limit);
+    lo = -p.remaining;
+    hi = p.remaining;
+    try {
+      mtdf(p, guess, lo, hi);
+    } catch (const BudgetExceeded&) {
+      return false;
+    }
+    return true;
+  }
+
+  // Whether v(p) >= threshold: one null-window search. Returns 1 (yes), 0 (no), -1 (budget spent).
+  int at_least(const Pos& p, int threshold, uint64_t node_limit) {
+    begin(p, node_limit);
+    if (threshold <= -p.remaining) return 1;
+    if (threshold > p.remaining) return 0;
+    try {
+      return search(p, threshold - 1, threshold) >= threshold ? 1 : 0;
+    } catch (const BudgetExceeded&) {
+      return -1;
+    }
+  }
+
+  // Exact value of every legal move (margin for the mover, boxes captured by the move included), in
+  // increasing edge order. False if the budget ran out.
+  bool move_values(const Pos& p, uint64_t node_limit, std::vector<std::pair<int, int>>& out) {
+    begin(p, node_limit);
+    out.clear();
+    try {
+      int lo = -p.remaining, hi = p.remaining;
+      mtdf(p, 0, lo, hi);
+      const int root = lo;
+      for (int e = 0; e < t_.num_edges; ++e) {
+        if (drawn(p, e)) continue;
+        Pos c = p;
+        const int gain = draw(t_, c, e);
+        int clo = -c.remaining, chi = c.remaining;
+        if (gain) {
+          mtdf(c, root - gain, clo, chi);
+          out.emplace_back(e, gain + clo);
+        } else {
+          mtdf(c, -root, clo, chi);
+          out.emplace_back(e, -clo);
+        }
+      }
+    } catch (const BudgetExceeded&) {
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  void begin(const Pos& p, uint64_t node_limit) {
+    limit_ = node_limit ? stats_.nodes + node_limit : std::numeric_limits<uint64_t>::max();
+    // grow the table with the problem: 2^(undrawn - 2) entries, at least 2^14, at most tt_limit_
+    size_t want = size_t(1) << std::min(40, std::max(14, int(p.undrawn) - 2));
+    want = std::min(want, tt_limit_);
+    if (tt_.size() < want) tt_.resize(want);
+  }
+
+  void mtdf(const Pos& p, int guess, int& lo, int& hi) {
+    int g = std::max(lo, std::min(hi, guess));
+    while (lo < hi) {
+      const int beta = g == lo ? g + 1 : g;
+      g = search(p, beta - 1, beta);
+      if (g < beta) hi = g;
+      else lo = g;
+    }
+  }
+
+  // Canonical orientation of p: the symmetry with the smallest hash, and the edge set seen through it.
+  int canonical(const Pos& p, uint64_t* key) const {
+    int s_best = 0;
+    for (int s = 1; s < t_.num_sym; ++s) {
+      if (p.hash[s] < p.hash[s_best]) s_best = s;
+    }
+    key[0] = key[1] = key[2] = 0;
+    const auto& perm = t_.perm[s_best];
+    for (int w = 0; w < kEdgeWords; ++w) {
+      uint64_t bits = p.edges[w];
+      while (bits) {
+        const int i = w * 64 + lowest_bit(bits);
+        bits &= bits - 1;
+        set_bit(key, perm[i]);
+      }
+    }
+    return s_best;
+  }
+
+  // Fail-soft negamax on the null or open window (alpha, beta); value for the player to move.
+  int search(const Pos& start, int alpha, int beta) {
+    if (++stats_.nodes > limit_) throw BudgetExceeded{};
+    Pos p = start;
+    int gained = 0;
+    Moves moves;
+    NodeKind kind;
+    while (true) {  // forced captures need no table entry of their own
+      kind = generate(t_, p, rules_, moves, scratch_, stats_.rules);
+      if (kind != NodeKind::kForcedCapture) break;
+      gained += draw(t_, p, moves.m[0]);
+    }
+    if (kind == NodeKind::kTerminal) return gained;
+    alpha -= gained;
+    beta -= gained;
+    const int r = p.remaining;
+    if (r <= alpha) return gained + r;
+    if (-r >= beta) return gained - r;
+    if (kind == NodeKind::kSimpleEndgame) return gained + simple_endgame_value(t_, p, endgames_);
+
+    uint64_t key[kEdgeWords];
+    const int sym = canonical(p, key);
+    const uint64_t hash = p.hash[sym];
+    int tt_move = -1;
+    if (TTEntry* e = tt_.probe(hash, key)) {
+      ++stats_.tt_hits;
+      if (e->lo >= beta || e->hi <= alpha || e->lo == e->hi) {
+        ++stats_.tt_cuts;
+        return gained + (e->lo >= beta ? e->lo : e->hi);
+      }
+      if (e->move != kNoMove) tt_move = t_.inv[sym][e->move];
+    }
+    if (tt_move >= 0) {  // table move first
+      for (int i = 0; i < moves.n; ++i) {
+        if (moves.m[i] == tt_move) {
+          std::rotate(moves.m, moves.m + i, moves.m + i + 1);
+          break;
+        }
+      }
+    }
+    if (moves.n == 0) throw std::logic_error("solver: no move generated at a live position");
+    const uint64_t nodes_before = stats_.nodes;
+    int best = -kInf, best_move = -1;
+    int a = alpha;
+    for (int i = 0; i < moves.n; ++i) {
+      const int m = moves.m[i];
+      Pos c = p;
+      const int g = draw(t_, c, m);
+      const int v = g ? g + search(c, a - g, beta - g) : -search(c, -beta, -a);
+      if (v > best) {
+        best = v;
+        best_move = m;
+        if (v > a) {
+          a = v;
+          if (a >= beta) break;
+        }
+      }
+    }
+    // store the bound
+    const uint64_t work_nodes = stats_.nodes - nodes_before + 1;
+    uint8_t work = 1;
+    while (work < 64 && (uint64_t(1) << work) <= work_nodes) ++work;
+    TTEntry* e = tt_.probe(hash, key);
+    if (!e) {
+      e = tt_.slot(hash, work);
+      e->key[0] = key[0];
+      e->key[1] = key[1];
+      e->key[2] = key[2];
+      e->lo = int8_t(-r);
+      e->hi = int8_t(r);
+      e->move = kNoMove;
+      e->work = 0;
+    }
+    if (best <= alpha) e->hi = int8_t(std::min<int>(e->hi, best));
+    else if (best >= beta) e->lo = int8_t(std::max<int>(e->lo, best));
+    else e->lo = e->hi = int8_t(best);
+    e->work = std::max(e->work, work);
+    if (best > alpha && best_move >= 0) e->move = t_.perm[sym][best_move];
+    return gained + best;
+  }
+
+  const Topology& t_;
+  uint32_t rules_;
+  size_t tt_limit_;
+  uint64_t limit_ = 0;
+  TranspositionTable tt_;
+  SimpleEndgames endgames_;
+  Scratch scratch_;
+  SearchStats stats_;
+};
+
+// ------------------------------------------------------------------ exhaustive check of the rules
+struct RuleCheck {
+  uint64_t positions = 0, violations = 0;
+  RuleStats stats;
+  std::vector<std::array<uint64_t, kEdgeWords>> examples;  // first few positions where a rule lost value
+};
+
+// For every edge set of a rows x cols board with at most 27 edges: the exact value by a full retrograde
+// table, and the generator's move set under `rules` (with simple-endgame leaves valued by rule 4), which
+// must contain an optimal move. Since the search only ever combines these, a board with no violation is
+// solved exactly by the search. `drop_double_deal` is a negative control for the tests: it searches only
+// the capture where rule 2 offers {take, double-deal} (an unsound greedy rule the check must catch).
+inline RuleCheck verify_rules(int rows, int cols, uint32_t rules, bool drop_double_deal = false) {
+  const Topology& t = topology(rows, cols);
+  const int A = t.num_edges;
+  if (A > 27) throw std::invalid_argument("verify_rules enumerates 2^edges positions: at most 27 edges");
+  const uint32_t full = (uint32_t(1) << A) - 1;
+  std::vector<int8_t> v(size_t(full) + 1, 0);
+  // requirement masks: edge e completes box b of e when the other three sides are drawn
+  std::vector<std::array<uint32_t, 2>> req(A, {0u, 0u});
+  std::vector<int> nreq(A, 0);
+  for (int e = 0; e < A; ++e) {
+    for (int b : t.edge_boxes[e]) {
+      if (b < 0) break;
+      uint32_t m = 0;
+      for (int s : t.box_sides[b]) {
+        if (s != e) m |= uint32_t(1) << s;
+      }
+      req[e][nreq[e]++] = m;
+    }
+  }
+  auto move_value = [&](uint32_t mask, int e) {
+    int g = 0;
+    for (int k = 0; k < nreq[e]; ++k) g += (mask & req[e][k]) == req[e][k];
+    const int child = v[mask | (uint32_t(1) << e)];
+    return g ? g + child : -child;
+  };
+  for (uint32_t mask = full; mask-- > 0;) {
+    int best = -kInf;
+    for (int e = 0; e < A; ++e) {
+      if (!(mask >> e & 1)) best = std::max(best, move_value(mask, e));
+    }
+    v[mask] = int8_t(best);
+  }
+  RuleCheck out;
+  Moves moves;
+  Scratch sc;
+  SimpleEndgames memo;
+  for (uint32_t mask = 0; mask < full; ++mask) {
+    const uint64_t edges[kEdgeWords] = {mask, 0, 0};
+    const Pos p = make_pos(t, edges);
+    const NodeKind kind = generate(t, p, rules, moves, sc, out.stats);
+    if (drop_double_deal && kind == NodeKind::kCaptureChoice) moves.n = 1;
+    int got;
+    if (kind == NodeKind::kSimpleEndgame) {
+      got = simple_endgame_value(t, p, memo);
+    } else {
+      got = -kInf;
+      for (int i = 0; i < moves.n; ++i) got = std::max(got, move_value(mask, moves.m[i]));
+    }
+    ++out.positions;
+    if (got != v[mask]) {
+      ++out.violations;
+      if (out.examples.size() < 8) out.examples.push_back({mask, 0, 0});
+    }
+  }
+  return out;
+}
+
+}  // namespace exact
+}  // namespace dnb
