@@ -58,13 +58,14 @@ class PolicyAgent:
 
 def make_network_agent(board: str, agent: str = "alphazero", checkpoint: str | None = None, simulations: int = 200,
                        c_puct: float = 1.0, prune: bool = True, batch_size: int = 8, seed=None,
-                       device: str = "cpu") -> MCTSAgent | PolicyAgent:
-    """``agent`` names the model family to expect (``AGENT_FAMILIES``) and the shipped weights' prefix."""
+                       device: str = "cpu", symmetrize: bool = False) -> MCTSAgent | PolicyAgent:
+    """``agent`` names the model family to expect (``AGENT_FAMILIES``) and the shipped weights' prefix;
+    ``symmetrize`` averages the network over the board's symmetries (:class:`NetworkEvaluator`)."""
     if simulations < 0:
         raise ValueError(f"simulations must be >= 0 (0 = raw policy), got {simulations}")
     path = checkpoint or shipped_checkpoint(board, agent)
     net, _ = load_network(path, board=board, device=device, family=AGENT_FAMILIES[agent])
-    evaluator = NetworkEvaluator(net, device)
+    evaluator = NetworkEvaluator(net, device, symmetrize=symmetrize)
     rows_cols = parse_board(board)
     if simulations == 0:
         return PolicyAgent(evaluator, seed=seed, name=f"{agent}-policy", board=rows_cols)

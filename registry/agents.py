@@ -210,12 +210,12 @@ register_agent("openspiel_mcts", _openspiel_mcts)
 
 def _network_factory(agent: str):
     def factory(*, board, seed, checkpoint: str | os.PathLike | None = None, simulations: int = 200,
-                c_puct: float = 1.0, prune: bool = True, device: str = "cpu"):
+                c_puct: float = 1.0, prune: bool = True, device: str = "cpu", symmetrize: bool = False):
         from agents.network_agent import make_network_agent
 
         rows, cols = board
         return make_network_agent(f"{rows}x{cols}", agent, checkpoint=checkpoint, simulations=simulations,
-                                  c_puct=c_puct, prune=prune, seed=seed, device=device)
+                                  c_puct=c_puct, prune=prune, seed=seed, device=device, symmetrize=symmetrize)
 
     factory.__doc__ = f"PUCT search over the {agent} network (shipped weights unless checkpoint=PATH)."
     return factory
