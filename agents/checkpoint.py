@@ -55,6 +55,26 @@ def upgrade(payload: dict) -> dict:
     return {**{k: v for k, v in payload.items() if k != "arch"}, "version": VERSION, "model": model, "extra": extra}
 
 
+def _why_unreadable(path: str, exc: Exception) -> str:
+    """What is wrong with a file torch.load refused, in our words (torch's own message advises loading
+    with weights_only=False, which would run whatever code the file holds: never pass that on)."""
+    import zipfile
+
+    size = os.path.getsize(path)
+    if size == 0:
+        return "the file is empty"
+    if not zipfile.is_zipfile(path):
+        with open(path, "rb") as f:
+            head = f.read(16)
+        return f"not a torch archive: {size} bytes starting {head!r}"
+    lines = [ln.strip() for ln in str(exc).splitlines()
+             if ln.strip() and "weights_only" not in ln and "Weights only load failed" not in ln]
+    detail = lines[0].removeprefix("WeightsUnpickler error:").strip() if lines else ""
+    if "Unpickl" in type(exc).__name__:
+        return f"it holds objects other than tensors and plain data and was not unpickled ({detail})"
+    return detail or f"{type(exc).__name__} while reading the archive (truncated?)"
+
+
 def load_checkpoint(path: str, board: str | None = None, encoder: str | None = None,
                     family: str | None = None) -> dict:
     if not os.path.exists(path):
@@ -62,8 +82,7 @@ def load_checkpoint(path: str, board: str | None = None, encoder: str | None = N
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # truncated, not a torch file, or holding code
-        reason = str(exc).split("\n")[0].strip() or type(exc).__name__
-        raise CheckpointError(f"checkpoint {path} is corrupt or not a checkpoint ({reason})") from None
+        raise CheckpointError(f"checkpoint {path} is corrupt or not a checkpoint ({_why_unreadable(path, exc)})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a {FORMAT} checkpoint")
     if payload.get("version") not in (1, VERSION):

@@ -88,6 +88,16 @@ def test_checkpoint_round_trip_and_errors(tmp_path):
     with pytest.raises(CheckpointError, match="corrupt") as err:
         load_checkpoint(str(tmp_path / "cut.pt"))
     assert "weights_only" not in str(err.value)
+    (tmp_path / "empty.pt").write_bytes(b"")
+    with pytest.raises(CheckpointError, match="the file is empty"):
+        load_checkpoint(str(tmp_path / "empty.pt"))
+    (tmp_path / "text.pt").write_text("101\n")
+    with pytest.raises(CheckpointError, match=r"not a torch archive: 4 bytes starting b'101\\n'"):
+        load_checkpoint(str(tmp_path / "text.pt"))
+    torch.save({"format": "x", "code": _Evil()}, tmp_path / "evil.pt")
+    with pytest.raises(CheckpointError, match="objects other than tensors") as err:
+        load_checkpoint(str(tmp_path / "evil.pt"))
+    assert "weights_only" not in str(err.value) and "posix.system" in str(err.value)
     payload["version"] = 99
     torch.save(payload, tmp_path / "v99.pt")
     with pytest.raises(CheckpointError, match="version 99"):
@@ -150,3 +160,13 @@ def test_zero_simulations_plays_the_raw_policy():
     assert sum(s.scores) == 9
     with pytest.raises(ValueError, match="simulations must be >= 0"):
         make_agent("alphazero", board="3x3", simulations=-1)
+
+
+class _Evil:
+    """Unpickling this would run a shell command: a checkpoint must refuse it unread."""
+
+    def __reduce__(self):
+        import os
+
+        return (os.system, ("echo should-never-run",))
+
