@@ -152,10 +152,13 @@ def _alphabeta(*, board, seed, depth: int = 4, time_limit: float | None = None, 
                           extend_captures=extend_captures, seed=seed, board=board)
 
 
-def _solver(*, board, seed, max_undrawn: int = 24):
+def _solver(*, board, seed, max_undrawn: int | None = None,
+            engine: Literal["auto", "alphabeta", "retrograde"] = "auto", node_limit: int = 20_000_000):
+    """Exact play (baselines.solver): ``engine="auto"`` is the native alpha-beta solver when the C++
+    extension is built (``max_undrawn`` default 40), else the retrograde table (default 24)."""
     from baselines.solver import SolverAgent
 
-    return SolverAgent(seed=seed, max_undrawn=max_undrawn, board=board)
+    return SolverAgent(seed=seed, max_undrawn=max_undrawn, board=board, engine=engine, node_limit=node_limit)
 
 
 def _mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0):

@@ -325,7 +325,8 @@ struct Moves {
   void push(int e) { m[n++] = uint8_t(e); }
 };
 
-enum class NodeKind { kTerminal, kForcedCapture, kCaptureChoice, kSimpleEndgame, kQuiet, kAllMoves };
+// kDeferred: a node whose (quiet) moves were not generated because the caller asked to stop before them.
+enum class NodeKind { kTerminal, kForcedCapture, kCaptureChoice, kSimpleEndgame, kQuiet, kAllMoves, kDeferred };
 
 // How often each rule fired (counted by generate()).
 struct RuleStats {
@@ -382,12 +383,14 @@ struct Scratch {
   int16_t comp_len[kMaxBoxes];
 };
 
-// The moves searched at position p under `rules` (p must not be terminal). Capture nodes return their
-// one or two moves; quiet nodes return the legal moves minus rule-3 reductions, ordered: safe moves from
-// the centre out, then sacrifices by the number of boxes they hand over. A simple endgame returns no
-// moves (kSimpleEndgame) when rule 4 is on.
+// The moves searched at position p under `rules`. Capture nodes return their one or two moves; quiet
+// nodes return the legal moves minus rule-3 reductions, ordered: safe moves from the centre out (a history
+// heuristic ordering was tried and searched more nodes), then sacrifices by the number of boxes they hand
+// over.
+// A simple endgame returns no moves (kSimpleEndgame) when rule 4 is on. With `quiet` false a node that
+// needs the full move list returns kDeferred and no moves (the search first probes its table).
 inline NodeKind generate(const Topology& t, const Pos& p, uint32_t rules, Moves& out, Scratch& sc,
-                         RuleStats& stats) {
+                         RuleStats& stats, bool quiet = true) {
   out.n = 0;
   if (p.remaining == 0) return NodeKind::kTerminal;
   int capturable = 0, joints = 0;
@@ -451,6 +454,7 @@ inline NodeKind generate(const Topology& t, const Pos& p, uint32_t rules, Moves&
     ++stats.simple_endgames;
     return NodeKind::kSimpleEndgame;
   }
+  if (!quiet) return NodeKind::kDeferred;
   // quiet node (or a capture node with the capture rules off): all moves, rule 3 reductions
   bool pruned[kMaxEdges];
   std::fill(pruned, pruned + t.num_edges, false);
@@ -554,7 +558,6 @@ inline NodeKind generate(const Topology& t, const Pos& p, uint32_t rules, Moves&
   }
   // order: safe moves (centre out), then sacrifices by boxes handed over, then captures (only reached
   // with the capture rules off)
-  int safe_n = 0;
   uint8_t sac[kMaxEdges];
   int16_t sac_key[kMaxEdges];
   int sac_n = 0;
@@ -587,7 +590,6 @@ inline NodeKind generate(const Topology& t, const Pos& p, uint32_t rules, Moves&
       sac_key[sac_n++] = int16_t(given);
     } else {
       out.push(e);
-      ++safe_n;
     }
   }
   // insertion sort of the sacrifices by boxes given (stable: centre order among equals)
@@ -605,7 +607,6 @@ inline NodeKind generate(const Topology& t, const Pos& p, uint32_t rules, Moves&
   }
   for (int i = 0; i < caps_n; ++i) out.push(caps[i]);
   for (int i = 0; i < sac_n; ++i) out.push(sac[i]);
-  (void)safe_n;
   return capturable ? NodeKind::kAllMoves : NodeKind::kQuiet;
 }
 
@@ -619,16 +620,20 @@ struct TTEntry {
 };
 static_assert(sizeof(TTEntry) == 32, "TTEntry is 32 bytes");
 
+// Two-entry buckets indexed by the canonical hash. The table starts small and grows (x4, rehashing every
+// entry from its stored key) while it is more than half full, up to `limit` entries, so a small problem
+// does not pay for clearing a large table.
 class TranspositionTable {
  public:
-  void resize(size_t entries) {  // a power of two >= 2
-    size_t n = 2;
-    while (n < entries) n <<= 1;
-    if (n != table_.size()) table_.assign(n, TTEntry{});
-    else clear();
-    mask_ = n - 2;  // two-entry buckets
+  TranspositionTable(const uint64_t* zobrist, size_t limit) : zobrist_(zobrist) {
+    limit_ = 2;
+    while (limit_ * 2 <= std::max<size_t>(limit, 2)) limit_ <<= 1;
+    allocate(std::min<size_t>(limit_, size_t(1) << 12));
   }
-  void clear() { std::fill(table_.begin(), table_.end(), TTEntry{}); }
+  void clear() {
+    std::fill(table_.begin(), table_.end(), TTEntry{});
+    used_ = 0;
+  }
   size_t size() const { return table_.size(); }
 
   TTEntry* probe(uint64_t hash, const uint64_t* key) {
@@ -639,19 +644,54 @@ class TranspositionTable {
     return nullptr;
   }
 
-  // Slot for a new entry: bucket slot 0 keeps the entry with the most work, slot 1 always takes the rest.
-  TTEntry* slot(uint64_t hash, uint8_t work) {
+  // Slot for a new entry of `key` (not in the table): bucket slot 0 keeps the entry with the most work,
+  // slot 1 takes the rest. The slot is returned emptied (work 0) with its key set.
+  TTEntry* insert(uint64_t hash, const uint64_t* key, uint8_t work) {
+    if (2 * used_ > table_.size() && table_.size() < limit_) grow();
     TTEntry* b = &table_[hash & mask_];
+    used_ += b[1].work == 0;  // slot 1 is the one overwritten in both cases
+    TTEntry* e;
     if (b[0].work <= work) {
       b[1] = b[0];
-      return &b[0];
+      e = &b[0];
+    } else {
+      e = &b[1];
     }
-    return &b[1];
+    *e = TTEntry{};
+    e->key[0] = key[0];
+    e->key[1] = key[1];
+    e->key[2] = key[2];
+    return e;
   }
 
  private:
+  void allocate(size_t n) {
+    table_.assign(n, TTEntry{});
+    mask_ = n - 2;
+    used_ = 0;
+  }
+
+  void grow() {
+    std::vector<TTEntry> old;
+    old.swap(table_);
+    allocate(std::min(limit_, old.size() * 4));
+    for (const TTEntry& e : old) {
+      if (!e.work) continue;
+      uint64_t h = 0;
+      for (int w = 0; w < kEdgeWords; ++w) {
+        for (uint64_t bits = e.key[w]; bits; bits &= bits - 1) h ^= zobrist_[w * 64 + lowest_bit(bits)];
+      }
+      TTEntry* b = &table_[h & mask_];
+      TTEntry* slot = !b[0].work ? &b[0] : !b[1].work ? &b[1] : (b[1].work < e.work ? &b[1] : nullptr);
+      if (!slot) continue;
+      used_ += slot->work == 0;
+      *slot = e;
+    }
+  }
+
+  const uint64_t* zobrist_;  // identity-symmetry keys: the hash of a canonical key
   std::vector<TTEntry> table_;
-  size_t mask_ = 0;
+  size_t mask_ = 0, used_ = 0, limit_ = 2;
 };
 
 // ------------------------------------------------------------------ the search
@@ -664,7 +704,7 @@ class Solver {
  public:
   // `tt_entries`: transposition-table entries (32 bytes each); the table grows to this size on demand.
   Solver(int rows, int cols, size_t tt_entries, uint32_t rules)
-      : t_(topology(rows, cols)), rules_(rules & kAllRules), tt_limit_(std::max<size_t>(tt_entries, 2)) {}
+      : t_(topology(rows, cols)), rules_(rules & kAllRules), tt_(t_.zobrist[0].data(), tt_entries) {}
 
   const Topology& topo() const { return t_; }
   uint32_t rules() const { return rules_; }
@@ -730,11 +770,8 @@ class Solver {
 
  private:
   void begin(const Pos& p, uint64_t node_limit) {
+    (void)p;
     limit_ = node_limit ? stats_.nodes + node_limit : std::numeric_limits<uint64_t>::max();
-    // grow the table with the problem: 2^(undrawn - 2) entries, at least 2^14, at most tt_limit_
-    size_t want = size_t(1) << std::min(40, std::max(14, int(p.undrawn) - 2));
-    want = std::min(want, tt_limit_);
-    if (tt_.size() < want) tt_.resize(want);
   }
 
   void mtdf(const Pos& p, int guess, int& lo, int& hi) {
@@ -774,7 +811,7 @@ class Solver {
     Moves moves;
     NodeKind kind;
     while (true) {  // forced captures need no table entry of their own
-      kind = generate(t_, p, rules_, moves, scratch_, stats_.rules);
+      kind = generate(t_, p, rules_, moves, scratch_, stats_.rules, false);
       if (kind != NodeKind::kForcedCapture) break;
       gained += draw(t_, p, moves.m[0]);
     }
@@ -798,6 +835,7 @@ class Solver {
       }
       if (e->move != kNoMove) tt_move = t_.inv[sym][e->move];
     }
+    if (kind == NodeKind::kDeferred) generate(t_, p, rules_, moves, scratch_, stats_.rules, true);
     if (tt_move >= 0) {  // table move first
       for (int i = 0; i < moves.n; ++i) {
         if (moves.m[i] == tt_move) {
@@ -830,14 +868,10 @@ class Solver {
     while (work < 64 && (uint64_t(1) << work) <= work_nodes) ++work;
     TTEntry* e = tt_.probe(hash, key);
     if (!e) {
-      e = tt_.slot(hash, work);
-      e->key[0] = key[0];
-      e->key[1] = key[1];
-      e->key[2] = key[2];
+      e = tt_.insert(hash, key, work);
       e->lo = int8_t(-r);
       e->hi = int8_t(r);
       e->move = kNoMove;
-      e->work = 0;
     }
     if (best <= alpha) e->hi = int8_t(std::min<int>(e->hi, best));
     else if (best >= beta) e->lo = int8_t(std::max<int>(e->lo, best));
@@ -849,7 +883,6 @@ class Solver {
 
   const Topology& t_;
   uint32_t rules_;
-  size_t tt_limit_;
   uint64_t limit_ = 0;
   TranspositionTable tt_;
   SimpleEndgames endgames_;
