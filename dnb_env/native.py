@@ -151,19 +151,26 @@ def _words(values: Sequence[int], nbytes: int) -> np.ndarray:
     return np.frombuffer(buf, dtype="<u8").reshape(len(values), nbytes // 8).astype(np.uint64)
 
 
+def _one_board(states: Sequence[GameState], caller: str):
+    """``(states as a list or tuple, their geometry)``; ValueError unless they are one or more states of
+    one board size of at most MAX_SIZE x MAX_SIZE."""
+    states = states if isinstance(states, (list, tuple)) else list(states)
+    if not states:
+        raise ValueError(f"{caller} needs at least one state (the board size comes from the states)")
+    g = states[0].geometry
+    if any(s.geometry is not g for s in states):
+        raise ValueError(f"{caller} needs states of one board size")
+    if g.rows > MAX_SIZE or g.cols > MAX_SIZE:
+        raise ValueError(f"the native engine takes boards up to {MAX_SIZE}x{MAX_SIZE}, got {g.rows}x{g.cols}")
+    return states, g
+
+
 def to_native(states: Sequence[GameState]):
     """``NativeBoards`` holding ``states`` (all of one board size, at most 9x9), in order.
 
     The move histories are not carried over (a native board is its edges, owners and mover)."""
     mod = _require()
-    states = list(states)
-    if not states:
-        raise ValueError("to_native needs at least one state (the board size comes from the states)")
-    g = states[0].geometry
-    if any(s.geometry is not g for s in states):
-        raise ValueError("to_native needs states of one board size")
-    if g.rows > MAX_SIZE or g.cols > MAX_SIZE:
-        raise ValueError(f"the native engine takes boards up to {MAX_SIZE}x{MAX_SIZE}, got {g.rows}x{g.cols}")
+    states, g = _one_board(states, "to_native")
     edges = _words([s.edges for s in states], 8 * mod.EDGE_WORDS)
     owners = _words([o for s in states for o in (s.owner0, s.owner1)], 8 * mod.BOX_WORDS)
     owners = owners.reshape(len(states), 2, mod.BOX_WORDS)
@@ -204,14 +211,7 @@ def encode_batch(name: str, states: Sequence[GameState]) -> np.ndarray:
     encoders (``ENCODERS``); ``ValueError`` for any other name."""
     if name not in ENCODERS:
         raise ValueError(f"the native engine has no encoder {name!r}; it has {', '.join(ENCODERS)}")
-    states = states if isinstance(states, (list, tuple)) else list(states)
-    if not states:
-        raise ValueError("encode_batch needs at least one state (the board size comes from the states)")
-    g = states[0].geometry
-    if any(s.geometry is not g for s in states):
-        raise ValueError("encode_batch needs states of one board size")
-    if g.rows > MAX_SIZE or g.cols > MAX_SIZE:
-        raise ValueError(f"the native engine takes boards up to {MAX_SIZE}x{MAX_SIZE}, got {g.rows}x{g.cols}")
+    states, g = _one_board(states, "encode_batch")
     return _require().encode_states(name, g.rows, g.cols, states)
 
 
