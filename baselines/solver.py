@@ -282,6 +282,22 @@ class Solver:
         best play by both."""
         return self.at_least(state, 1 - self._owned_margin(state))
 
+    def winning_moves(self, state: GameState) -> frozenset[int]:
+        """The moves that keep a won game won (final margin > 0 with best play after them); empty when the
+        player to move cannot win. One null-window search per move (plus one for the position)."""
+        if not self.can_win(state):
+            return frozenset()
+        out = set()
+        for a in state.legal_actions():
+            child = state.apply(a)
+            if child.current_player == state.current_player:
+                keeps = self.can_win(child)
+            else:  # the opponent moves next: the win is kept when the opponent cannot reach a draw
+                keeps = not self.at_least(child, -self._owned_margin(child))
+            if keeps:
+                out.add(a)
+        return frozenset(out)
+
     def outcome(self, state: GameState) -> int:
         """+1, 0 or -1: the game's result for the player to move under optimal play (one or two
         null-window searches with alphabeta)."""

@@ -9,8 +9,10 @@ is right when it keeps the win, by the exact solver. Each agent under test (spec
 accuracy per step comes with a Wilson 95% interval. BoxesZero's own searched 90-hour row on 5x5 is
 printed beside it for reference.
 
-The retrograde solver labels positions with at most ``--max-undrawn`` (24) undrawn edges: on 5x5 that is
-step 36 on, so steps 22-30 wait for the native solver; such steps are reported as out of reach.
+Labels come from :class:`baselines.solver.Solver` (the native alpha-beta solver when the extension is
+built: every 5x5 step from 22 on, 38 undrawn edges; the retrograde solver otherwise, up to 24 undrawn,
+step 36 on 5x5). Steps beyond ``--max-undrawn`` are reported as out of reach. A move is labelled by
+whether the game is still won after it (boxes already taken included).
 
     python benchmarks/midgame.py --board 3x3 --agents "dotsformer:checkpoint=runs/df3-cpu/checkpoint.pt,simulations=0" \
         --positions 100
@@ -41,10 +43,11 @@ def _split(text: str) -> list[str]:
 
 
 def winning_positions(board: str, steps: list[int], count: int, players: tuple[str, str], seed: int,
-                      max_undrawn: int = 24, max_games: int = 5000) -> dict[int, list]:
+                      max_undrawn: int | None = None, max_games: int = 5000) -> dict[int, list]:
     """Per step, up to ``count`` (state, winning moves) pairs from games of ``players``; steps beyond the
     solver's reach get an empty list."""
     solver = Solver(max_undrawn)
+    max_undrawn = solver.max_undrawn
     a = GameState.new(board).num_actions
     reach = [k for k in steps if a - k <= max_undrawn]
     out: dict[int, list] = {k: [] for k in steps}
@@ -59,10 +62,9 @@ def winning_positions(board: str, steps: list[int], count: int, players: tuple[s
         while not s.is_terminal() and len(s.history) <= max(reach, default=-1):
             k = len(s.history)
             if k in out and k in reach and len(out[k]) < count:
-                values = solver.move_values(s)
-                best = max(values.values())
-                if best > 0:
-                    out[k].append((s, frozenset(m for m, v in values.items() if v > 0)))
+                winning = solver.winning_moves(s)
+                if winning:
+                    out[k].append((s, winning))
             s = s.apply((first, second)[s.current_player].select_action(s))
     return out
 
@@ -75,7 +77,7 @@ def main(argv=None):
     p.add_argument("--positions", type=int, default=100, help="winning positions per step")
     p.add_argument("--players", default="alphabeta:depth=2,greedy", help="the two agents whose games give positions")
     p.add_argument("--seed", type=int, default=7)
-    p.add_argument("--max-undrawn", type=int, default=24)
+    p.add_argument("--max-undrawn", type=int, default=None, help="solver reach (default: 40 native, 24 retrograde)")
     args = p.parse_args(argv)
     steps = [int(k) for k in args.steps.split(",")] if args.steps else default_steps(args.board)
     players = tuple(_split(args.players))
@@ -83,6 +85,7 @@ def main(argv=None):
         raise SystemExit("--players needs two agent specs")
     t0 = time.perf_counter()
     sets = winning_positions(args.board, steps, args.positions, players, args.seed, args.max_undrawn)
+    reach = Solver(args.max_undrawn).max_undrawn
     a = GameState.new(args.board).num_actions
     print(f"{args.board}: winning positions from {players[0]} vs {players[1]} games ({time.perf_counter() - t0:.0f} s)")
     ref = args.board == "5x5"
@@ -96,7 +99,7 @@ def main(argv=None):
         cells = []
         for k in steps:
             if not sets[k]:
-                cells.append("out of reach" if a - k > args.max_undrawn else "no positions")
+                cells.append("out of reach" if a - k > reach else "no positions")
                 continue
             hits = 0
             for s, winning in sets[k]:

@@ -37,7 +37,7 @@ def test_solver_matches_brute_force_on_random_positions(brute):
 
 
 def test_solver_reuses_its_table_along_a_game():
-    solver = Solver()
+    solver = Solver(engine="retrograde")
     s = GameState.new(3, 3)
     solver.value(s)
     table = solver._table

@@ -118,7 +118,7 @@ class PyExactSolver {
   }
 
   py::dict stats() {
-    std::lock_guard<std::mutex> guard(lock_);
+    Busy busy(lock_);  // never block while holding the GIL: a searching thread needs it to return
     const auto& s = solver_.stats();
     py::dict d;
     d["nodes"] = s.nodes;
@@ -129,12 +129,12 @@ class PyExactSolver {
   }
 
   void reset_stats() {
-    std::lock_guard<std::mutex> guard(lock_);
+    Busy busy(lock_);  // never block while holding the GIL: a searching thread needs it to return
     solver_.stats() = exact::SearchStats{};
   }
 
   void clear() {
-    std::lock_guard<std::mutex> guard(lock_);
+    Busy busy(lock_);  // never block while holding the GIL: a searching thread needs it to return
     solver_.clear();
   }
 

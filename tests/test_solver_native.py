@@ -1,0 +1,330 @@
+"""The native exact solver (dnb_env/csrc/solver.hpp through baselines.solver): exact values against the
+retrograde reference, each pruning rule checked exhaustively and switched off, the win query, the node
+budget and input checks."""
+
+from __future__ import annotations
+
+import random
+import textwrap
+import threading
+import time
+
+import pytest
+
+from baselines.solver import Solver, SolverAgent, SolverBudgetExceeded, SolverTooLarge, native_available
+from dnb_env.analysis import realistic_move
+from dnb_env.core import GameState
+from dnb_env.symmetry import symmetries, transform_state
+
+pytestmark = pytest.mark.skipif(not native_available(), reason="the C++ extension dnb_env._native is not built")
+
+if native_available():
+    from dnb_env import _native
+
+    RULES = dict(_native.SOLVER_RULES)
+    ALL = _native.SOLVER_ALL_RULES
+
+
+def realistic(board: str, undrawn: int, rng: random.Random) -> GameState:
+    """A position with exactly ``undrawn`` undrawn edges reached by realistic_move (as benchmarks/solver.py)."""
+    while True:
+        s = GameState.new(board)
+        while s.num_actions - s.edges.bit_count() > undrawn and not s.is_terminal():
+            s = s.apply(realistic_move(s, rng))
+        if s.num_actions - s.edges.bit_count() == undrawn:
+            return s
+
+
+def exact(state: GameState, rules: int | None = None) -> "_native.ExactSolver":
+    return _native.ExactSolver(state.rows, state.cols, rules=ALL if rules is None else rules)
+
+
+# ---------------------------------------------------------------- exact values
+@pytest.mark.parametrize("board, margin", [("1x1", -1), ("1x2", 0), ("2x2", 2), ("2x3", -2), ("2x4", 2),
+                                           ("3x3", -3), ("2x5", -2)])
+def test_known_first_player_margins(board, margin):
+    s = GameState.new(board)
+    assert Solver(engine="alphabeta").value(s) == margin
+    assert exact(s).value(s.edges) == (margin, margin)
+
+
+@pytest.mark.parametrize("board, undrawn, count", [("3x3", 20, 6), ("4x4", 20, 6), ("5x5", 18, 5), ("5x5", 20, 5),
+                                                   ("3x4", 16, 4), ("2x6", 18, 3)])
+def test_values_and_move_values_match_the_retrograde_solver(board, undrawn, count):
+    rng = random.Random(f"{board}-{undrawn}")
+    ab, ref = Solver(engine="alphabeta"), Solver(engine="retrograde")
+    for _ in range(count):
+        s = realistic(board, undrawn, rng)
+        assert ab.value(s) == ref.value(s), str(s)
+        assert ab.move_values(s) == ref.move_values(s), str(s)
+        assert ab.game_value(s) == ref.game_value(s)
+
+
+def test_values_match_brute_force_on_random_small_positions(brute):
+    # uniformly random play reaches odd positions (several opened chains, loops cut twice)
+    rng = random.Random(11)
+    solver = Solver(engine="alphabeta")
+    for rows, cols, moves in [(2, 2, 3), (2, 3, 6), (1, 5, 4), (3, 3, 10), (2, 4, 8)]:
+        for _ in range(6):
+            s = GameState.new(rows, cols)
+            for _ in range(moves):
+                s = s.apply(rng.choice(s.legal_actions()))
+            assert solver.value(s) == brute.value(s), str(s)
+            assert solver.move_values(s) == brute.move_values(s), str(s)
+
+
+def test_symmetric_positions_share_table_entries():
+    rng = random.Random(3)
+    s = realistic("4x4", 30, rng)
+    ex = exact(s)
+    v = ex.value(s.edges)
+    first = ex.stats()["nodes"]
+    assert first > 50  # a real search, not a table hit
+    for sym in symmetries(4, 4):
+        ex.reset_stats()
+        assert ex.value(transform_state(sym, s).edges) == v
+        assert ex.stats()["nodes"] <= 3  # the canonical key finds the stored bounds at the root
+
+
+def test_midgame_5x5_is_in_reach():
+    # a well-mixed 5x5 position with 32 undrawn edges: far beyond the 2^k retrograde table
+    rng = random.Random(8)
+    solver = Solver(engine="alphabeta")
+    for _ in range(3):
+        s = realistic("5x5", 32, rng)
+        lo, hi = solver.bounds(s)
+        assert lo == hi
+        mv = solver.move_values(s)
+        assert max(mv.values()) == lo
+
+
+# ---------------------------------------------------------------- the pruning rules
+@pytest.mark.parametrize("rows, cols", [(2, 2), (1, 5), (2, 3), (2, 4)])
+def test_every_rule_keeps_an_optimal_move_on_every_position(rows, cols):
+    """Exhaustive: on every edge set of the board the searched moves contain an optimal one and the
+    simple-endgame leaves are exact (the same check passes on 3x3 and 2x5, 16.8M and 134M positions)."""
+    report = _native.solver_verify_rules(rows, cols)
+    assert report["violations"] == 0, report["examples"]
+    assert report["positions"] == 2 ** GameState.new(rows, cols).num_actions - 1
+    fired = report["rules"]
+    assert fired["free_captures"] > 0 and fired["run_captures"] > 0 and fired["double_deal_choices"] > 0
+    assert fired["equivalent_pruned"] > 0 and fired["simple_endgames"] > 0
+
+
+def test_the_exhaustive_check_catches_an_unsound_rule():
+    # "always take the box, never double-deal" is the classic wrong reduction: the check must see it
+    report = _native.solver_verify_rules(2, 3, drop_double_deal=True)
+    assert report["violations"] > 100
+    mask = report["examples"][0]
+    s = GameState.new(2, 3)
+    for a in range(s.num_actions):
+        if mask >> a & 1:
+            s = s.apply(a)
+    mv = Solver(engine="retrograde").move_values(s)
+    # in the first counterexample the double-dealing move is strictly better than any capture
+    captures = [a for a in mv if s.apply(a).current_player == s.current_player]
+    assert captures and max(mv.values()) > max(mv[a] for a in captures)
+
+
+def _rule_positions(board: str, undrawn: int, count: int, seed: int) -> list[GameState]:
+    rng = random.Random(seed)
+    return [realistic(board, undrawn, rng) for _ in range(count)]
+
+
+@pytest.mark.parametrize("rule, counter", [
+    ("free_capture", "free_captures"),
+    ("double_dealing", "double_deal_choices"),
+    ("equivalent_sacrifices", "equivalent_pruned"),
+    ("simple_endgame", "simple_endgames"),
+])
+def test_each_rule_fires_and_switching_it_off_keeps_the_value(rule, counter):
+    off = ALL & ~RULES[rule]
+    if rule == "free_capture":
+        off &= ~RULES["double_dealing"]  # the all-but-two rule assumes free boxes are taken first
+    fired_somewhere = False
+    for s in _rule_positions("4x4", 22, 6, seed=len(rule)) + _rule_positions("5x5", 22, 4, seed=len(rule)):
+        with_rule, without = exact(s), exact(s, off)
+        v = with_rule.value(s.edges)
+        assert without.value(s.edges) == v, str(s)
+        on_stats, off_stats = with_rule.stats(), without.stats()
+        assert off_stats["rules"][counter] == 0
+        if on_stats["rules"][counter] > 0:
+            fired_somewhere = True
+    assert fired_somewhere, f"rule {rule} never fired on the test positions"
+
+
+def test_rules_shrink_the_search():
+    s = _rule_positions("5x5", 30, 1, seed=4)[0]
+    on, off = exact(s), exact(s, RULES["simple_endgame"])
+    assert on.value(s.edges) == off.value(s.edges)
+    assert on.stats()["nodes"] * 5 < off.stats()["nodes"]
+
+
+def test_double_dealing_move_is_found():
+    # top row: an opened 3-chain (box (0, 0) capturable); bottom row: a closed 3-chain. Best: take one box,
+    # hand the last two back with the double-dealing move v(0, 3), then take the whole bottom chain:
+    # 1 - 2 + 3 = +2 (taking all three first gives 3 - 3 = 0)
+    s = GameState.from_text(textwrap.dedent(
+        """
+        +---+---+---+
+        |
+        +---+---+---+
+
+        +---+---+---+
+        """
+    ))
+    g = s.geometry
+    solver = Solver(engine="alphabeta")
+    assert solver.value(s) == 2
+    assert solver.move_values(s) == Solver(engine="retrograde").move_values(s)
+    s = s.apply(g.parse_action("v 0 1"))  # take the first box
+    mv = solver.move_values(s)
+    assert mv[g.parse_action("v 0 3")] == 1 == max(mv.values())  # the double deal
+    assert mv[g.parse_action("v 0 2")] == -1  # taking on
+
+
+# ---------------------------------------------------------------- win / draw queries
+def test_win_query_agrees_with_the_sign_of_the_value():
+    rng = random.Random(6)
+    solver = Solver(engine="alphabeta")
+    seen = set()
+    for board, undrawn in [("3x3", 16), ("4x4", 22), ("5x5", 26), ("5x5", 30)]:
+        for _ in range(6):
+            s = realistic(board, undrawn, rng)
+            final = solver.game_value(s)
+            sign = (final > 0) - (final < 0)
+            seen.add(sign)
+            assert solver.can_win(s) == (final > 0)
+            assert solver.outcome(s) == sign
+            v = solver.value(s)
+            for t in (v - 1, v, v + 1):
+                assert solver.at_least(s, t) == (v >= t)
+    assert seen >= {-1, 1}
+
+
+# ---------------------------------------------------------------- budget, engines and inputs
+def test_node_budget_raises_with_bounds():
+    s = _rule_positions("5x5", 40, 1, seed=1)[0]
+    solver = Solver(engine="alphabeta", node_limit=200)
+    with pytest.raises(SolverBudgetExceeded, match="node_limit=200") as info:
+        solver.value(s)
+    assert isinstance(info.value, SolverTooLarge)
+    lo, hi = info.value.bounds
+    assert -25 <= lo < hi <= 25
+    with pytest.raises(SolverBudgetExceeded):
+        solver.move_values(s)
+    with pytest.raises(SolverBudgetExceeded):
+        solver.can_win(s)
+    assert _native.ExactSolver(5, 5).at_least(s.edges, 0, node_limit=50) is None
+
+
+def test_max_undrawn_and_engine_choice():
+    with pytest.raises(SolverTooLarge, match="60 undrawn"):
+        Solver().value(GameState.new(5, 5))
+    assert Solver().engine == "auto" and Solver().max_undrawn == 40
+    assert Solver(engine="retrograde").max_undrawn == 24
+    with pytest.raises(ValueError, match="engine"):
+        Solver(engine="minimax")
+    with pytest.raises(ValueError, match="max_undrawn"):
+        Solver(40, engine="retrograde")
+    with pytest.raises(SolverTooLarge, match="at most 9x9"):
+        Solver(engine="alphabeta").value(GameState.new(10, 1))
+    s = GameState.new(10, 1)  # auto: beyond the native engine, the retrograde table takes it
+    for a in s.legal_actions()[:14]:
+        s = s.apply(a)
+    assert Solver().value(s) == Solver(engine="retrograde").value(s)
+
+
+def test_retrograde_engine_still_reuses_its_table():
+    solver = Solver(engine="retrograde")
+    s = GameState.new(2, 3)
+    solver.value(s)
+    table = solver._table
+    assert table is not None
+    rng = random.Random(0)
+    while not s.is_terminal():
+        s = s.apply(rng.choice(s.legal_actions()))
+        solver.value(s)
+        assert solver._table is table
+
+
+def test_solver_agent_plays_optimally_with_alphabeta():
+    agent = SolverAgent(seed=0, engine="alphabeta")
+    ref = Solver(engine="retrograde")
+    s = GameState.new(3, 3)
+    for _ in range(4):
+        s = s.apply(s.legal_actions()[0])
+    while not s.is_terminal():
+        a = agent.select_action(s)
+        assert ref.move_values(s)[a] == ref.value(s)
+        s = s.apply(a)
+
+
+def test_edges_as_int_or_words_and_bad_inputs():
+    s = _rule_positions("5x5", 30, 1, seed=2)[0]
+    words = [(s.edges >> (64 * w)) & (2 ** 64 - 1) for w in range(3)]
+    ex = _native.ExactSolver(5, 5)
+    assert ex.value(s.edges) == ex.value(words)
+    import numpy as np
+
+    assert ex.value(np.array(words, dtype=np.uint64)) == ex.value(s.edges)
+    with pytest.raises(ValueError, match="beyond the 60 edges of a 5x5 board"):
+        ex.value(s.edges | 1 << 60)
+    with pytest.raises(ValueError, match="beyond the 60 edges"):
+        ex.value([0, 1, 0])
+    with pytest.raises(ValueError, match="beyond bit 191"):
+        ex.value(1 << 200)
+    with pytest.raises(ValueError, match=">= 0"):
+        ex.value(-1)
+    with pytest.raises(ValueError, match="length 2"):
+        ex.value([0, 0])
+    with pytest.raises(TypeError, match="must be an int"):
+        ex.value(1.5)
+    with pytest.raises(ValueError, match="1..9 rows"):
+        _native.ExactSolver(10, 3)
+    with pytest.raises(ValueError, match="1..9 rows"):
+        _native.ExactSolver(0, 3)
+    with pytest.raises(ValueError, match="rules has unknown bits"):
+        _native.ExactSolver(3, 3, rules=1 << 10)
+    with pytest.raises(ValueError, match="tt_mb"):
+        _native.ExactSolver(3, 3, tt_mb=0)
+    with pytest.raises(ValueError, match="at most 27 edges"):
+        _native.solver_verify_rules(3, 4)
+
+
+def test_search_releases_the_gil():
+    s = _rule_positions("5x5", 38, 1, seed=5)[0]
+    ex = _native.ExactSolver(5, 5)
+    done = []
+    worker = threading.Thread(target=lambda: done.append(ex.value(s.edges, node_limit=3_000_000)))
+    worker.start()
+    ticks = 0
+    start = time.perf_counter()
+    while worker.is_alive():
+        ticks += 1
+    worker.join()
+    elapsed = time.perf_counter() - start
+    assert done
+    if elapsed > 0.05:  # the search ran long enough for the main thread to get work done meanwhile
+        assert ticks > 1000
+
+
+def test_winning_moves_keep_the_win_by_the_brute_force_oracle(brute):
+    """Solver.winning_moves against the tests' own negamax: a move keeps the win when the mover's final
+    margin after it (boxes taken included) stays positive."""
+    rng = random.Random(8)
+    checked = 0
+    for _ in range(40):
+        s = GameState.new(2, 3)
+        for _ in range(rng.randrange(0, 9)):
+            s = s.apply(rng.choice(s.legal_actions()))
+        if s.is_terminal():
+            continue
+        mover = s.current_player
+        have = s.scores[mover] - s.scores[1 - mover]
+        values = brute.move_values(s)
+        want = frozenset(a for a, v in values.items() if have + v > 0) if have + max(values.values()) > 0 else frozenset()
+        for engine in ("alphabeta", "retrograde"):
+            assert Solver(engine=engine).winning_moves(s) == want, (engine, s.history)
+        checked += bool(want)
+    assert checked > 10
