@@ -6,7 +6,9 @@
 
 Playing uses BoxesZero's pruning (exact simple-endgame leaves) unless ``prune=False``, and picks the
 most visited move. ``simulations=0`` plays the raw policy (the network's most probable legal move, no
-search). The search runs in the units the network's value head was trained on (``config.value``).
+search). The search runs in the units the network's value head was trained on (``config.value``), on the
+backend ``search`` names (:func:`agents.search.make_search`: ``"auto"`` = the C++ search when it is built
+and the board is at most 9x9; ``"python"``; ``"native"``); both choose the same moves.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from agents.base import check_state
 from agents.checkpoint import CheckpointError, load_network
 from agents.mcts import MCTSAgent, MCTSConfig
 from agents.models.evaluator import NetworkEvaluator
+from agents.search import choose_backend, make_search
 from dnb_env.core import GameState, parse_board
 
 SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "checkpoints")
@@ -58,17 +61,21 @@ class PolicyAgent:
 
 def make_network_agent(board: str, agent: str = "alphazero", checkpoint: str | None = None, simulations: int = 200,
                        c_puct: float = 1.0, prune: bool = True, batch_size: int = 8, seed=None,
-                       device: str = "cpu", symmetrize: bool = False) -> MCTSAgent | PolicyAgent:
+                       device: str = "cpu", symmetrize: bool = False, search: str = "auto") -> MCTSAgent | PolicyAgent:
     """``agent`` names the model family to expect (``AGENT_FAMILIES``) and the shipped weights' prefix;
-    ``symmetrize`` averages the network over the board's symmetries (:class:`NetworkEvaluator`)."""
+    ``symmetrize`` averages the network over the board's symmetries (:class:`NetworkEvaluator`);
+    ``search`` picks the search backend (module docstring)."""
     if simulations < 0:
         raise ValueError(f"simulations must be >= 0 (0 = raw policy), got {simulations}")
+    rows_cols = parse_board(board)
+    backend = choose_backend(search, rows_cols)  # a bad backend name fails before the checkpoint is read
     path = checkpoint or shipped_checkpoint(board, agent)
     net, _ = load_network(path, board=board, device=device, family=AGENT_FAMILIES[agent])
     evaluator = NetworkEvaluator(net, device, symmetrize=symmetrize)
-    rows_cols = parse_board(board)
     if simulations == 0:
         return PolicyAgent(evaluator, seed=seed, name=f"{agent}-policy", board=rows_cols)
     config = MCTSConfig(simulations=simulations, c_puct=c_puct, prune=prune, batch_size=batch_size,
                         value=net.config.value)
-    return MCTSAgent(evaluator, config, seed=seed, greedy=True, name=agent, board=rows_cols)
+    out = MCTSAgent(evaluator, config, seed=seed, greedy=True, name=agent, board=rows_cols)
+    out.search = make_search(evaluator, config, out.rng, backend=backend, board=rows_cols)
+    return out

@@ -161,10 +161,26 @@ def _solver(*, board, seed, max_undrawn: int | None = None,
     return SolverAgent(seed=seed, max_undrawn=max_undrawn, board=board, engine=engine, node_limit=node_limit)
 
 
-def _mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0):
-    from baselines.uct import UCTAgent
+def _mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0,
+          search: Literal["uct", "auto", "python", "native"] = "uct", rollouts: int = 1):
+    """Monte-Carlo tree search with random playouts. ``search="uct"``: plain UCT (baselines.uct); ``"auto"``,
+    ``"python"`` or ``"native"``: the PUCT search of agents.search (uniform priors, c_puct = uct_c, the mean
+    of ``rollouts`` random playouts at each leaf; the native one plays them in C++)."""
+    if search == "uct":
+        from baselines.uct import UCTAgent
 
-    return UCTAgent(simulations=simulations, uct_c=uct_c, seed=seed, board=board)
+        return UCTAgent(simulations=simulations, uct_c=uct_c, seed=seed, board=board)
+    from agents.mcts import MCTSAgent, MCTSConfig, RolloutEvaluator
+    from agents.search import choose_backend, make_search
+    from agents.search.native import NativeRolloutEvaluator
+
+    backend = choose_backend(search, board)
+    config = MCTSConfig(simulations=simulations, c_puct=uct_c, prune=False, batch_size=1)
+    evaluator = (NativeRolloutEvaluator(rollouts, seed=seed) if backend == "native"
+                 else RolloutEvaluator(rollouts, seed=seed))
+    agent = MCTSAgent(evaluator, config, seed=seed, greedy=True, name="mcts", board=board)
+    agent.search = make_search(evaluator, config, agent.rng, backend=backend, board=board)
+    return agent
 
 
 register_agent("greedy", _greedy)
@@ -213,14 +229,17 @@ register_agent("openspiel_mcts", _openspiel_mcts)
 
 def _network_factory(agent: str):
     def factory(*, board, seed, checkpoint: str | os.PathLike | None = None, simulations: int = 200,
-                c_puct: float = 1.0, prune: bool = True, device: str = "cpu", symmetrize: bool = False):
+                c_puct: float = 1.0, prune: bool = True, device: str = "cpu", symmetrize: bool = False,
+                search: Literal["auto", "python", "native"] = "auto"):
         from agents.network_agent import make_network_agent
 
         rows, cols = board
         return make_network_agent(f"{rows}x{cols}", agent, checkpoint=checkpoint, simulations=simulations,
-                                  c_puct=c_puct, prune=prune, seed=seed, device=device, symmetrize=symmetrize)
+                                  c_puct=c_puct, prune=prune, seed=seed, device=device, symmetrize=symmetrize,
+                                  search=search)
 
-    factory.__doc__ = f"PUCT search over the {agent} network (shipped weights unless checkpoint=PATH)."
+    factory.__doc__ = (f"PUCT search over the {agent} network (shipped weights unless checkpoint=PATH); "
+                       "search: the backend (auto = C++ when built).")
     return factory
 
 

@@ -11,19 +11,22 @@
   (:func:`internal_nodes`).
 * A trace row per searched position (step, Q, the network's value of the root, z) feeds the
   curriculum's rollback rule.
+* The search runs on the backend ``backend`` names (:func:`agents.search.make_search`; ``"auto"``: the C++
+  search when it is built); both backends play the same games and give the same samples.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from agents.mcts import MCTS, Node, final_value, run_many, visits_to_policy
+from agents.mcts import MCTS, Node, final_value, visits_to_policy
 from agents.models import build_model
 from agents.models.evaluator import NetworkEvaluator
 from agents.processes import spawn_pool
+from agents.search import make_search, run_many
 from agents.training.samples import Record, Samples
 from baselines.greedy import GreedyAgent
-from dnb_env.core import GameState
+from dnb_env.core import GameState, parse_board
 
 __all__ = ["self_play", "SelfPlayPool", "internal_nodes", "opening_move"]
 
@@ -35,10 +38,15 @@ def opening_move(state: GameState, rng: np.random.Generator, random_share: float
     return int(options[int(rng.integers(len(options)))])
 
 
-def internal_nodes(root: Node, played: int, min_visits: float, min_abs_q: float) -> list[Record]:
+def internal_nodes(root, played: int, min_visits: float, min_abs_q: float) -> list[Record]:
     """Expanded nodes below ``root`` (not the subtree of the move ``played``, whose position is searched
     next anyway) with at least ``min_visits`` visits and |Q| >= ``min_abs_q``: each as a sample with its
-    visit distribution and its Q (for its own mover) as the value target."""
+    visit distribution and its Q (for its own mover) as the value target. ``root`` is a :class:`Node` of
+    the Python search, or a search with an ``internal_nodes`` method (the native one), which walks its
+    tree in the same order."""
+    if not isinstance(root, Node):
+        return [Record(state, int(np.argmax(counts)), visits_to_policy(counts, 1.0), q, node=True, z=q)
+                for state, counts, q in root.internal_nodes(played, min_visits, min_abs_q)]
     out = []
     stack = [child for a, child in root.children.items() if a != played]
     while stack:
@@ -55,10 +63,11 @@ def internal_nodes(root: Node, played: int, min_visits: float, min_abs_q: float)
     return out
 
 
-def self_play(net, config, iteration: int, start: int, games: range | None = None) -> tuple[Samples, dict]:
+def self_play(net, config, iteration: int, start: int, games: range | None = None,
+              backend: str = "auto") -> tuple[Samples, dict]:
     """Play the iteration's ``games`` (default all ``games_per_iteration``) from start step ``start``;
     returns the samples and stats (``games``, ``positions``, ``nodes``, ``first_player_win_rate``,
-    ``network_calls``, ``trace [n, 4]``)."""
+    ``network_calls``, ``trace [n, 4]``). ``backend``: the search's (module docstring)."""
     cur = config.curriculum
     value = config.model.value
     evaluator = NetworkEvaluator(net, config.device)
@@ -72,7 +81,8 @@ def self_play(net, config, iteration: int, start: int, games: range | None = Non
         while len(s.history) < start and not s.is_terminal():
             s = s.apply(opening_move(s, rng, cur.opening_random))
         states.append(s)
-    searches = [MCTS(evaluator, mcfg, rngs[i]) for i in range(n)]
+    board = parse_board(config.board)
+    searches = [make_search(evaluator, mcfg, rngs[i], backend=backend, board=board) for i in range(n)]
     records: list[list[Record]] = [[] for _ in range(n)]
     nodes: list[list[Record]] = [[] for _ in range(n)]
     trace: list[list] = [[] for _ in range(n)]  # (step, q, v) per searched position
@@ -91,7 +101,8 @@ def self_play(net, config, iteration: int, start: int, games: range | None = Non
             records[i].append(Record(s, a, visits_to_policy(c, 1.0), q))
             trace[i].append((len(s.history), q, search.root_net_value))
             if extra:
-                nodes[i].extend(internal_nodes(search.root, a, cur.node_visits * mcfg.simulations, cur.node_q))
+                root = search.root if isinstance(search, MCTS) else search
+                nodes[i].extend(internal_nodes(root, a, cur.node_visits * mcfg.simulations, cur.node_q))
             states[i] = s.apply(a)
         active = [i for i in active if not states[i].is_terminal()]
     ordered, rows, margins = [], [], []  # game by game: its positions, then its internal nodes
