@@ -40,7 +40,7 @@ from dnb_env.analysis import capture_or_decline_moves, endgame_value
 from dnb_env.core import GameState
 
 __all__ = ["Evaluator", "UniformEvaluator", "RolloutEvaluator", "MCTSConfig", "MCTS", "MCTSAgent", "Node",
-           "final_value", "gc_paused", "run_many", "visits_to_policy"]
+           "begin_all", "final_value", "gc_paused", "run_many", "visits_to_policy"]
 
 
 class Evaluator(Protocol):
@@ -343,17 +343,23 @@ class MCTS:
             self.root = self.root.children.get(action)
 
 
+def begin_all(searches: Sequence, states: Sequence[GameState], evaluator: Evaluator) -> None:
+    """``begin`` every search on its state, with every root that needs the evaluator in one call (either
+    backend's searches)."""
+    fresh = [i for i, (search, state) in enumerate(zip(searches, states)) if search.needs_root_evaluation(state)]
+    evaluations: dict[int, tuple] = {}
+    if fresh:
+        priors, values = evaluator.evaluate([states[i] for i in fresh])
+        evaluations = {i: (priors[k: k + 1], values[k: k + 1]) for k, i in enumerate(fresh)}
+    for i, (search, state) in enumerate(zip(searches, states)):
+        search.begin(state, evaluations.get(i))
+
+
 def run_many(searches: Sequence["MCTS"], states: Sequence[GameState], evaluator: Evaluator) -> list[np.ndarray]:
     """Run one search per state in lockstep, so every evaluator call holds leaves of all of them (many
     self-play games share each network call). Returns the visit counts of each root."""
     with gc_paused():
-        fresh = [i for i, (search, state) in enumerate(zip(searches, states)) if search.needs_root_evaluation(state)]
-        evaluations: dict[int, tuple] = {}
-        if fresh:  # every root that needs the evaluator, in one call
-            priors, values = evaluator.evaluate([states[i] for i in fresh])
-            evaluations = {i: (priors[k: k + 1], values[k: k + 1]) for k, i in enumerate(fresh)}
-        for i, (search, state) in enumerate(zip(searches, states)):
-            search.begin(state, evaluations.get(i))
+        begin_all(searches, states, evaluator)
         while any(s.remaining() > 0 for s in searches):
             batches = [s.collect(s.config.batch_size) if s.remaining() > 0 else [] for s in searches]
             leaves = [leaf.state for b in batches for _, leaf in b]

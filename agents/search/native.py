@@ -40,7 +40,7 @@ from typing import Sequence
 
 import numpy as np
 
-from agents.mcts import MCTSConfig, UniformEvaluator, gc_paused
+from agents.mcts import MCTSConfig, UniformEvaluator, begin_all, gc_paused
 from dnb_env import native
 from dnb_env.core import GameState
 
@@ -304,13 +304,7 @@ def run_many_native(searches: Sequence[NativeMCTS], states: Sequence[GameState],
     if not searches:
         return []
     with gc_paused():
-        fresh = [i for i, (search, state) in enumerate(zip(searches, states)) if search.needs_root_evaluation(state)]
-        evaluations: dict[int, tuple] = {}
-        if fresh:  # every root that needs the evaluator, in one call
-            priors, values = evaluator.evaluate([states[i] for i in fresh])
-            evaluations = {i: (priors[k: k + 1], values[k: k + 1]) for k, i in enumerate(fresh)}
-        for i, (search, state) in enumerate(zip(searches, states)):
-            search.begin(state, evaluations.get(i))
+        begin_all(searches, states, evaluator)
         mod = _module()
         limits = np.array([s.config.batch_size for s in searches], np.int64)
         builtin = _builtin(evaluator, searches[0].config)

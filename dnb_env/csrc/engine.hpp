@@ -39,6 +39,17 @@ inline int popcount64(uint64_t x) {
 #endif
 }
 
+// index of the lowest set bit of x (x != 0)
+inline int lowest_bit(uint64_t x) {
+#if defined(_MSC_VER)
+  unsigned long i;
+  _BitScanForward64(&i, x);
+  return int(i);
+#else
+  return __builtin_ctzll(x);
+#endif
+}
+
 inline bool test_bit(const uint64_t* words, int i) { return (words[i >> 6] >> (i & 63)) & 1u; }
 inline void set_bit(uint64_t* words, int i) { words[i >> 6] |= uint64_t(1) << (i & 63); }
 

@@ -46,15 +46,6 @@
 namespace dnb {
 namespace search {
 
-inline int ctz64(uint64_t x) {  // x != 0
-#if defined(_MSC_VER)
-  unsigned long i;
-  _BitScanForward64(&i, x);
-  return int(i);
-#else
-  return __builtin_ctzll(x);
-#endif
-}
 
 // np.sum of a contiguous float64 array (numpy's pairwise summation, unrolled by 8 in blocks of 128; the
 // reduction starts from the identity 0.0). Checked against numpy in tests/test_search_native.py.
@@ -394,7 +385,7 @@ class Tree {
     for (int w = 0; w < kEdgeWords; ++w) {
       uint64_t free = ~n.board.edges[w] & g_->full[w];
       while (free) {
-        *out++ = row[w * 64 + ctz64(free)];
+        *out++ = row[w * 64 + lowest_bit(free)];
         free &= free - 1;
       }
     }
@@ -414,7 +405,7 @@ class Tree {
     for (int w = 0; w < kEdgeWords; ++w) {
       uint64_t free = ~n.board.edges[w] & g.full[w];
       while (free) {
-        const int a = w * 64 + ctz64(free);
+        const int a = w * 64 + lowest_bit(free);
         free &= free - 1;
         if (!pruned || mask[a]) {
           acts[k] = uint8_t(a);

@@ -99,15 +99,6 @@ enum Rule : uint32_t {
 
 constexpr int kMaxSymmetries = 8;
 
-inline int lowest_bit(uint64_t x) {  // x != 0
-#if defined(_MSC_VER)
-  unsigned long i;
-  _BitScanForward64(&i, x);
-  return int(i);
-#else
-  return __builtin_ctzll(x);
-#endif
-}
 constexpr uint8_t kNoMove = 255;
 constexpr int kInf = 1000;
 
