@@ -15,7 +15,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
+#include <cstdlib>
+#include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -135,38 +137,45 @@ inline bool is_simple_endgame(const Geometry& g, const Board& b) {
   return true;
 }
 
-// A simple endgame as a sorted multiset of components, each coded 2 * length + (1 if a loop).
-using EndgameKey = std::vector<int16_t>;
+// A simple endgame as a sorted multiset of components, one byte each: a chain of n boxes is n, a loop of
+// n boxes 128 + n (n <= 81 on a 9x9 board).
+using EndgameKey = std::string;
 
+inline char component_code(bool loop, int length) { return char(loop ? 128 + length : length); }
+
+// The controller's margin after the opener opens component `code` and play goes on optimally in the rest,
+// worth `rest` to the controller of the rest.
 inline int option_value(int code, int rest) {
-  const int n = code >> 1;
-  if (code & 1) return n - 4 + std::abs(4 - rest);  // loop: all-but-four or take all
-  if (n == 1) return 1 - rest;
-  if (n == 2) return 2 - rest;  // the hard-hearted handout leaves no double-deal
-  return n - 2 + std::abs(2 - rest);  // long chain: all-but-two or take all
+  if (code >= 128) return code - 128 - 4 + std::abs(4 - rest);  // loop: all-but-four or take all
+  if (code == 1) return 1 - rest;
+  if (code == 2) return 2 - rest;  // the hard-hearted handout leaves no double-deal
+  return code - 2 + std::abs(2 - rest);  // long chain: all-but-two or take all
 }
 
-// v(G): the margin the controller (the player NOT to move) gets from a simple endgame; the recursion of
-// dnb_env.analysis.simple_endgame_value (the opener picks the component whose value is least for the
-// controller). Memoised per thread.
+// v(G): the margin the controller (the player NOT to move) gets from a simple endgame given by its sorted
+// key; the recursion of dnb_env.analysis.simple_endgame_value (the opener picks the component whose value
+// is least for the controller). Memoised per thread (bounded, like the Python lru_cache). The exact solver
+// values its simple-endgame leaves with it too.
 inline int simple_endgame_value(const EndgameKey& key) {
   if (key.empty()) return 0;
-  thread_local std::map<EndgameKey, int> memo;
+  thread_local std::unordered_map<EndgameKey, int> memo;
   auto it = memo.find(key);
   if (it != memo.end()) return it->second;
   int best = 0;
   bool first = true;
-  EndgameKey rest;
   for (size_t i = 0; i < key.size(); ++i) {
-    if (i && key[i] == key[i - 1]) continue;
-    rest.assign(key.begin(), key.end());
-    rest.erase(rest.begin() + std::ptrdiff_t(i));
-    int v = option_value(key[i], simple_endgame_value(rest));
+    if (i && key[i] == key[i - 1]) continue;  // equal components: one is enough
+    const int v = option_value(uint8_t(key[i]), simple_endgame_value(key.substr(0, i) + key.substr(i + 1)));
     if (first || v < best) best = v, first = false;
   }
-  if (memo.size() > (1u << 16)) memo.clear();  // bounded, like the Python lru_cache
+  if (memo.size() > (1u << 16)) memo.clear();
   memo.emplace(key, best);
   return best;
+}
+
+// Sort a key built component by component (as unsigned bytes).
+inline void sort_key(EndgameKey& key) {
+  std::sort(key.begin(), key.end(), [](char a, char b) { return uint8_t(a) < uint8_t(b); });
 }
 
 // Exact margin for the player to move from the remaining boxes of a simple endgame; false when the
@@ -174,8 +183,8 @@ inline int simple_endgame_value(const EndgameKey& key) {
 inline bool endgame_value(const Geometry& g, const Board& b, int& value) {
   if (!is_simple_endgame(g, b)) return false;
   EndgameKey key;
-  for (const auto& c : components(g, b)) key.push_back(int16_t(2 * c.length + (c.loop ? 1 : 0)));
-  std::sort(key.begin(), key.end());
+  for (const auto& c : components(g, b)) key.push_back(component_code(c.loop, c.length));
+  sort_key(key);
   value = -simple_endgame_value(key);
   return true;
 }

@@ -109,6 +109,16 @@ void require_root(const Tree& t) {
   if (!t.has_root()) throw py::value_error("the search has no root: call begin(state) first");
 }
 
+// `limits` as G integers, one per tree (ValueError otherwise).
+py::array_t<int64_t, py::array::c_style> tree_limits(py::handle limits_obj, size_t G) {
+  auto limits = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(limits_obj);
+  if (!limits || limits.ndim() != 1 || size_t(limits.shape(0)) != G) {
+    PyErr_Clear();
+    throw py::value_error("limits must be " + std::to_string(G) + " integers, one per tree");
+  }
+  return limits;
+}
+
 class Forest {
  public:
   Forest(py::sequence trees, const std::string& encoder, int threads) : threads_(std::max(1, threads)) {
@@ -142,11 +152,7 @@ class Forest {
   // edges [L, 3] uint64, owners [L, 2, 2] uint64, mover [L] int8)
   py::tuple collect(py::handle limits_obj) {
     const size_t G = trees_.size();
-    auto limits = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(limits_obj);
-    if (!limits || limits.ndim() != 1 || size_t(limits.shape(0)) != G) {
-      PyErr_Clear();
-      throw py::value_error("limits must be " + std::to_string(G) + " integers, one per tree");
-    }
+    auto limits = tree_limits(limits_obj, G);
     const int64_t* lim = limits.data();
     const Geometry* g = nullptr;
     for (size_t i = 0; i < G; ++i) {
@@ -254,11 +260,7 @@ class Forest {
       throw py::value_error("the built-in evaluators are 'uniform' and 'rollout', not '" + kind + "'");
     }
     const size_t G = trees_.size();
-    auto limits = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(limits_obj);
-    if (!limits || limits.ndim() != 1 || size_t(limits.shape(0)) != G) {
-      PyErr_Clear();
-      throw py::value_error("limits must be " + std::to_string(G) + " integers, one per tree");
-    }
+    auto limits = tree_limits(limits_obj, G);
     const int64_t* lim = limits.data();
     for (size_t i = 0; i < G; ++i) {
       if (lim[i] < 1) throw py::value_error("limits must be >= 1");

@@ -82,6 +82,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis.hpp"
 #include "engine.hpp"
 
 namespace dnb {
@@ -241,44 +242,8 @@ inline int other_undrawn_side(const Topology& t, const Pos& p, int b, int not_th
 }
 
 // ------------------------------------------------------------------ simple endgames (rule 4)
-// Value for the controller (the player NOT to move) of a sum of isolated chains and loops, as the sorted
-// multiset of component codes (chain n -> n, loop n -> 128 + n). Memoised.
-class SimpleEndgames {
- public:
-  int controller_value(std::string& key) {
-    if (key.empty()) return 0;
-    auto it = memo_.find(key);
-    if (it != memo_.end()) return it->second;
-    int best = kInf;
-    for (size_t i = 0; i < key.size(); ++i) {
-      if (i && key[i] == key[i - 1]) continue;  // equal components: one is enough
-      const int code = uint8_t(key[i]);
-      std::string rest = key.substr(0, i) + key.substr(i + 1);
-      const int r = controller_value(rest);
-      int v;
-      if (code >= 128) {
-        const int n = code - 128;
-        v = n - 4 + std::abs(4 - r);
-      } else if (code == 1) {
-        v = 1 - r;
-      } else if (code == 2) {
-        v = 2 - r;
-      } else {
-        v = code - 2 + std::abs(2 - r);
-      }
-      best = std::min(best, v);
-    }
-    memo_.emplace(key, best);
-    return best;
-  }
-  void clear() { memo_.clear(); }
-
- private:
-  std::unordered_map<std::string, int> memo_;
-};
-
 // Exact value for the player to move of a simple endgame: every unclaimed box has two undrawn sides.
-inline int simple_endgame_value(const Topology& t, const Pos& p, SimpleEndgames& memo) {
+inline int simple_endgame_value(const Topology& t, const Pos& p) {
   std::string key;
   uint64_t seen[kBoxWords] = {0, 0};
   for (int start = 0; start < t.num_boxes; ++start) {
@@ -307,10 +272,10 @@ inline int simple_endgame_value(const Topology& t, const Pos& p, SimpleEndgames&
         e = other_undrawn_side(t, p, cur, e);
       }
     }
-    key.push_back(char(loop ? 128 + n : n));
+    key.push_back(component_code(loop, n));
   }
-  std::sort(key.begin(), key.end(), [](char a, char b) { return uint8_t(a) < uint8_t(b); });
-  return -memo.controller_value(key);
+  sort_key(key);
+  return -dnb::simple_endgame_value(key);  // the recursion of analysis.hpp
 }
 
 // ------------------------------------------------------------------ move generation
@@ -706,7 +671,6 @@ class Solver {
   SearchStats& stats() { return stats_; }
   void clear() {
     tt_.clear();
-    endgames_.clear();
   }
 
   // Exact value by MTD(f) from `guess`. On a spent budget returns false with the bounds found so far
@@ -816,7 +780,7 @@ class Solver {
     const int r = p.remaining;
     if (r <= alpha) return gained + r;
     if (-r >= beta) return gained - r;
-    if (kind == NodeKind::kSimpleEndgame) return gained + simple_endgame_value(t_, p, endgames_);
+    if (kind == NodeKind::kSimpleEndgame) return gained + simple_endgame_value(t_, p);
 
     uint64_t key[kEdgeWords];
     const int sym = canonical(p, key);
@@ -880,7 +844,6 @@ class Solver {
   uint32_t rules_;
   uint64_t limit_ = 0;
   TranspositionTable tt_;
-  SimpleEndgames endgames_;
   Scratch scratch_;
   SearchStats stats_;
 };
@@ -932,7 +895,6 @@ inline RuleCheck verify_rules(int rows, int cols, uint32_t rules, bool drop_doub
   RuleCheck out;
   Moves moves;
   Scratch sc;
-  SimpleEndgames memo;
   for (uint32_t mask = 0; mask < full; ++mask) {
     const uint64_t edges[kEdgeWords] = {mask, 0, 0};
     const Pos p = make_pos(t, edges);
@@ -940,7 +902,7 @@ inline RuleCheck verify_rules(int rows, int cols, uint32_t rules, bool drop_doub
     if (drop_double_deal && kind == NodeKind::kCaptureChoice) moves.n = 1;
     int got;
     if (kind == NodeKind::kSimpleEndgame) {
-      got = simple_endgame_value(t, p, memo);
+      got = simple_endgame_value(t, p);
     } else {
       got = -kInf;
       for (int i = 0; i < moves.n; ++i) got = std::max(got, move_value(mask, moves.m[i]));
