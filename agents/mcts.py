@@ -39,8 +39,8 @@ from agents.base import check_state
 from dnb_env.analysis import capture_or_decline_moves, endgame_value
 from dnb_env.core import GameState
 
-__all__ = ["Evaluator", "UniformEvaluator", "RolloutEvaluator", "MCTSConfig", "MCTS", "MCTSAgent", "Node",
-           "begin_all", "final_value", "gc_paused", "run_many", "visits_to_policy"]
+__all__ = ["Evaluator", "UniformEvaluator", "RolloutEvaluator", "MCTSConfig", "MCTS", "MCTSAgent", "Node", "ExactRoot",
+           "begin_all", "final_value", "gc_paused", "run_many", "solve_extra", "solver_zone", "visits_to_policy"]
 
 
 class Evaluator(Protocol):
@@ -95,6 +95,16 @@ class MCTSConfig:
     prune: bool = True
     reuse_tree: bool = True
     value: str = "win"  # "win": results +1/-1/0 (AlphaZero); "margin": final box margin / number of boxes
+    # the exact solver (baselines.solver, alpha-beta; needs the C++ extension), 0 = off. Leaves with at most
+    # solve_leaf undrawn edges are solved within solve_nodes nodes each (a solve that runs out lowers the
+    # zone to one edge below that leaf for the rest of the search); a root with at most solve_root undrawn
+    # edges is not searched: its policy is uniform over the moves of best margin (:class:`ExactRoot`),
+    # when solve_root_nodes suffice. Tables of at most solve_tt_mb MB, kept across searches.
+    solve_leaf: int = 0
+    solve_root: int = 0
+    solve_nodes: int = 20_000
+    solve_root_nodes: int = 2_000_000
+    solve_tt_mb: float = 16.0
 
     def __post_init__(self):
         if self.value not in ("win", "margin"):
@@ -103,6 +113,82 @@ class MCTSConfig:
             raise ValueError("simulations and batch_size must be >= 1")
         if self.c_puct <= 0 or self.temperature < 0:
             raise ValueError("c_puct must be > 0 and temperature >= 0")
+        if self.solve_leaf < 0 or self.solve_root < 0:
+            raise ValueError("solve_leaf and solve_root must be >= 0 (0 = no exact solving)")
+        if self.solve_nodes < 1 or self.solve_root_nodes < 1 or not 1 <= self.solve_tt_mb <= 65536:
+            raise ValueError("solve_nodes and solve_root_nodes must be >= 1 and solve_tt_mb in 1..65536")
+
+
+SOLVE_ROOT_CAP, SOLVE_LEAF_CAP = 30, 28  # auto zones on big boards: 5x5 medians 0.3 ms at 30 undrawn
+
+
+def solver_zone(setting: int, num_actions: int, cap: int) -> int:
+    """A solver zone option resolved for a board: ``-1`` (auto) is ``min(cap, num_actions // 2)`` undrawn
+    edges (the last half of the game at most) when the C++ solver is built, else 0; other values as given
+    (0 = off)."""
+    from baselines.solver import native_available
+
+    if isinstance(setting, bool) or not isinstance(setting, int) or setting < -1:
+        raise ValueError(f"a solver zone must be -1 (auto), 0 (off) or a number of undrawn edges, got {setting!r}")
+    if setting == -1:
+        return min(cap, num_actions // 2) if native_available() else 0
+    return setting
+
+
+def _exact_solver(config: MCTSConfig, node_limit: int):
+    from baselines.solver import Solver, native_available  # lazy: baselines sit beside agents
+
+    if not native_available():
+        raise ImportError("solve_leaf / solve_root need the C++ extension dnb_env._native (the alpha-beta "
+                          "solver), which is not built; reinstall with a C++17 compiler or set them to 0")
+    return Solver(max_undrawn=180, engine="alphabeta", node_limit=node_limit, tt_mb=config.solve_tt_mb)
+
+
+def solve_extra(solver, state: GameState, value: str) -> int | None:
+    """What the open boxes of ``state`` are worth net to its mover under best play, as far as ``value``
+    needs: the exact margin (``"margin"``) or one margin of the right sign (``"win"``: one or two
+    null-window tests); None when the solver's node budget runs out. The C++ search's ``Tree::solve``
+    asks the same queries in the same order, so both searches agree even where a budget runs out."""
+    from baselines.solver import SolverBudgetExceeded
+
+    try:
+        if value == "margin":
+            lo, hi = solver.bounds(state)
+            return lo if lo == hi else None
+        s0, s1 = state.scores
+        have = s0 - s1 if state.current_player == 0 else s1 - s0
+        if solver.at_least(state, 1 - have):
+            return 1 - have
+        return -have if solver.at_least(state, -have) else -have - 1
+    except SolverBudgetExceeded:
+        return None
+
+
+class ExactRoot:
+    """The root policy in the solver zone (``config.solve_root``): uniform over the moves that keep the
+    best margin (so also the best result), with the exact value of the position in the search's units;
+    None outside the zone or when ``solve_root_nodes`` do not suffice. Used by both search backends."""
+
+    def __init__(self, config: MCTSConfig):
+        self.config = config
+        self._solver = None
+
+    def policy(self, state: GameState) -> tuple[np.ndarray, float] | None:
+        cfg = self.config
+        if not cfg.solve_root or state.num_actions - state.edges.bit_count() > cfg.solve_root:
+            return None
+        from baselines.solver import SolverBudgetExceeded
+
+        if self._solver is None:
+            self._solver = _exact_solver(cfg, cfg.solve_root_nodes)
+        try:
+            values = self._solver.move_values(state)
+        except SolverBudgetExceeded:
+            return None
+        best = max(values.values())
+        pi = np.zeros(state.num_actions)
+        pi[[a for a, v in values.items() if v == best]] = 1.0
+        return pi / pi.sum(), final_value(state, cfg.value, best)
 
 
 def final_value(state: GameState, value: str = "win", extra: int = 0) -> float:
@@ -124,7 +210,7 @@ class Node:
     ``Q`` and ``U`` are numpy arrays for the vectorised selection."""
 
     __slots__ = ("state", "actions", "P", "Pl", "N", "W", "Q", "U", "total", "children", "expanded", "terminal",
-                 "pending")
+                 "pending", "solved")
 
     def __init__(self, state: GameState):
         self.state = state
@@ -135,6 +221,7 @@ class Node:
         self.expanded = False
         self.terminal = state.is_terminal()
         self.pending: np.ndarray | None = None  # evaluated priors, expanded when the node is first walked through
+        self.solved: float | bool | None = None  # exact leaf value from the solver; False: tried, out of budget
 
     def expand(self, priors: np.ndarray, actions: list[int] | None = None) -> None:
         """Children for ``actions`` (default: every legal move) with their priors renormalised."""
@@ -195,16 +282,30 @@ class MCTS:
         self.rng = rng if rng is not None else np.random.default_rng()
         self.root: Node | None = None
         self.root_net_value: float | None = None  # the evaluator's value of the root, when this search evaluated it
+        self.exact_root = ExactRoot(config)
+        self._solver = None  # exact leaves (config.solve_leaf), made on first use
+        self._zone = config.solve_leaf
 
     def _leaf_value(self, node: Node) -> float | None:
         """Exact value of a leaf for its mover, where one is known without the evaluator."""
+        cfg = self.config
         if node.terminal:
-            return final_value(node.state, self.config.value)
-        if self.config.prune:
+            return final_value(node.state, cfg.value)
+        if cfg.prune:
             e = endgame_value(node.state)
             if e is not None:
-                return final_value(node.state, self.config.value, e)
-        return None
+                return final_value(node.state, cfg.value, e)
+        if node.solved is None:
+            undrawn = node.state.num_actions - node.state.edges.bit_count()
+            if undrawn <= self._zone:
+                if self._solver is None:
+                    self._solver = _exact_solver(cfg, cfg.solve_nodes)
+                e = solve_extra(self._solver, node.state, cfg.value)
+                if e is None:
+                    node.solved, self._zone = False, undrawn - 1
+                else:
+                    node.solved = final_value(node.state, cfg.value, e)
+        return node.solved if node.solved is not False else None
 
     def _moves(self, state: GameState) -> list[int] | None:
         """With pruning, a position with a box on offer searches only captures and all-but-two declines."""
@@ -270,6 +371,7 @@ class MCTS:
         self.root = self._reuse(state)
         self._expand_root(self.root, evaluation)
         self.done = 0
+        self._zone = self.config.solve_leaf
 
     def needs_root_evaluation(self, state: GameState) -> bool:
         """Whether :meth:`begin` on ``state`` would ask the evaluator for the root (no reusable subtree)."""
@@ -402,6 +504,9 @@ class MCTSAgent:
 
     def action_probabilities(self, state: GameState) -> np.ndarray:
         check_state(self, state)  # select_action starts here too
+        exact = self.search.exact_root.policy(state)
+        if exact is not None:  # in the solver zone: every move of best margin, uniform
+            return exact[0]
         return visits_to_policy(self.search.run(state), 0.0 if self.greedy else self.search.config.temperature)
 
     def select_action(self, state: GameState) -> int:

@@ -19,7 +19,7 @@ import numpy as np
 
 from agents.base import check_state
 from agents.checkpoint import CheckpointError, load_network
-from agents.mcts import MCTSAgent, MCTSConfig
+from agents.mcts import SOLVE_LEAF_CAP, SOLVE_ROOT_CAP, MCTSAgent, MCTSConfig, solver_zone
 from agents.models.evaluator import NetworkEvaluator
 from agents.search import choose_backend, make_search
 from dnb_env.core import GameState, parse_board
@@ -61,10 +61,13 @@ class PolicyAgent:
 
 def make_network_agent(board: str, agent: str = "alphazero", checkpoint: str | None = None, simulations: int = 200,
                        c_puct: float = 1.0, prune: bool = True, batch_size: int = 8, seed=None,
-                       device: str = "cpu", symmetrize: bool = False, search: str = "auto") -> MCTSAgent | PolicyAgent:
+                       device: str = "cpu", symmetrize: bool = False, search: str = "auto", solve_leaf: int = -1,
+                       solve_root: int = -1, solve_nodes: int = 20_000) -> MCTSAgent | PolicyAgent:
     """``agent`` names the model family to expect (``AGENT_FAMILIES``) and the shipped weights' prefix;
     ``symmetrize`` averages the network over the board's symmetries (:class:`NetworkEvaluator`);
-    ``search`` picks the search backend (module docstring)."""
+    ``search`` picks the search backend (module docstring). ``solve_leaf`` / ``solve_root``: the exact
+    solver's zones in undrawn edges (:class:`agents.mcts.MCTSConfig`; -1 = auto, :func:`solver_zone`;
+    0 = off); ``solve_nodes``: its budget per leaf. The raw policy (``simulations=0``) never solves."""
     if simulations < 0:
         raise ValueError(f"simulations must be >= 0 (0 = raw policy), got {simulations}")
     rows_cols = parse_board(board)
@@ -74,8 +77,10 @@ def make_network_agent(board: str, agent: str = "alphazero", checkpoint: str | N
     evaluator = NetworkEvaluator(net, device, symmetrize=symmetrize)
     if simulations == 0:
         return PolicyAgent(evaluator, seed=seed, name=f"{agent}-policy", board=rows_cols)
+    A = GameState.new(rows_cols).num_actions
     config = MCTSConfig(simulations=simulations, c_puct=c_puct, prune=prune, batch_size=batch_size,
-                        value=net.config.value)
+                        value=net.config.value, solve_leaf=solver_zone(solve_leaf, A, SOLVE_LEAF_CAP),
+                        solve_root=solver_zone(solve_root, A, SOLVE_ROOT_CAP), solve_nodes=solve_nodes)
     out = MCTSAgent(evaluator, config, seed=seed, greedy=True, name=agent, board=rows_cols)
     out.search = make_search(evaluator, config, out.rng, backend=backend, board=rows_cols)
     return out

@@ -230,16 +230,19 @@ register_agent("openspiel_mcts", _openspiel_mcts)
 def _network_factory(agent: str):
     def factory(*, board, seed, checkpoint: str | os.PathLike | None = None, simulations: int = 200,
                 c_puct: float = 1.0, prune: bool = True, device: str = "cpu", symmetrize: bool = False,
-                search: Literal["auto", "python", "native"] = "auto"):
+                search: Literal["auto", "python", "native"] = "auto", solve_leaf: int = -1, solve_root: int = -1,
+                solve_nodes: int = 20_000):
         from agents.network_agent import make_network_agent
 
         rows, cols = board
         return make_network_agent(f"{rows}x{cols}", agent, checkpoint=checkpoint, simulations=simulations,
                                   c_puct=c_puct, prune=prune, seed=seed, device=device, symmetrize=symmetrize,
-                                  search=search)
+                                  search=search, solve_leaf=solve_leaf, solve_root=solve_root,
+                                  solve_nodes=solve_nodes)
 
     factory.__doc__ = (f"PUCT search over the {agent} network (shipped weights unless checkpoint=PATH); "
-                       "search: the backend (auto = C++ when built).")
+                       "search: the backend (auto = C++ when built); solve_leaf / solve_root: exact solver "
+                       "zones in undrawn edges (-1 auto: up to 28 / 30, half the board's edges at most; 0 off).")
     return factory
 
 

@@ -429,3 +429,99 @@ def test_forest_checks():
     with pytest.raises(TypeError, match="float64"):
         forest.complete(np.zeros((counts[0], 12), np.float32), np.zeros(counts[0]))
     forest.complete(np.full((counts[0], 12), 1 / 12), np.zeros(counts[0]))
+
+
+# ---------------------------------------------------------------------------------- exact solver leaves
+@pytest.mark.parametrize("value", ["win", "margin"])
+@pytest.mark.parametrize("board,moves,budget", [((3, 3), 6, 20_000), ((3, 3), 2, 300), ((5, 5), 30, 20_000),
+                                                ((5, 5), 26, 200), ((4, 4), 14, 20_000)],
+                         ids=["3x3", "3x3-tight", "5x5", "5x5-tight", "4x4"])
+def test_solver_leaves_match_python_and_budgets_run_out_alike(board, moves, budget, value):
+    """Both searches ask the solver the same queries in the same order, so they agree exactly, also where a
+    small budget runs out and the zone shrinks ("tight" cases run out on purpose)."""
+    rows, cols = board
+    ran_out = 0
+    for seed in range(3):
+        s = position(rows, cols, moves + seed, seed)
+        undrawn = s.num_actions - s.edges.bit_count()
+        cfg = MCTSConfig(simulations=120, value=value, batch_size=4, solve_leaf=undrawn - 1, solve_nodes=budget)
+        ev = Dyadic(seed)
+        py, nat = MCTS(ev, cfg, np.random.default_rng(seed)), NativeMCTS(ev, cfg, np.random.default_rng(seed))
+        py.run(s), nat.run(s)
+        same_search(py, nat)
+        solved = [c.solved for c in py.root.children.values() if c.solved is not None]
+        assert solved, "the root's children are leaves in the zone"
+        ran_out += sum(x is False for x in solved)
+        # with the search continued (tree reuse) the zone starts again from solve_leaf
+        a = int(np.argmax(py.counts()))
+        py.advance(a), nat.advance(a)
+        t = s.apply(a)
+        if not t.is_terminal():
+            py.run(t), nat.run(t)
+            same_search(py, nat)
+    assert (ran_out > 0) if budget < 20_000 else (ran_out == 0)
+
+
+def test_solver_leaves_are_exact_values():
+    """Every solved leaf holds the solver's exact result in the search's units; with every leaf solved a
+    uniform search at a won position puts its visits on winning moves."""
+    from baselines.solver import Solver
+
+    exact = Solver()
+    s = position(4, 4, 20, seed=2)
+    undrawn = s.num_actions - s.edges.bit_count()
+    for value in ("win", "margin"):
+        cfg = MCTSConfig(simulations=400, value=value, solve_leaf=undrawn, solve_nodes=10**7, prune=False)
+        py = MCTS(UniformEvaluator(), cfg, np.random.default_rng(0))
+        py.run(s)
+        checked = 0
+        for a, child in py.root.children.items():
+            if child.terminal or child.solved is None:
+                continue
+            m = exact.game_value(child.state)
+            want = m / 16 if value == "margin" else float(np.sign(m))
+            assert child.solved == want
+            checked += 1
+        assert checked >= (10 if value == "margin" else 2)  # "win": the search stays on the winning moves
+        mv = exact.move_values(s)
+        best = max(mv.values())
+        top = int(np.argmax(py.counts()))
+        assert mv[top] == best or np.sign(mv[top]) == np.sign(best)
+
+
+def test_solver_options_are_checked():
+    with pytest.raises(ValueError, match="solve_leaf and solve_root"):
+        MCTSConfig(solve_leaf=-1)
+    with pytest.raises(ValueError, match="solve_nodes"):
+        MCTSConfig(solve_nodes=0)
+    from dnb_env import _native
+
+    with pytest.raises(ValueError, match="solve_undrawn"):
+        _native.SearchTree(solve_undrawn=-2)
+
+
+def test_network_agents_use_the_solver_at_the_root_and_leaves(one_torch_thread):
+    """Agents built by the registry solve by default (auto zones); in the root zone the policy is uniform
+    over the moves of best margin; solve_root=0 / solve_leaf=0 turn it off."""
+    from baselines.solver import Solver
+    from registry import make_agent
+
+    big = make_agent("alphazero", board=(5, 5), seed=0)
+    assert (big.search.config.solve_root, big.search.config.solve_leaf) == (30, 28)
+    agent = make_agent("alphazero", board=(3, 3), seed=0, simulations=32)
+    assert (agent.search.config.solve_root, agent.search.config.solve_leaf) == (12, 12)
+    exact = Solver()
+    for seed in range(4):
+        s = position(3, 3, 13 + seed, seed)
+        if s.is_terminal():
+            continue
+        mv = exact.move_values(s)
+        best = max(mv.values())
+        p = agent.action_probabilities(s)
+        assert set(np.flatnonzero(p)) == {a for a, v in mv.items() if v == best}
+        assert mv[agent.select_action(s)] == best
+    off = make_agent("alphazero", board=(3, 3), seed=0, simulations=32, solve_root=0, solve_leaf=0)
+    assert (off.search.config.solve_root, off.search.config.solve_leaf) == (0, 0)
+    assert off.search.exact_root.policy(position(3, 3, 14, 0)) is None
+    with pytest.raises(ValueError, match="solver zone"):
+        make_agent("alphazero", board=(3, 3), solve_root=-5)

@@ -128,7 +128,8 @@ def test_rollback_rules():
 
 def test_backward_training_samples_start_at_s_and_move_it(tmp_path):
     # rollbacks allowed every iteration with no accuracy demanded: S moves 6 -> 5 -> 4
-    cfg = tiny(iterations=3, min_gap=1, tau_root=0.0, tau_step=0.0, node_q=0.0, node_visits=0.25)
+    cfg = tiny(iterations=3, min_gap=1, tau_root=0.0, tau_step=0.0, node_q=0.0, node_visits=0.25, solve_root=0,
+               solve_leaf=0)  # exact leaves are never expanded: no internal nodes to keep
     rows = train(cfg, str(tmp_path / "run"), **QUIET)
     assert [r["start_step"] for r in rows] == [6, 5, 4] and all(r["rolled_back"] for r in rows)
     assert rows[0]["positions"] == 4 * 6  # four games, searched from move 6 of 12
@@ -360,3 +361,30 @@ def test_dotsformer_end_to_end_moves_s_survives_a_kill_and_plays(tmp_path):
         make_agent("dotsformer", board="2x2", checkpoint=path, depth=3)
     with pytest.raises(CheckpointError, match="no shipped dotsformer weights for 7x7"):
         make_agent("dotsformer", board="7x7")
+
+
+def test_positions_in_the_solver_zone_are_labelled_with_every_optimal_move():
+    """On 2x2 from move 6 every position is within the auto root zone (half of the 12 edges): no search,
+    the label is uniform over the moves of best margin and Q is the exact value; a saved config written
+    before the solver options existed loads with them off."""
+    from agents.models import build_model
+    from agents.training.selfplay import self_play
+    from baselines.solver import Solver
+
+    cfg = tiny(games_per_iteration=6)
+    assert cfg.mcts().solve_root == 6 and cfg.mcts().solve_leaf == 6
+    samples, stats = self_play(build_model(cfg.model), cfg, iteration=1, start=6)
+    assert stats["positions"] == len(samples) > 6
+    exact = Solver()
+    for state, pi, q in zip(samples.states(), samples.pi, samples.q):
+        mv = exact.move_values(state)
+        best = max(mv.values())
+        want = np.zeros(state.num_actions)
+        want[[a for a, v in mv.items() if v == best]] = 1
+        np.testing.assert_allclose(pi, want / want.sum(), atol=1e-6)
+        assert q == pytest.approx(exact.game_value(state) / 4)  # margin units (the cpu preset)
+    old = to_dict(cfg)
+    for key in ("solve_leaf", "solve_root"):
+        del old["search"][key]
+    assert from_dict(old).mcts().solve_root == 0 and from_dict(old).mcts().solve_leaf == 0
+    assert from_dict(to_dict(cfg)) == cfg

@@ -40,7 +40,7 @@ from typing import Sequence
 
 import numpy as np
 
-from agents.mcts import MCTSConfig, UniformEvaluator, begin_all, gc_paused
+from agents.mcts import ExactRoot, MCTSConfig, UniformEvaluator, begin_all, gc_paused
 from dnb_env import native
 from dnb_env.core import GameState
 
@@ -167,7 +167,9 @@ class NativeMCTS:
         self.evaluator, self.config = evaluator, config
         self.rng = rng if rng is not None else np.random.default_rng()
         self.root_net_value: float | None = None
-        self._tree = _module().SearchTree(config.c_puct, config.virtual_loss, config.prune, config.value)
+        self._tree = _module().SearchTree(config.c_puct, config.virtual_loss, config.prune, config.value,
+                                          config.solve_leaf, config.solve_nodes, config.solve_tt_mb)
+        self.exact_root = ExactRoot(config)
         self._forest = None  # a SearchForest of this tree alone, for collect/complete
         self._root_state: GameState | None = None
         self._batch: NativeBatch | None = None

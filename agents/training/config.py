@@ -18,9 +18,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from agents.mcts import MCTSConfig
+from agents.mcts import SOLVE_LEAF_CAP, SOLVE_ROOT_CAP, MCTSConfig, solver_zone
 from agents.models import config_from_dict, config_to_dict, family_of, get_family, list_families, make_model_config
-from dnb_env.core import parse_board
+from dnb_env.core import GameState, parse_board
 
 __all__ = ["SearchConfig", "ReplayConfig", "LossConfig", "CurriculumConfig", "TrainConfig", "PRESETS",
            "make_train_config", "to_dict", "from_dict", "setting_types", "RESUMABLE"]
@@ -38,14 +38,24 @@ class SearchConfig:
     dirichlet_epsilon: float = 0.25
     batch: int = 8  # leaves per network call per game (virtual loss)
     prune: bool = False  # BoxesZero's pruning and exact simple-endgame leaves; pure AlphaZero without
+    # the exact solver (agents.mcts.MCTSConfig), in undrawn edges; -1 = auto (min(28 / 30, half the edges)),
+    # 0 = off. Positions in the root zone are not searched: their label is uniform over the moves of best
+    # margin. Runs saved before these options existed load with 0 (off).
+    solve_leaf: int = -1
+    solve_root: int = -1
+    solve_nodes: int = 20_000  # per leaf
 
     def __post_init__(self):
         self.mcts(value="win")  # validates
 
-    def mcts(self, value: str) -> MCTSConfig:
+    def mcts(self, value: str, num_actions: int = 0) -> MCTSConfig:
+        """The search settings; the auto solver zones resolved for a board of ``num_actions`` edges."""
         return MCTSConfig(simulations=self.simulations, c_puct=self.c_puct, temperature=self.temperature,
                           dirichlet_alpha=self.dirichlet_alpha, dirichlet_epsilon=self.dirichlet_epsilon,
-                          add_noise=True, batch_size=self.batch, prune=self.prune, reuse_tree=False, value=value)
+                          add_noise=True, batch_size=self.batch, prune=self.prune, reuse_tree=False, value=value,
+                          solve_leaf=solver_zone(self.solve_leaf, num_actions, SOLVE_LEAF_CAP),
+                          solve_root=solver_zone(self.solve_root, num_actions, SOLVE_ROOT_CAP),
+                          solve_nodes=self.solve_nodes)
 
 
 @dataclass(frozen=True)
@@ -181,7 +191,7 @@ class TrainConfig:
         return self.model.board
 
     def mcts(self) -> MCTSConfig:
-        return self.search.mcts(self.model.value)
+        return self.search.mcts(self.model.value, GameState.new(self.board).num_actions)
 
     def lr_at(self, iteration: int) -> float:
         return self.lr * 0.5 ** ((iteration - 1) // self.lr_halving) if self.lr_halving else self.lr
@@ -289,8 +299,13 @@ def to_dict(config: TrainConfig) -> dict:
     return out
 
 
+# options whose default changed behaviour when they were added: a saved config without them keeps the old one
+LEGACY_DEFAULTS = {"search.solve_leaf": 0, "search.solve_root": 0}
+
+
 def from_dict(data: dict) -> TrainConfig:
-    """Inverse of :func:`to_dict` (fields added since the file was written take their defaults)."""
+    """Inverse of :func:`to_dict` (fields added since the file was written take their defaults, or the
+    behaviour of before they existed where :data:`LEGACY_DEFAULTS` says so)."""
     if not isinstance(data, dict) or "model" not in data:
         raise ValueError("a training config needs its 'model' section")
     settings = {}
@@ -303,6 +318,8 @@ def from_dict(data: dict) -> TrainConfig:
             settings.update({f"{key}.{k}": v for k, v in value.items()})
         else:
             settings[key] = value
+    for key, value in LEGACY_DEFAULTS.items():
+        settings.setdefault(key, value)
     known = set(setting_types())
     unknown = sorted(set(settings) - known)
     if unknown:

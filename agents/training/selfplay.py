@@ -6,8 +6,11 @@
   uniformly random legal move with probability ``opening_random``); they give no samples. From S on
   every move is searched (PUCT, Dirichlet noise at the root); the first ``temperature_moves`` searched
   moves are drawn at ``temperature``, later ones are the most visited.
-* Samples: every searched position (its visit distribution, the game result z, the search's Q, the move
-  played) and, while S > 0 and ``extra_nodes``, the well-searched internal nodes of each tree
+* The exact solver (``search.solve_root``): a position within its reach is not searched; its label is
+  uniform over the moves of best margin, its Q the exact value, the move one of those drawn uniformly.
+  Leaves within ``search.solve_leaf`` get exact values inside the search.
+* Samples: every searched or solved position (its visit distribution, the game result z, the search's Q,
+  the move played) and, while S > 0 and ``extra_nodes``, the well-searched internal nodes of each tree
   (:func:`internal_nodes`).
 * A trace row per searched position (step, Q, the network's value of the root, z) feeds the
   curriculum's rollback rule.
@@ -89,9 +92,22 @@ def self_play(net, config, iteration: int, start: int, games: range | None = Non
     extra = cur.extra_nodes and start > 0
     active = [i for i in range(n) if not states[i].is_terminal()]
     while active:
-        counts = run_many([searches[i] for i in active], [states[i] for i in active], evaluator)
-        for k, i in enumerate(active):
-            s, c, search = states[i], counts[k], searches[i]
+        # in the solver zone: no search; the label is uniform over the moves of best margin, Q exact
+        exact = {i: e for i in active if (e := searches[i].exact_root.policy(states[i])) is not None}
+        net_values = dict(zip(exact, evaluator.evaluate([states[i] for i in exact])[1])) if exact else {}
+        searched = [i for i in active if i not in exact]
+        counts = dict(zip(searched, run_many([searches[i] for i in searched], [states[i] for i in searched],
+                                             evaluator))) if searched else {}
+        for i in active:
+            s, search = states[i], searches[i]
+            if i in exact:
+                pi, q = exact[i]
+                a = int(rngs[i].choice(np.flatnonzero(pi)))
+                records[i].append(Record(s, a, pi, q))
+                trace[i].append((len(s.history), q, float(net_values[i])))
+                states[i] = s.apply(a)
+                continue
+            c = counts[i]
             q = search.root_value()
             if len(s.history) - start < config.search.temperature_moves:
                 p = visits_to_policy(c, config.search.temperature)

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -36,6 +37,7 @@
 #include "analysis.hpp"
 #include "encoders.hpp"
 #include "engine.hpp"
+#include "solver.hpp"
 
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__x86_64__) && !defined(__i386__)
 #define DNB_NO_FMA __attribute__((optimize("fp-contract=off")))
@@ -88,6 +90,12 @@ struct Settings {
   double virtual_loss = 1.0;
   bool prune = true;
   bool margin = false;  // value units: false = win/loss/draw (+1/-1/0), true = margin / boxes
+  // exact leaves from the alpha-beta solver (solver.hpp): a leaf with at most solve_undrawn undrawn edges
+  // (0 = never) is solved within solve_nodes nodes; a solve that runs out lowers the zone to one edge
+  // below that leaf for the rest of the search (start() restores it). The table keeps across searches.
+  int solve_undrawn = 0;
+  uint64_t solve_nodes = 20000;
+  size_t solve_entries = 0;  // transposition-table entries (grown on demand)
 };
 
 enum NodeFlag : uint8_t {
@@ -97,6 +105,7 @@ enum NodeFlag : uint8_t {
   kExactChecked = 8,  // the simple-endgame test was run (prune)
   kHasExact = 16,     // ... and the position is one: `exact` holds its value
   kQueued = 32,       // a leaf of the collect in progress
+  kSolveTried = 64,   // the exact solver was run on it (solve_undrawn); kHasExact if it finished
 };
 
 struct Node {
@@ -187,6 +196,7 @@ class Tree {
     nodes_.reserve(nodes_.size() + size_t(simulations) + 1);  // at most one new node per simulation
     simulations_ = simulations;
     done_ = 0;
+    zone_ = s_.solve_undrawn;
   }
 
   // The evaluator's priors [A] of the root.
@@ -496,8 +506,7 @@ class Tree {
       v = final_value(*g_, n.board, s_.margin, 0);
       return true;
     }
-    if (!s_.prune) return false;
-    if (!(n.flags & kExactChecked)) {
+    if (s_.prune && !(n.flags & kExactChecked)) {
       int e;
       if (endgame_value(*g_, n.board, e)) {
         n.exact = final_value(*g_, n.board, s_.margin, e);
@@ -505,8 +514,46 @@ class Tree {
       }
       n.flags |= kExactChecked;
     }
+    if (!(n.flags & (kHasExact | kSolveTried))) {
+      const int undrawn = g_->num_actions - n.board.drawn;
+      if (undrawn <= zone_) {
+        int e;
+        n.flags |= kSolveTried;
+        if (solve(n.board, e)) {
+          n.exact = final_value(*g_, n.board, s_.margin, e);
+          n.flags |= kHasExact;
+        } else {
+          zone_ = undrawn - 1;
+        }
+      }
+    }
     if (!(n.flags & kHasExact)) return false;
     v = n.exact;
+    return true;
+  }
+
+  // What the open boxes of `b` are worth net to its mover under best play, as far as the value units
+  // need: the exact margin (margin units), or one margin of the right sign (win units: one or two
+  // null-window tests, as baselines.solver.Solver.outcome). False when solve_nodes ran out.
+  bool solve(const Board& b, int& extra) {
+    if (!solver_) solver_ = std::make_unique<exact::Solver>(g_->rows, g_->cols, s_.solve_entries, exact::kAllRules);
+    const exact::Pos p = exact::make_pos(solver_->topo(), b.edges);
+    if (s_.margin) {
+      int lo = 0, hi = 0;
+      if (!solver_->value(p, 0, s_.solve_nodes, lo, hi)) return false;
+      extra = lo;
+      return true;
+    }
+    const int have = b.player == 0 ? b.score[0] - b.score[1] : b.score[1] - b.score[0];
+    int r = solver_->at_least(p, 1 - have, s_.solve_nodes);
+    if (r < 0) return false;
+    if (r == 1) {
+      extra = 1 - have;  // a win
+      return true;
+    }
+    r = solver_->at_least(p, -have, s_.solve_nodes);
+    if (r < 0) return false;
+    extra = r == 1 ? -have : -have - 1;  // a draw or a loss
     return true;
   }
 
@@ -578,6 +625,8 @@ class Tree {
 
   Settings s_;
   const Geometry* g_ = nullptr;
+  std::unique_ptr<exact::Solver> solver_;  // exact leaves (solve_undrawn), made on first use
+  int zone_ = 0;                           // this search's solve_undrawn (lowered when a solve runs out)
   std::vector<Node> nodes_;
   std::vector<double> P_, N_, W_, Q_, U_;
   std::vector<int32_t> child_;

@@ -1,6 +1,6 @@
 // dnb_env._native: bindings of the PUCT tree search (search.hpp); called from module.cpp's PYBIND11_MODULE.
 //
-//   SearchTree(c_puct, virtual_loss, prune, value)   one search (agents/search/native.py NativeMCTS owns one)
+//   SearchTree(c_puct, virtual_loss, prune, value, solve_*)   one search (agents/search/native.py NativeMCTS owns one)
 //   SearchForest(trees, encoder="", threads=1)       trees in lockstep: collect(limits) -> leaves of all of
 //                                                    them in one set of arrays; complete(priors, values)
 //
@@ -287,15 +287,22 @@ class Forest {
   const Geometry* geometry_ = nullptr;
 };
 
-search::Settings make_settings(double c_puct, double virtual_loss, bool prune, const std::string& value) {
+search::Settings make_settings(double c_puct, double virtual_loss, bool prune, const std::string& value,
+                               int solve_undrawn, int64_t solve_nodes, double solve_tt_mb) {
   if (value != "win" && value != "margin") throw py::value_error("value must be 'win' or 'margin', not '" + value + "'");
   if (!(c_puct > 0)) throw py::value_error("c_puct must be > 0");
   if (!std::isfinite(virtual_loss)) throw py::value_error("virtual_loss must be finite");
+  if (solve_undrawn < 0) throw py::value_error("solve_undrawn must be >= 0 (0 = no exact leaves)");
+  if (solve_nodes < 1) throw py::value_error("solve_nodes must be >= 1");
+  if (!(solve_tt_mb >= 1.0 && solve_tt_mb <= 65536.0)) throw py::value_error("solve_tt_mb must be in 1..65536 (megabytes)");
   search::Settings s;
   s.c_puct = c_puct;
   s.virtual_loss = virtual_loss;
   s.prune = prune;
   s.margin = value == "margin";
+  s.solve_undrawn = solve_undrawn;
+  s.solve_nodes = uint64_t(solve_nodes);
+  s.solve_entries = size_t(solve_tt_mb * 1024.0 * 1024.0) / sizeof(exact::TTEntry);  // as ExactSolver(tt_mb)
   return s;
 }
 
@@ -305,16 +312,21 @@ void bind_search(py::module_& m) {
   py::class_<Tree, std::shared_ptr<Tree>>(m, "SearchTree", R"doc(
 One PUCT search (the C++ twin of agents.mcts.MCTS; use it through agents.search.NativeMCTS).
 
-SearchTree(c_puct, virtual_loss, prune, value) with value "win" or "margin". begin(state, actions,
+SearchTree(c_puct, virtual_loss, prune, value, solve_undrawn, solve_nodes, solve_tt_mb) with value "win"
+or "margin"; leaves with at most solve_undrawn undrawn edges get exact values from the alpha-beta solver
+(budget solve_nodes per leaf; a table of at most solve_tt_mb MB kept across searches). begin(state, actions,
 simulations) makes the root: the node reached by ``actions`` (the moves since the old root) when it
 holds ``state``, else a new tree (actions None: always new); returns whether the root needs the
 evaluator (then set_root_priors). expand_root() -> number of root edges; add_root_noise(noise, eps).
 Leaves are collected and completed through a SearchForest.
 )doc")
-      .def(py::init([](double c_puct, double virtual_loss, bool prune, const std::string& value) {
-             return std::make_shared<Tree>(make_settings(c_puct, virtual_loss, prune, value));
+      .def(py::init([](double c_puct, double virtual_loss, bool prune, const std::string& value, int solve_undrawn,
+                       int64_t solve_nodes, double solve_tt_mb) {
+             return std::make_shared<Tree>(
+                 make_settings(c_puct, virtual_loss, prune, value, solve_undrawn, solve_nodes, solve_tt_mb));
            }),
-           py::arg("c_puct") = 1.0, py::arg("virtual_loss") = 1.0, py::arg("prune") = true, py::arg("value") = "win")
+           py::arg("c_puct") = 1.0, py::arg("virtual_loss") = 1.0, py::arg("prune") = true, py::arg("value") = "win",
+           py::arg("solve_undrawn") = 0, py::arg("solve_nodes") = 20000, py::arg("solve_tt_mb") = 16.0)
       .def("peek", [](const Tree& t, py::handle state, py::handle actions) {
              Board b;
              const Geometry& g = read_state(state, b);
