@@ -46,9 +46,16 @@ class AlphaBetaAgent:
     def __init__(self, depth: int = 4, time_limit: float | None = None, chain_eval: bool = False,
                  extend_captures: bool = True, seed: int | None = None, tt_size: int = 1_000_000,
                  decline_only_double_deal: bool = False, safe_only: bool = False, node_limit: int | None = None,
-                 board: tuple[int, int] | None = None):
+                 board: tuple[int, int] | None = None, solve_leaf: int = 0, solve_nodes: int = 20_000):
         if depth < 1:
             raise ValueError(f"depth must be >= 1, got {depth}")
+        if solve_leaf < 0 or solve_nodes < 1:
+            raise ValueError(f"solve_leaf must be >= 0 and solve_nodes >= 1, got {solve_leaf}, {solve_nodes}")
+        # exact values from the alpha-beta solver for nodes within solve_leaf undrawn edges (0 = never); a
+        # solve that runs out of solve_nodes lowers the zone below that node for the rest of the move
+        self.solve_leaf, self.solve_nodes = solve_leaf, solve_nodes
+        self._zone = solve_leaf
+        self._solver = None
         self.depth, self.time_limit, self.chain_eval = depth, time_limit, chain_eval
         self.extend_captures = extend_captures
         self.decline_only_double_deal = decline_only_double_deal
@@ -97,6 +104,21 @@ class AlphaBetaAgent:
                 return v
         return 0
 
+    def _solved(self, m: MutableState) -> int | None:
+        """The exact value of the open boxes for the mover when ``m`` is in the solver zone (else None)."""
+        undrawn = m.geometry.num_actions - m.edges.bit_count()
+        if undrawn > self._zone:
+            return None
+        if self._solver is None:
+            from baselines.solver import Solver  # lazy: solver imports this module's neighbours
+
+            self._solver = Solver(max_undrawn=180, engine="alphabeta", node_limit=self.solve_nodes)
+        lo, hi = self._solver.bounds(m.snapshot())
+        if lo != hi:
+            self._zone = undrawn - 1
+            return None
+        return lo
+
     def _search(self, m: MutableState, depth: int, alpha: int, beta: int, root: bool = False) -> int:
         self.nodes += 1
         if self.nodes & 1023 == 0 and (
@@ -105,6 +127,10 @@ class AlphaBetaAgent:
             raise _Timeout
         if m.is_terminal():
             return 0
+        if self._zone and not root:
+            v = self._solved(m)
+            if v is not None:
+                return v
         if depth == 0:
             return self._leaf(m)
         key = m.edges
@@ -153,6 +179,7 @@ class AlphaBetaAgent:
         self.deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
         self.tt.clear()  # values are exact only for the depth they were searched to
         self.nodes = 0
+        self._zone = self.solve_leaf
         move = legal[0]
         for d in range(1, self.depth + 1):
             try:

@@ -2,8 +2,10 @@
 
 Decision rules, in order:
 
-1. **Exact play near the end.** With at most ``solver_edges`` undrawn edges (default 20) the exact
-   retrograde solver (:mod:`baselines.solver`) picks the move; its table is reused for the rest of the game.
+1. **Exact play near the end.** With at most ``solver_edges`` undrawn edges the exact solver
+   (:mod:`baselines.solver`) picks a move of best margin: default 30 with the native alpha-beta solver
+   (within ``solver_nodes`` nodes; past them the rules below decide), 20 with the retrograde table. The
+   searches of rule 4 take exact values from the solver for every position inside that zone too.
 2. **Boxes on offer.** When a box can be completed, the agent decides between taking everything and
    keeping control. It takes every capturable box that does not end an opened chain or loop of its own
    (free boxes). For the last opened component, when the rest of the board is a simple endgame with
@@ -31,7 +33,7 @@ import numpy as np
 
 from agents.base import check_state
 from baselines.alphabeta import AlphaBetaAgent
-from baselines.solver import Solver
+from baselines.solver import Solver, SolverBudgetExceeded, native_available
 from dnb_env.analysis import (
     double_deal_moves,
     MoveClass,
@@ -56,17 +58,23 @@ def _parity_good(state: GameState, player: int) -> bool:
 class PRsBoxesAgent:
     name = "prsboxes"
 
-    def __init__(self, seed: int | None = None, solver_edges: int = 20, search_safe: int = 9, search_depth: int = 40,
+    def __init__(self, seed: int | None = None, solver_edges: int = -1, search_safe: int = 9, search_depth: int = 40,
                  search_nodes: int = 300_000, search_time: float | None = None, search_full: int = 4,
-                 board: tuple[int, int] | None = None):
+                 board: tuple[int, int] | None = None, solver_nodes: int = 2_000_000):
         self.rng = np.random.default_rng(seed)
         self.board = board
-        self.solver = Solver(max_undrawn=max(solver_edges, 0))
+        if solver_edges < -1:
+            raise ValueError(f"solver_edges must be -1 (auto), 0 (off) or a number of undrawn edges, got {solver_edges}")
+        native = native_available()
+        if solver_edges == -1:
+            solver_edges = 30 if native else 20
+        self.solver = Solver(max_undrawn=max(solver_edges, 0), node_limit=solver_nodes)
         self.solver_edges = solver_edges
         self.search_safe = search_safe
         self.search_full = search_full
         options = dict(depth=search_depth, time_limit=search_time, node_limit=search_nodes, chain_eval=True,
-                       extend_captures=True, decline_only_double_deal=True, seed=seed)
+                       extend_captures=True, decline_only_double_deal=True, seed=seed,
+                       solve_leaf=solver_edges if native else 0)
         self.searcher = AlphaBetaAgent(**options)  # every move, except needless declines
         self.safe_searcher = AlphaBetaAgent(safe_only=True, **options)  # no sacrifice while safe moves last
 
@@ -83,8 +91,11 @@ class PRsBoxesAgent:
         return options[int(self.rng.integers(len(options)))]
 
     # -------------------------------------------------------------- rule 1
-    def _solver_move(self, state: GameState) -> int:
-        mv = self.solver.move_values(state)
+    def _solver_move(self, state: GameState) -> int | None:
+        try:
+            mv = self.solver.move_values(state)
+        except SolverBudgetExceeded:
+            return None
         best = max(mv.values())
         return self._pick(a for a, v in mv.items() if v == best)
 
@@ -148,7 +159,9 @@ class PRsBoxesAgent:
         check_state(self, state)
         legal = state.legal_actions()
         if len(legal) <= self.solver_edges:
-            return self._solver_move(state)
+            move = self._solver_move(state)
+            if move is not None:
+                return move
         cls = move_classes(state)
         if (cls == MoveClass.SCORING).any():
             return self._capture_move(state, cls)

@@ -325,19 +325,31 @@ class Solver:
 
 
 class SolverAgent:
-    """Plays an exactly optimal move (by margin); ties broken by its seeded generator."""
+    """Plays an exactly optimal move (by margin); ties broken by its seeded generator. Where the position is
+    beyond ``max_undrawn`` or the node budget runs out, ``fallback="prsboxes"`` plays the move of
+    :class:`baselines.prsboxes.PRsBoxesAgent` (chain rules and searches; its own solver zone is smaller)
+    and counts it in ``fallbacks``; ``fallback="none"`` raises :class:`SolverTooLarge` instead."""
 
     name = "solver"
 
     def __init__(self, seed: int | None = None, max_undrawn: int | None = None,
                  board: tuple[int, int] | None = None, *, engine: str = "auto",
-                 node_limit: int = DEFAULT_NODE_LIMIT):
+                 node_limit: int = DEFAULT_NODE_LIMIT, fallback: str = "prsboxes"):
+        if fallback not in ("prsboxes", "none"):
+            raise ValueError(f"fallback must be 'prsboxes' or 'none', got {fallback!r}")
         self.solver = Solver(max_undrawn, engine=engine, node_limit=node_limit)
         self.rng = np.random.default_rng(seed)
         self.board = board
+        self.fallback = fallback
+        self.fallbacks = 0
+        self._fallback_agent = None
+        self._seed = seed
 
     def seed(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
+        self._seed = seed
+        if self._fallback_agent is not None:
+            self._fallback_agent.seed(seed)
 
     def value(self, state: GameState) -> int:
         return self.solver.value(state)
@@ -347,7 +359,17 @@ class SolverAgent:
 
     def select_action(self, state: GameState) -> int:
         check_state(self, state)
-        mv = self.solver.move_values(state)
+        try:
+            mv = self.solver.move_values(state)
+        except SolverTooLarge:
+            if self.fallback == "none":
+                raise
+            if self._fallback_agent is None:
+                from baselines.prsboxes import PRsBoxesAgent  # lazy: prsboxes imports this module
+
+                self._fallback_agent = PRsBoxesAgent(seed=self._seed, board=self.board)
+            self.fallbacks += 1
+            return self._fallback_agent.select_action(state)
         best = max(mv.values())
         choices = [a for a, v in mv.items() if v == best]
         return choices[int(self.rng.integers(len(choices)))]

@@ -145,20 +145,25 @@ def _greedy(*, board, seed):
 
 
 def _alphabeta(*, board, seed, depth: int = 4, time_limit: float | None = None, chain_eval: bool = False,
-               extend_captures: bool = True):
+               extend_captures: bool = True, solve_leaf: int = 0):
+    """Depth-limited negamax (baselines.alphabeta); ``solve_leaf`` > 0: exact values from the C++ solver
+    for positions within that many undrawn edges."""
     from baselines.alphabeta import AlphaBetaAgent
 
     return AlphaBetaAgent(depth=depth, time_limit=time_limit, chain_eval=chain_eval,
-                          extend_captures=extend_captures, seed=seed, board=board)
+                          extend_captures=extend_captures, seed=seed, board=board, solve_leaf=solve_leaf)
 
 
 def _solver(*, board, seed, max_undrawn: int | None = None,
-            engine: Literal["auto", "alphabeta", "retrograde"] = "auto", node_limit: int = 20_000_000):
+            engine: Literal["auto", "alphabeta", "retrograde"] = "auto", node_limit: int = 20_000_000,
+            fallback: Literal["prsboxes", "none"] = "prsboxes"):
     """Exact play (baselines.solver): ``engine="auto"`` is the native alpha-beta solver when the C++
-    extension is built (``max_undrawn`` default 40), else the retrograde table (default 24)."""
+    extension is built (``max_undrawn`` default 40), else the retrograde table (default 24). Beyond its
+    reach or budget the ``fallback`` plays (``none``: an error)."""
     from baselines.solver import SolverAgent
 
-    return SolverAgent(seed=seed, max_undrawn=max_undrawn, board=board, engine=engine, node_limit=node_limit)
+    return SolverAgent(seed=seed, max_undrawn=max_undrawn, board=board, engine=engine, node_limit=node_limit,
+                       fallback=fallback)
 
 
 def _mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0,
@@ -189,12 +194,15 @@ register_agent("solver", _solver)
 register_agent("mcts", _mcts)
 
 
-def _prsboxes(*, board, seed, solver_edges: int = 20, search_safe: int = 9, search_full: int = 4,
-              search_depth: int = 40, search_nodes: int = 300_000):
+def _prsboxes(*, board, seed, solver_edges: int = -1, search_safe: int = 9, search_full: int = 4,
+              search_depth: int = 40, search_nodes: int = 300_000, solver_nodes: int = 2_000_000):
+    """Chain-theory rules with searches (baselines.prsboxes); the exact solver plays and scores every
+    position within ``solver_edges`` undrawn edges (-1 auto: 30 with the C++ solver, else 20)."""
     from baselines.prsboxes import PRsBoxesAgent
 
     return PRsBoxesAgent(seed=seed, solver_edges=solver_edges, search_safe=search_safe, search_full=search_full,
-                         search_depth=search_depth, search_nodes=search_nodes, board=board)
+                         search_depth=search_depth, search_nodes=search_nodes, board=board,
+                         solver_nodes=solver_nodes)
 
 
 register_agent("prsboxes", _prsboxes)

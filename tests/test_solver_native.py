@@ -328,3 +328,40 @@ def test_winning_moves_keep_the_win_by_the_brute_force_oracle(brute):
             assert Solver(engine=engine).winning_moves(s) == want, (engine, s.history)
         checked += bool(want)
     assert checked > 10
+
+
+def test_solver_agent_falls_back_beyond_its_reach_and_budget():
+    agent = SolverAgent(seed=0)
+    s = GameState.new(5, 5)  # 60 undrawn > max_undrawn 40
+    assert agent.select_action(s) in s.legal_actions() and agent.fallbacks == 1
+    with pytest.raises(SolverTooLarge, match="60 undrawn"):
+        SolverAgent(seed=0, fallback="none").select_action(s)
+    mid = _rule_positions("5x5", 34, 1, seed=3)[0]
+    tight = SolverAgent(seed=0, node_limit=50)
+    assert tight.select_action(mid) in mid.legal_actions() and tight.fallbacks == 1
+    with pytest.raises(ValueError, match="fallback"):
+        SolverAgent(fallback="random")
+
+
+def test_alphabeta_and_prsboxes_take_exact_values_in_the_solver_zone():
+    """A depth-1 alpha-beta with solver leaves gets the exact value of the position; prsboxes plays a move
+    of best margin in its zone (auto 30 with the C++ solver) and falls back to its rules when the budget
+    runs out."""
+    from baselines.alphabeta import AlphaBetaAgent
+    from baselines.prsboxes import PRsBoxesAgent
+
+    exact = Solver()
+    for seed, undrawn in enumerate((24, 26, 28)):
+        s = _rule_positions("5x5", undrawn, 1, seed=seed)[0]
+        ab = AlphaBetaAgent(depth=1, solve_leaf=undrawn, seed=0)
+        move, v = ab.search_root(s, 1)
+        assert v == exact.value(s) and exact.move_values(s)[move] == v
+    p = PRsBoxesAgent(seed=0)
+    assert p.solver_edges == 30 and p.searcher.solve_leaf == 30
+    s = _rule_positions("5x5", 30, 1, seed=5)[0]
+    mv = exact.move_values(s)
+    assert mv[p.select_action(s)] == max(mv.values())
+    starved = PRsBoxesAgent(seed=0, solver_nodes=20)
+    assert starved.select_action(s) in s.legal_actions()
+    with pytest.raises(ValueError, match="solve_leaf"):
+        AlphaBetaAgent(solve_leaf=-1)
