@@ -297,7 +297,10 @@ def read_record(data) -> tuple[int, int, list[int], list[str]]:
             raise WebError(400, "bad_record", "'players' must be a list of two names")
     else:
         raise WebError(400, "bad_record", "a record is a JSON object or its text form")
-    rows, cols = check_board(board)
+    try:
+        rows, cols = check_board(board)
+    except WebError as exc:
+        raise WebError(400, "bad_record", f"the record's board: {exc.message}") from None
     return rows, cols, actions, [p[:200] for p in players]
 
 

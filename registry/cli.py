@@ -132,7 +132,8 @@ def _serve(args: argparse.Namespace) -> int:
                        checkpoint_roots=tuple(args.checkpoints or ["runs"]), max_games=args.max_games,
                        max_think_s=args.max_think, time_limit_s=min(args.time_limit, args.max_think))
     app = create_app(config)
-    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
+                                           log_config=None))
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(f"dnb serve: http://{shown}:{args.port}/  (API under /api/, OpenAPI at /docs; Ctrl-C stops)", flush=True)
     server.run()
