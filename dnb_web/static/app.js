@@ -63,6 +63,7 @@ function drawBoard(svg, st, opts) {
   opts = opts || {};
   const R = st.rows, C = st.cols;
   svg.setAttribute("viewBox", `0 0 ${C * S + 2 * PAD} ${R * S + 2 * PAD}`);
+  svg.style.maxWidth = `${Math.min(640, 2 * (C * S + 2 * PAD))}px`;   // small boards are not blown up
   svg.dataset.rows = R; svg.dataset.cols = C;
   svg.replaceChildren();
   const boxes = el("g", { class: "boxes" }, svg);
@@ -99,7 +100,9 @@ function drawBoard(svg, st, opts) {
     const owner = st.edges[a];
     const g = el("g", { class: "move" + (legal.has(a) ? " legal" : ""), "data-action": a, "data-drawn": owner >= 0 ? 1 : 0 }, edges);
     el("line", { class: `edge ${owner >= 0 ? "o" + owner : ""} ${st.last_move === a ? "last" : ""}`, x1, y1, x2, y2 }, g);
-    el("line", { class: "hit", x1, y1, x2, y2 }, g);
+    const T = 14, M = 8;                   // hit area: 2T thick, ending M short of the dots (tap-friendly)
+    if (y1 === y2) el("rect", { class: "hit", x: x1 + M, y: y1 - T, width: x2 - x1 - 2 * M, height: 2 * T, rx: 6 }, g);
+    else el("rect", { class: "hit", x: x1 - T, y: y1 + M, width: 2 * T, height: y2 - y1 - 2 * M, rx: 6 }, g);
     if (legal.has(a) && opts.onMove) {
       g.setAttribute("tabindex", "0");
       g.setAttribute("role", "button");
@@ -289,7 +292,9 @@ function renderInsightPanel(ins) {
   const sv = ins.solver;
   if (sv) {
     if (sv.status === "solved") {
-      p(`Solver: ${nm[sv.player]} ${sv.outcome === "win" ? "wins" : sv.outcome === "draw" ? "draws" : "loses"} with best play ` +
+      const you = nm[sv.player] === "You";
+      const verb = { win: you ? "win" : "wins", draw: you ? "draw" : "draws", loss: you ? "lose" : "loses" }[sv.outcome];
+      p(`Solver: ${nm[sv.player]} ${verb} with best play ` +
         `(final margin ${fmt(sv.final_margin, 0)}); winning moves: ${sv.winning_moves.length ? sv.winning_moves.join(", ") : "none"}`, "i-solver");
     } else if (sv.status === "out_of_reach") {
       p(`Solver: out of reach within its node budget` + (sv.bounds ? ` (value in [${sv.bounds.join(", ")}])` : ""), "i-solver");
