@@ -465,10 +465,21 @@ def test_agent_views(client, spec, kind):
     assert client.get(f"/api/games/{g['id']}").json()["history"] == []
 
 
-def test_network_agent_view_and_offered_specs(client):
+def test_network_agent_view_and_offered_specs(client, roots):
     pytest.importorskip("torch", reason="the network agents need torch")
+    import shutil
+
+    from agents.network_agent import shipped_checkpoint
+
+    exported = os.path.join(roots[1], "az", "weights.pt")  # an exported checkpoint in an allowed folder
+    os.makedirs(os.path.dirname(exported))
+    shutil.copy(shipped_checkpoint("3x3", "alphazero"), exported)
     offered = [a["spec"] for a in client.get("/api/agents?board=3x3").json()["agents"]]
     assert {"random", "greedy", "alphabeta:depth=4", "prsboxes", "alphazero", "solver"} <= set(offered)
+    assert f"alphazero:checkpoint={exported}" in offered and f"dotsformer:checkpoint={exported}" not in offered
+    g = new_game(client, board="3x3", opponent=f"alphazero:checkpoint={exported},simulations=8")
+    assert client.post(f"/api/games/{g['id']}/move", json={"action": 0}).status_code == 200
+    assert client.post(f"/api/games/{g['id']}/agent-move").json()["ply"] == 2
     offered2 = [a["spec"] for a in client.get("/api/agents?board=2x2").json()["agents"]]
     assert "random" in offered2 and "alphazero" not in offered2  # no shipped 2x2 weights
     offered5 = [a["spec"] for a in client.get("/api/agents?board=5x5").json()["agents"]]
