@@ -202,3 +202,74 @@ def test_phone_sized_screen(server, browser):
     assert "resigned" in page.inner_text("#status")
     assert log["external"] == [] and log["errors"] == []
     ctx.close()
+
+
+class _Crash:
+    name = "web_browser_crash"
+
+    def reset(self):
+        pass
+
+    def select_action(self, state):
+        raise RuntimeError("the agent fell over")
+
+
+def test_crashing_agent_shows_an_error(server, browser):
+    from registry.agents import register_agent
+
+    register_agent("web_browser_crash", lambda *, board, seed: _Crash(), override=True)
+    page = browser.new_page()
+    log = watch(page, server)
+    page.goto(server + "/")
+    page.fill("#spec", "web_browser_crash")
+    page.select_option("#first", "1")
+    page.click("#new-game")
+    page.wait_for_selector("#error:not([hidden])", timeout=10_000)
+    assert "the agent fell over" in page.inner_text("#error")
+    assert page.evaluate("() => game.ply") == 0 and page.get_attribute("#game", "data-thinking") == "0"
+    assert log["external"] == []
+    page.close()
+
+
+def test_replay_a_saved_game_and_a_tournament_folder(server, browser):
+    from agents.arena import TournamentConfig, run_tournament
+
+    with urllib.request.urlopen(f"{server}/api/tournaments") as r:
+        root = json.load(r)["roots"][0]
+    out = os.path.join(root, "t2x2")
+    run_tournament(TournamentConfig(board="2x2", agents=("random", "greedy"), games=2, bootstrap=0), out=out,
+                   progress=False, echo=None)
+    records = [json.loads(line) for line in open(os.path.join(out, "results.jsonl"))]
+    page = browser.new_page()
+    log = watch(page, server)
+    page.goto(server + "/")
+
+    # a saved record loaded from a file, stepped through
+    rec = {"board": "2x2", "actions": records[0]["moves"], "players": ["a", "b"]}
+    page.click("#tab-replay")
+    page.set_input_files("#load-file", files=[{"name": "game.json", "mimeType": "application/json",
+                                               "buffer": json.dumps(rec).encode()}])
+    page.wait_for_selector("#replay:not([hidden])")
+    assert page.get_attribute("#replay-info", "data-index") == "12"
+    page.click("#r-first")
+    assert page.eval_on_selector_all("#replay-board g.move[data-drawn='1']", "els => els.length") == 0
+    page.click("#r-next")
+    page.click("#r-next")
+    assert page.eval_on_selector_all("#replay-board g.move[data-drawn='1']", "els => els.length") == 2
+    assert page.eval_on_selector(f'#replay-board g.move[data-action="{rec["actions"][1]}"]', "e => e.dataset.drawn") == "1"
+
+    # the tournament folder: standings, the plot, a game move by move
+    page.click("#tab-tournaments")
+    page.click(f'#t-folders button[data-folder="{out}"]')
+    page.wait_for_selector("#t-view table")
+    text = page.inner_text("#t-view")
+    assert "Standings" in text and "greedy" in text and "random" in text
+    page.wait_for_function("() => [...document.querySelectorAll('#t-view img.plot')].every(i => i.complete && i.naturalWidth > 0)")
+    page.click(f'#t-view button[data-game-id="{records[1]["id"]}"]')
+    page.wait_for_function("() => !document.getElementById('view-replay').hidden")
+    final = GameState.from_actions("2x2", actions=records[1]["moves"])
+    assert f"score {final.scores[0]}\u2013{final.scores[1]}" in page.inner_text("#replay-info")
+    page.click("#r-prev")
+    assert page.get_attribute("#replay-info", "data-index") == str(len(records[1]["moves"]) - 1)
+    assert log["external"] == [] and log["errors"] == []
+    page.close()
