@@ -61,9 +61,15 @@ def _slow(*, board, seed, delay: float = 1.0):
     return _Slow(delay)
 
 
-register_agent("web_test_crash", lambda *, board, seed: _Crash(), override=True)
-register_agent("web_test_slow", _slow, override=True)
-register_agent("web_test_illegal", lambda *, board, seed: _Illegal(), override=True)
+@pytest.fixture(autouse=True)
+def misbehaving_agents(monkeypatch):
+    """The three agents above, registered for one test only (so that no other test sees them)."""
+    from registry import agents
+
+    monkeypatch.setattr(agents, "_FACTORIES", dict(agents._FACTORIES))
+    register_agent("web_test_crash", lambda *, board, seed: _Crash())
+    register_agent("web_test_slow", _slow)
+    register_agent("web_test_illegal", lambda *, board, seed: _Illegal())
 
 
 @pytest.fixture

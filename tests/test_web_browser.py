@@ -214,10 +214,11 @@ class _Crash:
         raise RuntimeError("the agent fell over")
 
 
-def test_crashing_agent_shows_an_error(server, browser):
-    from registry.agents import register_agent
+def test_crashing_agent_shows_an_error(server, browser, monkeypatch):
+    from registry import agents
 
-    register_agent("web_browser_crash", lambda *, board, seed: _Crash(), override=True)
+    monkeypatch.setattr(agents, "_FACTORIES", dict(agents._FACTORIES))  # registered for this test only
+    agents.register_agent("web_browser_crash", lambda *, board, seed: _Crash())
     page = browser.new_page()
     log = watch(page, server)
     page.goto(server + "/")
