@@ -576,3 +576,19 @@ def test_cli_serve_prints_the_address_and_warns_off_loopback(monkeypatch, capsys
     assert "warning" in out.err and "0.0.0.0" in out.err
     assert started == [("127.0.0.1", 8123), ("0.0.0.0", 8124)]
     assert main(["serve", "--port", "70000"]) == 2
+
+
+def test_static_files_are_package_data():
+    import fnmatch
+    import pathlib
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    root = pathlib.Path(__file__).parents[1]
+    tool = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "dnb_web" in tool["packages"]
+    patterns = tool["package-data"]["dnb_web"]
+    files = [p.relative_to(root / "dnb_web").as_posix() for p in (root / "dnb_web" / "static").iterdir()]
+    assert {"static/index.html", "static/app.js", "static/app.css"} <= set(files)
+    assert all(any(fnmatch.fnmatch(f, pat) for pat in patterns) for f in files), files
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(r.startswith("fastapi") for r in extras["web"]) and "web" in extras["all"][0]
