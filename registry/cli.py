@@ -4,6 +4,7 @@
     dnb tournament --board 5x5 --agents random,greedy,alphabeta:depth=3,prsboxes --games 100 \
         --openings 10:guided --workers 2 --threads 1 --out results/5x5
     dnb agents                          the registered agent names
+    dnb serve --port 8000               the web app (play, insight, replays, tournament folders; extra [web])
 """
 
 from __future__ import annotations
@@ -109,6 +110,36 @@ def _plot(args: argparse.Namespace) -> int:
     return attention_plot.main(args.rest)
 
 
+def _serve(args: argparse.Namespace) -> int:
+    import ipaddress
+
+    try:
+        import uvicorn
+
+        from dnb_web import WebConfig, create_app
+    except ImportError as exc:
+        raise ValueError(f"dnb serve needs the web extra: pip install 'dnb[web]' ({exc})") from None
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port must be in 0..65535, got {args.port}")
+    try:
+        loopback = args.host == "localhost" or ipaddress.ip_address(args.host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        print(f"dnb serve: warning: binding {args.host} makes the app reachable from other machines; it has no "
+              "authentication (use 127.0.0.1 unless you mean it)", file=sys.stderr)
+    config = WebConfig(results_roots=tuple(args.results or ["results"]),
+                       checkpoint_roots=tuple(args.checkpoints or ["runs"]), max_games=args.max_games,
+                       max_think_s=args.max_think, time_limit_s=min(args.time_limit, args.max_think))
+    app = create_app(config)
+    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
+                                           log_config=None))
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"dnb serve: http://{shown}:{args.port}/  (API under /api/, OpenAPI at /docs; Ctrl-C stops)", flush=True)
+    server.run()
+    return 0
+
+
 def _agents(args: argparse.Namespace) -> int:
     from registry import list_agents
 
@@ -185,6 +216,19 @@ def main(argv: list[str] | None = None) -> int:
     pl.add_argument("what", choices=["attention"], help="attention: Dotsformer's attention maps over a board")
     pl.add_argument("rest", nargs=argparse.REMAINDER, help="options of the picture (see `dnb plot attention --help`)")
     pl.set_defaults(func=_plot)
+    sv = sub.add_parser("serve", help="the web app: play any agent in the browser, insight, replays, tournaments",
+                        formatter_class=_Defaults)
+    sv.add_argument("--host", default="127.0.0.1", help="address to bind (anything but loopback prints a warning)")
+    sv.add_argument("--port", type=int, default=8000, help="port to listen on")
+    sv.add_argument("--results", action="append", metavar="DIR",
+                    help="folder whose tournament folders may be browsed (repeatable; default: results)")
+    sv.add_argument("--checkpoints", action="append", metavar="DIR",
+                    help="folder from which checkpoint= paths may be loaded (repeatable; default: runs; the "
+                         "shipped weights always)")
+    sv.add_argument("--max-games", type=int, default=64, help="live games at once")
+    sv.add_argument("--time-limit", type=float, default=10.0, help="default seconds per agent move")
+    sv.add_argument("--max-think", type=float, default=60.0, help="longest time limit per agent move a game may ask")
+    sv.set_defaults(func=_serve)
     ag = sub.add_parser("agents", help="list the registered agents", formatter_class=_Defaults)
     ag.set_defaults(func=_agents)
     args = parser.parse_args(argv)

@@ -1,0 +1,24 @@
+"""Play and watch Dots-and-Boxes in the browser: ``dnb serve`` (extra ``[web]``: FastAPI + uvicorn).
+
+=====================  ==================================================================================
+page                   ``/``: board as SVG (click, tap or keyboard), scores, "again!" after a box, undo,
+                       new game, resign; insight view; records; tournament folders. Static files are
+                       package data (``dnb_web/static``); the page makes no request to another host.
+API                    JSON under ``/api/`` (table in the README; OpenAPI at ``/openapi.json``, ``/docs``)
+games                  :mod:`dnb_web.games`: ``Game`` (seat, opponent, position, undo, resign, record) and
+                       ``GameStore`` (random ids from ``secrets.token_urlsafe``, a cap on live games)
+insight                :mod:`dnb_web.insight`: move classes and chains (``dnb_env.analysis``), the exact
+                       solver under a node budget, the agent's probabilities / visit counts and value
+HTTP layer             :mod:`dnb_web.app`: ``create_app(WebConfig(...))``; agents and analysis run in a
+                       thread pool under a time limit; bad input gets a 4xx JSON error and changes nothing
+=====================  ==================================================================================
+
+    dnb serve                          # http://127.0.0.1:8000
+    dnb serve --port 8080 --results results --checkpoints runs
+
+Version history: 0.1 (issue #17) first version.
+"""
+
+from dnb_web.app import WebConfig, create_app
+
+__all__ = ["WebConfig", "create_app"]

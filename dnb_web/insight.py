@@ -1,0 +1,122 @@
+"""What the insight view shows: move classes, chains and loops (:mod:`dnb_env.analysis`), the exact value
+and winning moves (:class:`baselines.solver.Solver` under a node budget) and an agent's own view of the
+position (its move probabilities or visit counts, and its evaluation where it exposes one).
+
+Every function takes a :class:`GameState` and returns plain JSON-ready data; nothing here holds state.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dnb_env import analysis
+from dnb_env.core import GameState
+
+__all__ = ["structure", "solve", "agent_view", "make_solver"]
+
+#: Names the page shows for :class:`dnb_env.analysis.MoveClass` (Dotsformer Definition 3).
+CLASS_NAMES = {analysis.MoveClass.SAFE: "safe", analysis.MoveClass.CONCEDING: "sacrifice",
+               analysis.MoveClass.SCORING: "capture"}
+
+
+def structure(state: GameState) -> dict:
+    """Move class of each legal move, the chains and loops (long ones flagged), the long-chain count, the
+    simple-endgame value where the position is one, and the initiative label of the last move."""
+    classes = analysis.move_classes(state)
+    comps = []
+    for c in analysis.components(state):
+        comps.append({"kind": c.kind, "boxes": list(c.boxes), "length": c.length, "opened": c.opened,
+                      "long": c.kind == "loop" or c.length >= 3})
+    out = {
+        "move_classes": {str(a): CLASS_NAMES[analysis.MoveClass(int(classes[a]))] for a in state.legal_actions()},
+        "components": comps,
+        "long_chains": analysis.long_chain_count(state),
+        "simple_endgame": analysis.is_simple_endgame(state) and not state.is_terminal(),
+        "endgame_value": None,
+        "last_move": None,
+    }
+    if out["simple_endgame"]:
+        out["endgame_value"] = analysis.endgame_value(state)
+    if state.history:
+        before = GameState.from_actions(state.rows, state.cols, state.history[:-1])
+        label = analysis.initiative_label(before, state.history[-1])
+        out["last_move"] = {"action": state.history[-1], "initiative": label.name.lower()}
+    return out
+
+
+def make_solver(node_limit: int):
+    """A solver that answers within ``node_limit`` alpha-beta nodes per query (the retrograde engine, when
+    the extension is not built, only up to 18 undrawn edges so that it stays quick)."""
+    from baselines.solver import Solver, native_available
+
+    return Solver(max_undrawn=None if native_available() else 18, node_limit=node_limit)
+
+
+def solve(solver, state: GameState) -> dict:
+    """The exact value of ``state`` for the player to move and the moves that keep the best result, or
+    why not (``status``: "solved", "out_of_reach" with bounds, "too_large", "over")."""
+    from baselines.solver import SolverBudgetExceeded, SolverTooLarge
+
+    if state.is_terminal():
+        return {"status": "over"}
+    mover = state.current_player
+    owned = state.scores[mover] - state.scores[1 - mover]
+    try:
+        values = solver.move_values(state)
+    except SolverBudgetExceeded as exc:
+        return {"status": "out_of_reach", "message": str(exc), "bounds": list(exc.bounds) if exc.bounds else None}
+    except SolverTooLarge as exc:
+        return {"status": "too_large", "message": str(exc)}
+    best = max(values.values())
+    final = owned + best
+    return {
+        "status": "solved",
+        "player": mover,
+        "value": best,  # margin of the remaining boxes for the player to move
+        "final_margin": final,
+        "outcome": "win" if final > 0 else ("draw" if final == 0 else "loss"),
+        "move_values": {str(a): v for a, v in values.items()},
+        "best_moves": sorted(a for a, v in values.items() if v == best),
+        "winning_moves": sorted(a for a, v in values.items() if owned + v > 0),
+    }
+
+
+def _finite(x) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def agent_view(agent, state: GameState) -> dict:
+    """The agent's view of ``state``: ``kind`` "visits" (a tree search: root visit counts and its Q),
+    "policy" (a network's raw policy and value head), "probabilities" (``action_probabilities``),
+    "search" (alpha-beta: its move and the value of its deepest search) or "none". ``values`` has one
+    number per action; ``value`` is for the player to move in ``unit``."""
+    mover = state.current_player
+    out = {"kind": "none", "values": None, "value": None, "unit": None, "player": mover, "move": None}
+    search = getattr(agent, "search", None)
+    if search is not None and hasattr(search, "run") and hasattr(search, "root_value"):
+        counts = np.asarray(search.run(state), dtype=float)
+        unit = getattr(getattr(search, "config", None), "value", "win")
+        out.update(kind="visits", values=[_finite(c) for c in counts], value=_finite(search.root_value()),
+                   unit="margin / boxes" if unit == "margin" else "win/loss", move=int(np.argmax(counts)))
+        if hasattr(agent, "reset"):
+            agent.reset()  # the analyst's tree is not kept between positions
+        return out
+    evaluator = getattr(agent, "evaluator", None)
+    if evaluator is not None and hasattr(evaluator, "evaluate"):
+        priors, values = evaluator.evaluate([state])
+        p = np.asarray(priors[0], dtype=float)
+        unit = getattr(getattr(getattr(evaluator, "net", None), "config", None), "value", "win")
+        out.update(kind="policy", values=[_finite(x) for x in p], value=_finite(values[0]),
+                   unit="margin / boxes" if unit == "margin" else "win/loss", move=int(np.argmax(p)))
+        return out
+    if hasattr(agent, "search_root") and hasattr(agent, "depth"):
+        move, value = agent.search_root(state, int(agent.depth))
+        out.update(kind="search", value=_finite(value), unit=f"boxes ({agent.depth}-ply search)", move=int(move))
+        return out
+    if hasattr(agent, "action_probabilities"):
+        p = np.asarray(agent.action_probabilities(state), dtype=float)
+        out.update(kind="probabilities", values=[_finite(x) for x in p], move=int(np.argmax(p)))
+    return out

@@ -1,0 +1,594 @@
+"""The web app's JSON API (dnb_web) through FastAPI's test client: whole games against ``random`` that end
+as the engine says, undo/resign, the insight view, records, tournament folders, and every kind of bad
+input (a 4xx JSON error that changes nothing)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the web extra (fastapi) is not installed: pip install 'dnb[web]'")
+pytest.importorskip("httpx", reason="FastAPI's test client needs httpx")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from dnb_env.core import GameState  # noqa: E402
+from dnb_web import WebConfig, create_app  # noqa: E402
+from registry.agents import register_agent  # noqa: E402
+
+
+# ------------------------------------------------------------------------------ misbehaving agents
+class _Crash:
+    name = "web_test_crash"
+
+    def reset(self):
+        pass
+
+    def select_action(self, state):
+        raise RuntimeError("boom")
+
+
+class _Slow:
+    name = "web_test_slow"
+
+    def __init__(self, delay):
+        self.delay = delay
+
+    def reset(self):
+        pass
+
+    def select_action(self, state):
+        time.sleep(self.delay)
+        return state.legal_actions()[0]
+
+
+class _Illegal:
+    name = "web_test_illegal"
+
+    def reset(self):
+        pass
+
+    def select_action(self, state):
+        return state.num_actions + 5
+
+
+def _slow(*, board, seed, delay: float = 1.0):
+    return _Slow(delay)
+
+
+@pytest.fixture(autouse=True)
+def misbehaving_agents(monkeypatch):
+    """The three agents above, registered for one test only (so that no other test sees them)."""
+    from registry import agents
+
+    monkeypatch.setattr(agents, "_FACTORIES", dict(agents._FACTORIES))
+    register_agent("web_test_crash", lambda *, board, seed: _Crash())
+    register_agent("web_test_slow", _slow)
+    register_agent("web_test_illegal", lambda *, board, seed: _Illegal())
+
+
+@pytest.fixture
+def roots(tmp_path):
+    results, runs = tmp_path / "results", tmp_path / "runs"
+    results.mkdir()
+    runs.mkdir()
+    return str(results), str(runs)
+
+
+@pytest.fixture
+def client(roots):
+    config = WebConfig(results_roots=(roots[0],), checkpoint_roots=(roots[1],), max_games=8, solver_nodes=200_000)
+    with TestClient(create_app(config)) as c:
+        yield c
+
+
+def new_game(client, board="2x2", opponent="random", human=0, seed=0, **extra) -> dict:
+    r = client.post("/api/games", json=dict(board=board, opponent=opponent, human=human, seed=seed, **extra))
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def play_out(client, game: dict, rng: random.Random) -> dict:
+    """Human plays random legal moves, the agent replies, until the end."""
+    gid = game["id"]
+    while game["turn"] != "over":
+        if game["turn"] == "human":
+            r = client.post(f"/api/games/{gid}/move", json={"action": rng.choice(game["legal"]), "ply": game["ply"]})
+        else:
+            r = client.post(f"/api/games/{gid}/agent-move")
+        assert r.status_code == 200, r.text
+        game = r.json()
+    return game
+
+
+def assert_error(r, status: int, code: str | None = None) -> dict:
+    assert r.status_code == status, r.text
+    body = r.json()
+    assert isinstance(body.get("message"), str) and body["message"], body
+    if code:
+        assert body["error"] == code, body
+    return body
+
+
+# ------------------------------------------------------------------------------ whole games
+@pytest.mark.parametrize("board,human", [("2x2", 0), ("2x2", 1), ("3x3", 0), ("3x3", 1)])
+def test_full_game_against_random_ends_as_the_engine_says(client, board, human):
+    game = play_out(client, new_game(client, board=board, human=human, seed=3), random.Random(7 + human))
+    engine = GameState.from_actions(board, actions=game["history"])
+    assert engine.is_terminal()
+    assert game["scores"] == list(engine.scores)
+    assert game["winner"] == engine.winner
+    assert game["status"] == "over" and game["legal"] == []
+    assert sum(game["scores"]) == engine.rows * engine.cols
+    # who drew each edge, replayed by the engine
+    s, owners = GameState.new(board), {}
+    for a in game["history"]:
+        owners[a] = s.current_player
+        s = s.apply(a)
+    assert game["edges"] == [owners[a] for a in range(engine.num_actions)]
+    # the record and its replay agree with the engine too
+    rec = client.get(f"/api/games/{game['id']}/record").json()
+    assert rec["actions"] == game["history"] and rec["board"] == board and rec["scores"] == list(engine.scores)
+    assert rec["players"][human] == "human" and rec["players"][1 - human] == "random"
+    text = client.get(f"/api/games/{game['id']}/record?format=text")
+    assert text.status_code == 200 and text.headers["content-type"].startswith("text/plain")
+    assert ("actions: " + " ".join(map(str, game["history"]))) in text.text and str(engine) in text.text
+    for body in ({"record": rec}, {"text": text.text}):
+        frames = client.post("/api/records/replay", json=body).json()["frames"]
+        assert len(frames) == len(game["history"]) + 1
+        assert frames[-1]["scores"] == list(engine.scores) and frames[0]["history"] == []
+        for k, f in enumerate(frames):
+            assert f["history"] == game["history"][:k]
+
+
+def test_seeded_agent_replies_repeat(client):
+    def moves(seed):
+        g = new_game(client, board="3x3", seed=seed)
+        return play_out(client, g, random.Random(1))["history"]
+
+    assert moves(5) == moves(5)
+    assert moves(5) != moves(6)
+
+
+def test_again_flag_after_a_completed_box(client):
+    g = new_game(client, board="1x2", human=0, opponent="web_test_slow:delay=0.0")
+    gid = g["id"]
+    # human: h(0,0)=0; agent (first legal) ... steer to a box the human completes
+    state = GameState.new("1x2")
+    while True:
+        g = client.get(f"/api/games/{gid}").json()
+        if g["turn"] == "over":
+            break
+        if g["turn"] == "agent":
+            g = client.post(f"/api/games/{gid}/agent-move").json()
+            continue
+        state = GameState.from_actions("1x2", actions=g["history"])
+        scoring = [a for a in state.legal_actions() if state.apply(a).current_player == state.current_player
+                   and not state.apply(a).is_terminal()]
+        action = scoring[0] if scoring else state.legal_actions()[-1]
+        g = client.post(f"/api/games/{gid}/move", json={"action": action}).json()
+        if scoring:
+            assert g["again"] and g["turn"] == "human"
+            return
+    pytest.fail("the human never had a box to complete with the game going on")
+
+
+# ------------------------------------------------------------------------------ undo, resign, isolation
+def test_undo_takes_back_to_before_the_humans_last_move(client):
+    g = new_game(client, board="3x3", human=0, seed=1)
+    gid = g["id"]
+    assert_error(client.post(f"/api/games/{gid}/undo"), 409, "nothing_to_undo")
+    g = client.post(f"/api/games/{gid}/move", json={"action": 0}).json()
+    while g["turn"] == "agent":
+        g = client.post(f"/api/games/{gid}/agent-move").json()
+    before_second = g["history"]
+    g = client.post(f"/api/games/{gid}/move", json={"action": g["legal"][0]}).json()
+    while g["turn"] == "agent":
+        g = client.post(f"/api/games/{gid}/agent-move").json()
+    assert len(g["history"]) > len(before_second)
+    g = client.post(f"/api/games/{gid}/undo").json()
+    assert g["history"] == before_second and g["turn"] == "human"
+    g = client.post(f"/api/games/{gid}/undo").json()
+    assert g["history"] == [] and g["turn"] == "human"
+
+
+def test_undo_when_the_agent_started(client):
+    g = new_game(client, board="2x2", human=1, seed=2)
+    gid = g["id"]
+    assert g["turn"] == "agent"
+    g = client.post(f"/api/games/{gid}/agent-move").json()
+    opening = g["history"]
+    assert g["turn"] == "human"
+    g = client.post(f"/api/games/{gid}/move", json={"action": g["legal"][0]}).json()
+    g = client.post(f"/api/games/{gid}/undo").json()
+    assert g["history"] == opening
+
+
+def test_resign_ends_the_game(client):
+    g = new_game(client, board="2x2", human=0)
+    gid = g["id"]
+    g = client.post(f"/api/games/{gid}/resign").json()
+    assert g["status"] == "resigned" and g["winner"] == 1 and g["turn"] == "over"
+    assert_error(client.post(f"/api/games/{gid}/move", json={"action": 0}), 409, "game_over")
+    assert_error(client.post(f"/api/games/{gid}/agent-move"), 409, "game_over")
+    assert_error(client.post(f"/api/games/{gid}/resign"), 409, "game_over")
+    assert_error(client.post(f"/api/games/{gid}/undo"), 409, "game_over")
+    assert client.get(f"/api/games/{gid}/record").json()["resigned"] == 0
+
+
+def test_games_are_isolated_with_random_ids(client):
+    a, b = new_game(client, board="2x2"), new_game(client, board="3x3")
+    assert a["id"] != b["id"] and len(a["id"]) >= 16 and len(b["id"]) >= 16
+    client.post(f"/api/games/{a['id']}/move", json={"action": 3})
+    assert client.get(f"/api/games/{b['id']}").json()["history"] == []
+    client.post(f"/api/games/{b['id']}/move", json={"action": 5})
+    assert client.get(f"/api/games/{a['id']}").json()["history"] == [3]
+    assert client.delete(f"/api/games/{a['id']}").status_code == 200
+    assert_error(client.get(f"/api/games/{a['id']}"), 404, "unknown_game")
+    assert client.get(f"/api/games/{b['id']}").json()["history"] == [5]
+
+
+def test_cap_on_live_games(roots):
+    with TestClient(create_app(WebConfig(results_roots=(roots[0],), max_games=2))) as c:
+        g1, _ = new_game(c), new_game(c)
+        assert_error(c.post("/api/games", json={"board": "2x2"}), 429, "too_many_games")
+        c.delete(f"/api/games/{g1['id']}")
+        new_game(c)
+
+
+# ------------------------------------------------------------------------------ bad input changes nothing
+def test_bad_moves_change_nothing(client):
+    g = new_game(client, board="2x2", human=0)
+    gid = g["id"]
+    g = client.post(f"/api/games/{gid}/move", json={"action": 4, "ply": 0}).json()
+    assert g["turn"] == "agent"
+    snapshot = client.get(f"/api/games/{gid}").json()
+    assert_error(client.post(f"/api/games/{gid}/move", json={"action": 5}), 409, "not_your_turn")
+    g = client.post(f"/api/games/{gid}/agent-move").json()
+    while g["turn"] == "agent":
+        g = client.post(f"/api/games/{gid}/agent-move").json()
+    snapshot = client.get(f"/api/games/{gid}").json()
+    url = f"/api/games/{gid}/move"
+    cases = [
+        ({"action": 4}, 400, "illegal_move"),  # already drawn: a repeated move
+        ({"action": g["history"][-1]}, 400, "illegal_move"),
+        ({"action": 12}, 400, "illegal_move"),  # out of range on 2x2
+        ({"action": -1}, 400, "illegal_move"),
+        ({"action": g["legal"][0], "ply": 0}, 409, "stale_ply"),  # a repeated (late) request
+        ({"action": "3"}, 422, "bad_request"),
+        ({"action": 3.0}, 422, "bad_request"),
+        ({"action": True}, 422, "bad_request"),
+        ({}, 422, "bad_request"),
+        ({"action": g["legal"][0], "extra": 1}, 422, "bad_request"),
+    ]
+    for body, status, code in cases:
+        assert_error(client.post(url, json=body), status, code)
+    assert_error(client.post(url, content=b'{"action": ', headers={"content-type": "application/json"}), 400,
+                 "malformed_json")
+    assert_error(client.post(url, content=b"[1, 2]", headers={"content-type": "application/json"}), 422)
+    assert_error(client.post(f"/api/games/{gid}/agent-move"), 409, "not_your_turn")
+    assert client.get(f"/api/games/{gid}").json() == snapshot
+
+
+def test_unknown_game_ids(client):
+    for method, path in [("get", ""), ("delete", ""), ("post", "/move"), ("post", "/agent-move"), ("post", "/undo"),
+                         ("post", "/resign"), ("get", "/analysis"), ("get", "/record")]:
+        kwargs = {"json": {"action": 0}} if path == "/move" else {}
+        assert_error(getattr(client, method)(f"/api/games/no-such-game{path}", **kwargs), 404, "unknown_game")
+    assert_error(client.get("/api/nothing-here"), 404)
+
+
+@pytest.mark.parametrize("body,status,code", [
+    ({"board": "0x3"}, 400, "bad_board"),
+    ({"board": "10x10"}, 400, "bad_board"),
+    ({"board": "3x10"}, 400, "bad_board"),
+    ({"board": "3x"}, 400, "bad_board"),
+    ({"board": "axb"}, 400, "bad_board"),
+    ({"board": 5}, 422, "bad_request"),
+    ({"opponent": "no_such_agent"}, 400, "bad_agent"),
+    ({"opponent": "alphabeta:depth=2.5"}, 400, "bad_agent"),
+    ({"opponent": "alphabeta:depth=deep"}, 400, "bad_agent"),
+    ({"opponent": "alphabeta:nodepth=3"}, 400, "bad_agent"),
+    ({"opponent": "alphabeta:depth"}, 400, "bad_agent"),
+    ({"opponent": "mcts:search=fast"}, 400, "bad_agent"),
+    ({"opponent": ""}, 400, "bad_agent"),
+    ({"opponent": "alphazero:checkpoint=/etc/passwd"}, 403, "forbidden_path"),
+    ({"opponent": "alphazero:checkpoint=../../outside.pt"}, 403, "forbidden_path"),
+    ({"board": "2x2", "opponent": "alphazero"}, 400, "agent_unavailable"),  # no shipped 2x2 weights
+    ({"human": 2}, 422, "bad_request"),
+    ({"human": "0"}, 422, "bad_request"),
+    ({"seed": "x"}, 422, "bad_request"),
+    ({"time_limit": 0}, 400, "bad_time_limit"),
+    ({"time_limit": 10_000}, 400, "bad_time_limit"),
+    ({"colour": "red"}, 422, "bad_request"),
+])
+def test_bad_new_game_requests(client, body, status, code):
+    assert_error(client.post("/api/games", json=body), status, code)
+    assert client.app.state.store.games == {}
+
+
+def test_checkpoints_only_from_allowed_folders(client, roots):
+    missing = os.path.join(roots[1], "missing.pt")
+    assert_error(client.post("/api/games", json={"opponent": f"alphazero:checkpoint={missing}"}), 404, "not_found")
+    junk = os.path.join(roots[1], "junk.pt")
+    with open(junk, "wb") as f:
+        f.write(b"not a checkpoint")
+    assert_error(client.post("/api/games", json={"board": "3x3", "opponent": f"alphazero:checkpoint={junk}"}), 400,
+                 "agent_unavailable")
+    link = os.path.join(roots[1], "escape")
+    os.symlink("/etc", link)
+    assert_error(client.post("/api/games", json={"opponent": f"alphazero:checkpoint={link}/passwd"}), 403,
+                 "forbidden_path")
+    assert client.app.state.store.games == {}
+
+
+def test_oversized_requests(client):
+    g = new_game(client)
+    snapshot = client.get(f"/api/games/{g['id']}").json()
+    big = json.dumps({"action": 0, "pad": "x" * 100_000}).encode()
+    assert_error(client.post(f"/api/games/{g['id']}/move", content=big, headers={"content-type": "application/json"}),
+                 413, "body_too_large")
+
+    def chunks():  # no Content-Length: the streamed body is counted
+        yield b'{"action": 0, "pad": "'
+        for _ in range(100):
+            yield b"x" * 1024
+        yield b'"}'
+
+    assert_error(client.post(f"/api/games/{g['id']}/move", content=chunks(),
+                             headers={"content-type": "application/json"}), 413, "body_too_large")
+    assert_error(client.post("/api/games", content=big, headers={"content-type": "application/json"}), 413)
+    assert client.get(f"/api/games/{g['id']}").json() == snapshot
+    assert len(client.app.state.store.games) == 1
+
+
+def test_bad_records(client):
+    for body in ({"record": {"board": "2x2", "actions": [0, 0]}}, {"record": {"board": "2x2", "actions": [99]}},
+                 {"record": {"board": "12x2", "actions": []}}, {"record": {"board": "2x2"}},
+                 {"record": {"board": "2x2", "actions": ["0"]}}, {"text": "hello"}, {"text": "# dnb game 2x2\nactions: a"},
+                 {}, {"record": {"board": "2x2", "actions": []}, "text": "x"}):
+        assert_error(client.post("/api/records/replay", json=body), 400, "bad_record")
+    assert_error(client.post("/api/records/replay", json={"record": [1]}), 422)
+
+
+# ------------------------------------------------------------------------------ agents that misbehave
+def test_crashing_agent_reports_an_error_and_the_server_goes_on(client):
+    g = new_game(client, board="2x2", human=1, opponent="web_test_crash")
+    gid = g["id"]
+    body = assert_error(client.post(f"/api/games/{gid}/agent-move"), 500, "agent_failed")
+    assert "boom" in body["message"]
+    g = client.get(f"/api/games/{gid}").json()
+    assert g["history"] == [] and "boom" in g["error"] and not g["thinking"] and g["turn"] == "agent"
+    assert client.post(f"/api/games/{gid}/resign").json()["status"] == "resigned"
+    new_game(client)  # the server still serves
+
+
+def test_agent_choosing_an_illegal_move(client):
+    g = new_game(client, board="2x2", human=1, opponent="web_test_illegal")
+    assert_error(client.post(f"/api/games/{g['id']}/agent-move"), 500, "agent_failed")
+    assert client.get(f"/api/games/{g['id']}").json()["history"] == []
+
+
+def test_slow_agent_times_out_without_blocking(client):
+    g = new_game(client, board="2x2", human=1, opponent="web_test_slow:delay=1.0", time_limit=0.2)
+    gid = g["id"]
+    t = time.perf_counter()
+    body = assert_error(client.post(f"/api/games/{gid}/agent-move"), 504, "agent_timeout")
+    assert time.perf_counter() - t < 0.9 and "0.2" in body["message"]
+    # the abandoned move is still running: no second one, and the game is unchanged
+    assert_error(client.post(f"/api/games/{gid}/agent-move"), 409, "agent_thinking")
+    assert client.get("/api/games/" + gid).json()["history"] == []
+    other = new_game(client, board="2x2")  # other games go on meanwhile
+    assert client.post(f"/api/games/{other['id']}/move", json={"action": 0}).status_code == 200
+    deadline = time.time() + 5
+    while client.get("/api/games/" + gid).json()["thinking"] and time.time() < deadline:
+        time.sleep(0.05)
+    g = client.get("/api/games/" + gid).json()
+    assert not g["thinking"] and g["history"] == [] and "time limit" in g["error"]
+
+
+def test_agent_replies_run_off_the_event_loop(client):
+    """While one game's agent thinks, another request is answered at once."""
+    g = new_game(client, board="2x2", human=1, opponent="web_test_slow:delay=0.6", time_limit=5)
+    result = {}
+    th = threading.Thread(target=lambda: result.setdefault("r", client.post(f"/api/games/{g['id']}/agent-move")))
+    th.start()
+    time.sleep(0.15)
+    t = time.perf_counter()
+    assert client.get(f"/api/games/{g['id']}").json()["thinking"] is True
+    assert time.perf_counter() - t < 0.3
+    th.join()
+    assert result["r"].status_code == 200 and result["r"].json()["history"] == [0]
+
+
+# ------------------------------------------------------------------------------ insight
+def test_analysis_of_a_known_position(client):
+    # 2x2 after h(0,0), v(0,0), h(1,0): box 0 has three sides, the capture is edge v(0,1) = 7
+    g = new_game(client, board="2x2", human=0, opponent="random")
+    gid = g["id"]
+    game = client.app.state.store.get(gid)
+    game.state = GameState.from_actions("2x2", actions=[0, 6, 2])
+    data = client.get(f"/api/games/{gid}/analysis").json()
+    st = data["structure"]
+    assert st["move_classes"]["7"] == "capture" and st["move_classes"]["1"] == "safe"
+    assert set(st["move_classes"]) == {str(a) for a in game.state.legal_actions()}
+    assert st["last_move"] == {"action": 2, "initiative": "neutral"}
+    from conftest import BruteForce
+
+    bf = BruteForce()
+    sv = data["solver"]
+    assert sv["status"] == "solved" and sv["value"] == bf.value(game.state)
+    assert {int(a): v for a, v in sv["move_values"].items()} == bf.move_values(game.state)
+    assert 7 in sv["best_moves"]
+    ag = data["agent"]
+    assert ag["kind"] == "probabilities" and abs(sum(ag["values"]) - 1) < 1e-9 and ag["values"][0] == 0
+
+
+def test_analysis_shows_long_chains_and_loops(client):
+    g = new_game(client, board="1x3", human=0)
+    game = client.app.state.store.get(g["id"])
+    # 1x3: draw every horizontal edge: one chain of three boxes, both ends open to the border
+    game.state = GameState.from_actions("1x3", actions=[0, 3, 1, 4, 2, 5])
+    st = client.get(f"/api/games/{g['id']}/analysis?agent=false").json()["structure"]
+    [chain] = st["components"]
+    assert sorted(chain.pop("boxes")) == [0, 1, 2]
+    assert chain == {"kind": "chain", "length": 3, "opened": False, "long": True}
+    assert st["long_chains"] == 1 and st["simple_endgame"] and st["endgame_value"] == -3
+    g = new_game(client, board="2x2", human=0)
+    game = client.app.state.store.get(g["id"])
+    game.state = GameState.from_actions("2x2", actions=[0, 1, 4, 5, 6, 8, 9, 11])  # the four inner edges undrawn
+    st = client.get(f"/api/games/{g['id']}/analysis?agent=false").json()["structure"]
+    assert [c["kind"] for c in st["components"]] == ["loop"] and st["components"][0]["long"]
+
+
+def test_solver_has_a_budget(roots):
+    config = WebConfig(results_roots=(roots[0],), solver_nodes=1_000)
+    with TestClient(create_app(config)) as c:
+        g = new_game(c, board="5x5", human=0)
+        t = time.perf_counter()
+        data = c.get(f"/api/games/{g['id']}/analysis?agent=false").json()
+        assert time.perf_counter() - t < 5
+        assert data["solver"]["status"] in ("out_of_reach", "too_large")
+
+
+@pytest.mark.parametrize("spec,kind", [("mcts:simulations=60,search=python", "visits"), ("alphabeta:depth=2", "search"),
+                                       ("greedy", "none")])
+def test_agent_views(client, spec, kind):
+    g = new_game(client, board="2x2", human=0, opponent=spec)
+    data = client.get(f"/api/games/{g['id']}/analysis?solver=false").json()
+    ag = data["agent"]
+    assert ag["kind"] == kind and data["solver"] is None
+    if kind == "visits":
+        assert 50 <= sum(ag["values"]) <= 60 and ag["value"] is not None and ag["move"] in range(12)
+    if kind == "search":
+        assert ag["value"] is not None and ag["move"] in range(12)
+    # the analysis used its own agent: the game's position and agent are untouched
+    assert client.get(f"/api/games/{g['id']}").json()["history"] == []
+
+
+def test_network_agent_view_and_offered_specs(client, roots):
+    pytest.importorskip("torch", reason="the network agents need torch")
+    import shutil
+
+    from agents.network_agent import shipped_checkpoint
+
+    exported = os.path.join(roots[1], "az", "weights.pt")  # an exported checkpoint in an allowed folder
+    os.makedirs(os.path.dirname(exported))
+    shutil.copy(shipped_checkpoint("3x3", "alphazero"), exported)
+    offered = [a["spec"] for a in client.get("/api/agents?board=3x3").json()["agents"]]
+    assert {"random", "greedy", "alphabeta:depth=4", "prsboxes", "alphazero", "solver"} <= set(offered)
+    assert f"alphazero:checkpoint={exported}" in offered and f"dotsformer:checkpoint={exported}" not in offered
+    g = new_game(client, board="3x3", opponent=f"alphazero:checkpoint={exported},simulations=8")
+    assert client.post(f"/api/games/{g['id']}/move", json={"action": 0}).status_code == 200
+    assert client.post(f"/api/games/{g['id']}/agent-move").json()["ply"] == 2
+    offered2 = [a["spec"] for a in client.get("/api/agents?board=2x2").json()["agents"]]
+    assert "random" in offered2 and "alphazero" not in offered2  # no shipped 2x2 weights
+    offered5 = [a["spec"] for a in client.get("/api/agents?board=5x5").json()["agents"]]
+    assert "alphazero" in offered5 and "solver" not in offered5
+    assert_error(client.get("/api/agents?board=11x2"), 400, "bad_board")
+    g = new_game(client, board="3x3", human=0, opponent="alphazero:simulations=0")
+    ag = client.get(f"/api/games/{g['id']}/analysis?solver=false").json()["agent"]
+    assert ag["kind"] == "policy" and abs(sum(ag["values"]) - 1) < 1e-4 and -1.01 <= ag["value"] <= 1.01
+    g = new_game(client, board="3x3", human=0, opponent="alphazero:simulations=16")
+    ag = client.get(f"/api/games/{g['id']}/analysis?solver=false").json()["agent"]
+    assert ag["kind"] == "visits" and sum(ag["values"]) >= 15
+
+
+# ------------------------------------------------------------------------------ tournament folders
+def test_tournament_folder_browsing(client, roots):
+    from agents.arena import TournamentConfig, run_tournament
+
+    out = os.path.join(roots[0], "t2x2")
+    run_tournament(TournamentConfig(board="2x2", agents=("random", "greedy"), games=4, openings=2, bootstrap=0),
+                   out=out, progress=False, echo=None)
+    folders = client.get("/api/tournaments").json()["folders"]
+    assert folders == [out]
+    view = client.get("/api/tournaments/view", params={"folder": out}).json()
+    assert view["config"]["board"] == "2x2" and len(view["games"]) == 4
+    assert {r["agent"] for r in view["elo"]} == {"random", "greedy"} and view["pairs"]
+    records = [json.loads(line) for line in open(os.path.join(out, "results.jsonl"))]
+    if view["plots"]:
+        r = client.get("/api/tournaments/plot", params={"folder": out, "name": view["plots"][0]})
+        assert r.status_code == 200 and r.content[:8] == b"\x89PNG\r\n\x1a\n"
+    for rec in records:
+        d = client.get("/api/tournaments/game", params={"folder": out, "id": rec["id"]}).json()
+        assert d["actions"] == rec["moves"] and d["players"] == [rec["first"], rec["second"]]
+        assert d["frames"][-1]["scores"] == rec["scores"] == list(GameState.from_actions("2x2", actions=rec["moves"]).scores)
+        assert d["opening"] == 2
+    before = open(os.path.join(out, "results.jsonl")).read()
+    with open(os.path.join(out, "results.jsonl"), "a") as f:
+        f.write("{torn\n")
+    assert len(client.get("/api/tournaments/view", params={"folder": out}).json()["games"]) == 4
+    assert open(os.path.join(out, "results.jsonl")).read() == before + "{torn\n"  # browsing moves nothing aside
+
+
+def test_tournament_paths_stay_inside_the_roots(client, roots):
+    os.makedirs(os.path.join(roots[0], "t"))
+    outside = os.path.dirname(roots[0])
+    for folder in ("/etc", outside, os.path.join(roots[0], ".."), os.path.join(roots[0], "t", "..", "..")):
+        assert_error(client.get("/api/tournaments/view", params={"folder": folder}), 403, "forbidden_path")
+        assert_error(client.get("/api/tournaments/game", params={"folder": folder, "id": "0-1-0"}), 403)
+    assert_error(client.get("/api/tournaments/view", params={"folder": os.path.join(roots[0], "nope")}), 404)
+    t = os.path.join(roots[0], "t")
+    for name in ("../../etc/passwd", "x.png", "config.json"):
+        assert_error(client.get("/api/tournaments/plot", params={"folder": t, "name": name}), 404)
+    assert_error(client.get("/api/tournaments/game", params={"folder": t, "id": "0-1-0"}), 404)
+
+
+# ------------------------------------------------------------------------------ page, OpenAPI, CLI
+def test_page_and_static_files_make_no_external_requests(client):
+    page = client.get("/")
+    assert page.status_code == 200 and 'id="board"' in page.text
+    for path in ("/static/app.js", "/static/app.css"):
+        r = client.get(path)
+        assert r.status_code == 200 and len(r.text) > 1000
+        text = r.text.replace("http://www.w3.org/2000/svg", "")
+        assert "http://" not in text and "https://" not in text and "//cdn" not in text
+    assert "http" not in page.text.replace("http://www.w3.org", "")
+
+
+def test_openapi_documents_the_api(client):
+    paths = client.get("/openapi.json").json()["paths"]
+    for p in ("/api/games", "/api/games/{gid}", "/api/games/{gid}/move", "/api/games/{gid}/agent-move",
+              "/api/games/{gid}/undo", "/api/games/{gid}/resign", "/api/games/{gid}/analysis",
+              "/api/games/{gid}/record", "/api/records/replay", "/api/agents", "/api/tournaments"):
+        assert p in paths
+    assert client.get("/docs").status_code == 200
+
+
+def test_cli_serve_prints_the_address_and_warns_off_loopback(monkeypatch, capsys):
+    import uvicorn
+
+    from registry.cli import main
+
+    started = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self: started.append((self.config.host, self.config.port)))
+    assert main(["serve", "--port", "8123"]) == 0
+    out = capsys.readouterr()
+    assert "http://127.0.0.1:8123/" in out.out and "warning" not in out.err
+    assert main(["serve", "--host", "0.0.0.0", "--port", "8124"]) == 0
+    out = capsys.readouterr()
+    assert "warning" in out.err and "0.0.0.0" in out.err
+    assert started == [("127.0.0.1", 8123), ("0.0.0.0", 8124)]
+    assert main(["serve", "--port", "70000"]) == 2
+
+
+def test_static_files_are_package_data():
+    import fnmatch
+    import pathlib
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    root = pathlib.Path(__file__).parents[1]
+    tool = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "dnb_web" in tool["packages"]
+    patterns = tool["package-data"]["dnb_web"]
+    files = [p.relative_to(root / "dnb_web").as_posix() for p in (root / "dnb_web" / "static").iterdir()]
+    assert {"static/index.html", "static/app.js", "static/app.css"} <= set(files)
+    assert all(any(fnmatch.fnmatch(f, pat) for pat in patterns) for f in files), files
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(r.startswith("fastapi") for r in extras["web"]) and "web" in extras["all"][0]
