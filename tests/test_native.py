@@ -69,13 +69,15 @@ def test_differential_against_gamestate_on_every_size():
 
 
 def test_differential_against_openspiel_cpp():
-    """324 random games (4 per size) against pyspiel's dots_and_boxes: legal actions, mover, returns."""
+    """2,025 random games (25 per size 1x1..9x9) stepped as one batch against pyspiel's dots_and_boxes:
+    legal masks, mover, terminal and margin returns after every move."""
     pyspiel = pytest.importorskip("pyspiel")
     rng = random.Random(7)
+    games = 0
     for rows, cols in SIZES:
         game = pyspiel.load_game("dots_and_boxes", {"num_rows": rows, "num_cols": cols, "utility_margin": True})
-        spiel = [game.new_initial_state() for _ in range(4)]
-        boards = native.NativeBoards(rows, cols, 4)
+        spiel = [game.new_initial_state() for _ in range(25)]
+        boards = native.NativeBoards(rows, cols, 25)
         while not spiel[0].is_terminal():
             np.testing.assert_array_equal(boards.legal_masks(), [ps.legal_actions_mask() for ps in spiel])
             np.testing.assert_array_equal(boards.current_player(), [ps.current_player() for ps in spiel])
@@ -87,6 +89,8 @@ def test_differential_against_openspiel_cpp():
         assert boards.terminal().all()
         s = boards.scores()
         assert (s[:, 0] - s[:, 1]).tolist() == [ps.returns()[0] for ps in spiel]
+        games += len(spiel)
+    assert games >= 2000
 
 
 def test_loaded_positions_play_on_like_gamestate():

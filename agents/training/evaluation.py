@@ -13,8 +13,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from agents.mcts import MCTS, MCTSConfig, run_many
+from agents.mcts import MCTSConfig
 from agents.models.evaluator import NetworkEvaluator
+from agents.search import make_search, run_many
 from dnb_env.core import GameState
 
 __all__ = ["Labelled", "MIDDLE_GAME", "labelled_positions", "accuracy", "policy_moves", "search_moves",
@@ -78,12 +79,16 @@ def policy_moves(net, states: list[GameState], device: str = "cpu") -> list[int]
 def search_moves(net, states: list[GameState], simulations: int, c_puct: float = 1.0, batch_size: int = 8,
                  device: str = "cpu") -> list[int]:
     """The most visited move of a ``simulations`` search (pruning on, as when playing; values in the
-    network's units) in each state; the searches run in lockstep so network calls are shared."""
+    network's units; no exact solver, which labels these positions) in each state; the searches run in
+    lockstep so network calls are shared, on the C++ search when it is built (both give the same counts)."""
+    if not states:
+        return []
     evaluator = NetworkEvaluator(net, device)
     mcfg = MCTSConfig(simulations=simulations, c_puct=c_puct, batch_size=batch_size, prune=True,
                       reuse_tree=False, value=net.config.value)
     rng = np.random.default_rng(0)
-    counts = run_many([MCTS(evaluator, mcfg, rng) for _ in states], states, evaluator)
+    board = (states[0].rows, states[0].cols)
+    counts = run_many([make_search(evaluator, mcfg, rng, board=board) for _ in states], states, evaluator)
     return [int(np.argmax(c)) for c in counts]
 
 
