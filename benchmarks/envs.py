@@ -1,11 +1,23 @@
 """Environment throughput, measured side by side in one run.
 
-1. Gym env learner steps/s on 5x5 (chainloop6 observation, random opponent replying) vs the same loop on
-   OpenSpiel's C++ game: learner ``apply_action``, random replies, then ``observation_tensor()``.
-2. Native vector env (``vector_entry_point``) vs Gymnasium's ``SyncVectorEnv`` at 64 envs, env-steps/s.
+1. Single env, learner steps/s on 5x5: ``DotsAndBoxesEnv`` (``gym.make("DotsAndBoxes-5x5", obs_type="chainloop6")``
+   unwrapped, default opponent ``"random"``) vs the same loop on OpenSpiel's C++ ``dots_and_boxes``. One
+   learner step = the learner's move, the random opponent's replies until it is the learner's turn (or the
+   game ends), and the learner's observation: Gymnasium's ``step`` returns the chainloop6 planes, the mask
+   and the info dict; on OpenSpiel, ``apply_action`` for every move and then ``observation_tensor()``. Both
+   loops draw the learner's move uniformly among the legal ones with the same ``random.Random``
+   (``rng.choice`` over the mask's nonzero indices, or over ``legal_actions()``) and start a new game when
+   one ends (a ``reset`` on the gym side, counted in the time).
+2. Vector env, env-steps/s at ``--envs`` games: the native vector env (``gym.make_vec(...,
+   vectorization_mode="vector_entry_point")``, ``DotsAndBoxesVectorEnv``) vs Gymnasium's ``SyncVectorEnv``
+   over the same single envs (``vectorization_mode="sync"``); both autoreset and get the same actions, a
+   uniformly random legal move per game drawn in one vector operation from the returned masks.
 3. PettingZoo ``performance_benchmark`` (5 s of random play) on ``dots_and_boxes_v0`` 5x5 vs ``connect_four_v3``.
 
-    python benchmarks/envs.py [--steps 20000] [--skip-pettingzoo]
+The backend in use (``dnb_env.native.backend()``, ``DNB_BACKEND``) is printed: under ``native`` the envs
+step their games in C++ (the random opponent's draws replayed there), under ``python`` in pure Python.
+
+    python benchmarks/envs.py [--steps 20000] [--envs 64] [--skip-pettingzoo]
 """
 
 from __future__ import annotations
@@ -83,6 +95,9 @@ def main(argv=None):
     p.add_argument("--skip-pettingzoo", action="store_true")
     args = p.parse_args(argv)
     res = {}
+    from dnb_env import native
+
+    print(f"backend: {native.backend()}")
     res["spiel"] = spiel_steps(args.steps)
     res["gym"] = gym_steps(args.steps)
     print(f"1. learner steps/s on 5x5 with observations: pyspiel C++ {res['spiel']:,.0f}, "
