@@ -49,7 +49,19 @@ Vector env (:class:`DotsAndBoxesVectorEnv`): the same options and rules, ``N`` g
   actions. ``reset(options=...)`` applies the options to every game; autoresets use the constructor's
   settings (as the sync vector env resets its sub-envs without options).
 
-Version history: v0 (this release).
+Backends (:mod:`dnb_env.native`). Under the native backend (the default when the extension is built), with
+the random opponent (``"random"``, or a :class:`baselines.random_agent.RandomAgent`) and an encoder of the
+native engine (baseline4, chainloop6, chainloop64, alphazero4), the games live in C++
+(``dnb_env._native.LearnerGames``): one call plays the learner's move and the opponent's replies, encodes
+the observation and fills the mask and the info; the vector env steps, autoresets and encodes all its games in
+one call. The opponent's draws are those of ``RandomAgent`` (numpy's ``default_rng`` replayed in C++), so
+for the same seeds and actions both backends play the same games and return equal observations, rewards and
+infos. (``env.opponent`` itself is then not drawn from: its generator does not advance.) Any other opponent
+or encoder, or the ``python`` backend, runs the pure-Python path over :class:`~dnb_env.core.GameState`.
+The backend is read when the env is built. ``env.state`` (and ``games[i].state`` of the vector env) builds
+a ``GameState`` with its history on each access. Every step returns new arrays, which a caller may keep.
+
+Version history: v0 (this release). Native games (same episodes as before, faster).
 """
 
 from __future__ import annotations

@@ -207,3 +207,24 @@ def test_returned_arrays_are_fresh():
         assert obs2["observation"] is not obs["observation"]
         np.testing.assert_array_equal(obs["observation"], kept[0])
         np.testing.assert_array_equal(obs["action_mask"], kept[1])
+
+
+def test_native_envs_copy_and_pickle_mid_game():
+    import copy
+    import pickle
+
+    with native.use_backend("native"):
+        env = DotsAndBoxesEnv(3, 3, learner_player="random")
+        vec = DotsAndBoxesVectorEnv(3, 3, 3)
+        obs, _ = env.reset(seed=4)
+        vobs, _ = vec.reset(seed=4)
+        env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+        vec.step(np.argmax(vobs["action_mask"], axis=1))
+        for clone in (copy.deepcopy, lambda x: pickle.loads(pickle.dumps(x))):
+            e2, v2 = clone(env), clone(vec)
+            assert e2._native is not env._native and e2._game.games is e2._native
+            assert e2.state == env.state and e2.state.history == env.state.history
+            a = int(np.flatnonzero(env.action_masks())[0])
+            same(e2.step(a), copy.deepcopy(env).step(a))
+            actions = np.argmax(vec.action_masks(), axis=1)
+            same(v2.step(actions), copy.deepcopy(vec).step(actions))

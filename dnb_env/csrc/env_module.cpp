@@ -17,6 +17,7 @@
 
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "encoders.hpp"
@@ -43,7 +44,7 @@ class LearnerGames {
  public:
   LearnerGames(int rows, int cols, py::ssize_t n, const std::string& encoder, const std::string& reward,
                const std::string& illegal, int learner)
-      : g_(&geometry(rows, cols)) {
+      : g_(&geometry(rows, cols)), encoder_(encoder), reward_(reward), illegal_(illegal) {
     if (n < 1) throw py::value_error("the number of games must be >= 1, got " + std::to_string(n));
     if (!encoder_from_name(encoder, enc_)) throw py::value_error("the native engine has no encoder " + encoder);
     if (reward == "win") mode_ = RewardMode::win;
@@ -238,6 +239,23 @@ class LearnerGames {
 
   const Geometry& geom() const { return *g_; }
 
+  // pickling: the constructor's arguments and the games as raw bytes (LearnerGame is trivially copyable)
+  py::tuple getstate() const {
+    static_assert(std::is_trivially_copyable<LearnerGame>::value, "LearnerGame is saved as raw bytes");
+    std::string raw(reinterpret_cast<const char*>(games_.data()), games_.size() * sizeof(LearnerGame));
+    return py::make_tuple(g_->rows, g_->cols, size(), encoder_, reward_, illegal_, learner_option_, py::bytes(raw));
+  }
+
+  static LearnerGames setstate(py::tuple t) {
+    if (t.size() != 8) throw py::value_error("LearnerGames: bad pickled state");
+    LearnerGames out(t[0].cast<int>(), t[1].cast<int>(), t[2].cast<py::ssize_t>(), t[3].cast<std::string>(),
+                     t[4].cast<std::string>(), t[5].cast<std::string>(), t[6].cast<int>());
+    const std::string raw = t[7].cast<std::string>();
+    if (raw.size() != out.games_.size() * sizeof(LearnerGame)) throw py::value_error("LearnerGames: bad pickled state");
+    std::memcpy(static_cast<void*>(out.games_.data()), raw.data(), raw.size());
+    return out;
+  }
+
  private:
   // the actions of `history`, each checked legal on the way from the empty board
   std::vector<int> moves_of(py::sequence history) const {
@@ -331,6 +349,7 @@ class LearnerGames {
   }
 
   const Geometry* g_;
+  std::string encoder_, reward_, illegal_;
   Encoder enc_ = Encoder::chainloop6;
   RewardMode mode_ = RewardMode::win;
   bool raise_ = false;
@@ -369,6 +388,8 @@ encoded and masked in one call. Used by the envs when the backend is native; see
       .def("done", [](LearnerGames& s, py::ssize_t i) { return s.at(i).done; }, py::arg("i"))
       .def("ready", [](LearnerGames& s, py::ssize_t i) { return s.at(i).ready; }, py::arg("i"))
       .def("autoreset", [](LearnerGames& s, py::ssize_t i) { return s.at(i).autoreset; }, py::arg("i"))
+      .def(py::pickle([](const LearnerGames& s) { return s.getstate(); },
+                      [](py::tuple t) { return LearnerGames::setstate(t); }))
       .def("__copy__", [](const LearnerGames& s) { return LearnerGames(s); })
       .def("__deepcopy__", [](const LearnerGames& s, py::dict) { return LearnerGames(s); }, py::arg("memo"));
 }
