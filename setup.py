@@ -41,7 +41,7 @@ def extensions() -> list[Extension]:
         Extension(
             "dnb_env._native",
             sources=["dnb_env/csrc/module.cpp", "dnb_env/csrc/solver_module.cpp",
-                     "dnb_env/csrc/search_module.cpp"],
+                     "dnb_env/csrc/search_module.cpp", "dnb_env/csrc/env_module.cpp"],
             depends=sorted(glob.glob("dnb_env/csrc/*.hpp")),
             include_dirs=[pybind11.get_include()],
             language="c++",

@@ -12,6 +12,11 @@ class RandomAgent:
     """Picks a legal move uniformly at random from its own ``numpy.random.Generator``."""
 
     name = "random"
+    #: ``select_action`` is exactly ``legal_actions()[rng.integers(len(legal))]`` with ``rng`` from
+    #: ``numpy.random.default_rng(seed)`` (set by :meth:`seed`): the Gymnasium envs of :mod:`dnb_env.gym_env`
+    #: replay these draws in C++ under the native backend (the same games as the Python path for a seed).
+    #: The envs read it from the agent's own class only: a subclass that keeps these draws sets it again.
+    replays_natively = True
 
     def __init__(self, seed: int | None = None, board: tuple[int, int] | None = None):
         self.rng = np.random.default_rng(seed)

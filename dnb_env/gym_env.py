@@ -49,7 +49,19 @@ Vector env (:class:`DotsAndBoxesVectorEnv`): the same options and rules, ``N`` g
   actions. ``reset(options=...)`` applies the options to every game; autoresets use the constructor's
   settings (as the sync vector env resets its sub-envs without options).
 
-Version history: v0 (this release).
+Backends (:mod:`dnb_env.native`). Under the native backend (the default when the extension is built), with
+the random opponent (``"random"``, or a :class:`baselines.random_agent.RandomAgent`) and an encoder of the
+native engine (baseline4, chainloop6, chainloop64, alphazero4), the games live in C++
+(``dnb_env._native.LearnerGames``): one call plays the learner's move and the opponent's replies, encodes
+the observation and fills the mask and the info; the vector env steps, autoresets and encodes all its games in
+one call. The opponent's draws are those of ``RandomAgent`` (numpy's ``default_rng`` replayed in C++), so
+for the same seeds and actions both backends play the same games and return equal observations, rewards and
+infos. (``env.opponent`` itself is then not drawn from: its generator does not advance.) Any other opponent
+or encoder, or the ``python`` backend, runs the pure-Python path over :class:`~dnb_env.core.GameState`.
+The backend is read when the env is built. ``env.state`` (and ``games[i].state`` of the vector env) builds
+a ``GameState`` with its history on each access. Every step returns new arrays, which a caller may keep.
+
+Version history: v0 (this release). Native games (same episodes as before, faster).
 """
 
 from __future__ import annotations
@@ -62,7 +74,8 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from dnb_env.core import GameState, IllegalActionError, _check_action, parse_board
+from dnb_env import native
+from dnb_env.core import GameState, IllegalActionError, _check_action, geometry, parse_board
 from dnb_env.observations import _bits_rows, encode, encode_batch, encoder_shape
 
 __all__ = ["DotsAndBoxesEnv", "DotsAndBoxesVectorEnv", "make_opponent"]
@@ -70,6 +83,8 @@ __all__ = ["DotsAndBoxesEnv", "DotsAndBoxesVectorEnv", "make_opponent"]
 REWARDS = ("win", "margin", "boxes")
 ILLEGAL = ("lose", "raise")
 RESET_OPTIONS = ("learner_player", "history")
+_SEATS = {0: 0, 1: 1, "random": 2}  # learner_player as LearnerGames takes it
+_M64 = (1 << 64) - 1
 
 
 def make_opponent(opponent, board: tuple[int, int], opponent_kwargs: dict | None = None):
@@ -216,6 +231,135 @@ class _Game:
         }
 
 
+def _replays_natively(opponent, board: tuple[int, int]) -> bool:
+    """Whether ``opponent`` is an agent whose draws the native games replay (the registry's ``random``:
+    :class:`baselines.random_agent.RandomAgent`, marked ``replays_natively`` on its own class) for ``board``."""
+    if type(opponent).__dict__.get("replays_natively") is not True:
+        return False
+    own = getattr(opponent, "board", None)
+    try:
+        return own is None or parse_board(own) == board
+    except ValueError:
+        return False
+
+
+def _native_games(board, obs_type, opponent, learner_player, reward, illegal_action, n):
+    """``dnb_env._native.LearnerGames`` of ``n`` games when the native backend is selected, encodes
+    ``obs_type`` and the opponent is replayed natively; else None (the Python ``_Game`` path)."""
+    if not (native.handles(obs_type, geometry(*board)) and _replays_natively(opponent, board)):
+        return None
+    _check_choice("learner_player", learner_player, (0, 1, "random"))
+    _check_choice("reward", reward, REWARDS)
+    _check_choice("illegal_action", illegal_action, ILLEGAL)
+    return native._require().LearnerGames(*board, n, obs_type, reward, illegal_action, _SEATS[learner_player])
+
+
+def _native_state(games, i: int, g) -> GameState | None:
+    """Game ``i`` of ``LearnerGames`` as a GameState (with its history); None before a reset."""
+    pos = games.position(i)
+    if pos is None:
+        return None
+    edges, owner0, owner1, player, history = pos
+    frm = int.from_bytes
+    return GameState._make(g, frm(edges, "little"), frm(owner0, "little"), frm(owner1, "little"), player, history)
+
+
+class _NativeGame:
+    """The single env's game held in C++ (``LearnerGames`` of one game, random opponent): the interface of
+    ``_Game`` for everything but the step, which ``DotsAndBoxesEnv.step`` hands to ``games.step`` (one call:
+    learner move, the opponent's replies, observation, mask, reward, info)."""
+
+    __slots__ = ("board", "opponent", "learner_option", "illegal_mode", "games", "geometry")
+
+    def __init__(self, board, opponent, learner_player, illegal_action, games):
+        self.board = board
+        self.opponent = opponent
+        self.learner_option = learner_player
+        self.illegal_mode = illegal_action
+        self.games = games
+        self.geometry = geometry(*board)
+
+    def reset(self, np_random: np.random.Generator, options: dict | None = None) -> None:
+        """As ``_Game.reset``, drawing the same numbers from ``np_random`` (the learner seat when random,
+        then the opponent's seed, which seeds the C++ copy of its generator)."""
+        options = _reset_options(options)
+        history = options.get("history", ())
+        start = GameState.from_actions(*self.board, history)  # IllegalActionError (a ValueError) if illegal
+        learner = options.get("learner_player", self.learner_option)
+        learner = int(np_random.integers(2)) if learner == "random" else learner
+        if not self.games.reset(0, learner, int(np_random.integers(2**63 - 1)), start.history):
+            raise ValueError(f"reset option history={list(history)!r} leaves the learner no move to make")
+
+    @property
+    def state(self) -> GameState | None:
+        return _native_state(self.games, 0, self.geometry)
+
+    @property
+    def learner(self) -> int:
+        return self.games.learner(0)
+
+    @property
+    def done(self) -> bool:
+        return self.games.done(0)
+
+    def view(self) -> GameState:
+        return self.state.as_seen_by(self.learner)
+
+    def mask(self) -> np.ndarray:
+        return self.games.masks()[0]
+
+    def step_slow(self, action):
+        """What ``games.step`` leaves to Python: ResetNeeded, and actions that are not Python ints."""
+        if not self.games.ready(0):
+            raise gym.error.ResetNeeded("call reset() before step()")
+        if self.games.done(0):
+            raise gym.error.ResetNeeded("the episode is over; call reset() before step()")
+        try:
+            action = _check_action(self.state, action)
+        except IllegalActionError:
+            if self.illegal_mode == "raise":
+                raise
+            return self.games.lose()
+        return self.games.step(action)
+
+
+class _NativeGameView:
+    """Game ``i`` of a native vector env, read-only: ``state``, ``learner``, ``done``, ``view()``, ``mask()``."""
+
+    __slots__ = ("games", "i", "geometry", "board", "opponent")
+
+    def __init__(self, games, i, board, opponent):
+        self.games, self.i, self.board, self.opponent = games, i, board, opponent
+        self.geometry = geometry(*board)
+
+    @property
+    def state(self) -> GameState | None:
+        return _native_state(self.games, self.i, self.geometry)
+
+    @property
+    def learner(self) -> int:
+        return self.games.learner(self.i)
+
+    @property
+    def done(self) -> bool:
+        return self.games.done(self.i)
+
+    def view(self) -> GameState:
+        return self.state.as_seen_by(self.learner)
+
+    def mask(self) -> np.ndarray:
+        return self.games.masks()[self.i]
+
+
+def _pcg64_state(rng: np.random.Generator) -> tuple:
+    """``rng``'s PCG64 state as ``LearnerGames.set_generators`` takes it."""
+    s = rng.bit_generator.state
+    if s["bit_generator"] != "PCG64":
+        raise ValueError(f"the native vector env needs PCG64 generators, got {s['bit_generator']}")
+    st, inc = s["state"]["state"], s["state"]["inc"]
+    return st >> 64, st & _M64, inc >> 64, inc & _M64, bool(s["has_uint32"]), int(s["uinteger"])
+
+
 def _spaces(obs_type, rows, cols):
     shape = encoder_shape(obs_type, rows, cols)
     n = (rows + 1) * cols + rows * (cols + 1)
@@ -256,7 +400,14 @@ class DotsAndBoxesEnv(gym.Env):
         self.render_mode = render_mode
         self.observation_space, self.action_space = _spaces(obs_type, self.rows, self.cols)
         self.opponent = make_opponent(opponent, (self.rows, self.cols), opponent_kwargs)
-        self._game = _Game((self.rows, self.cols), self.opponent, learner_player, reward, illegal_action)
+        board = (self.rows, self.cols)
+        games = _native_games(board, obs_type, self.opponent, learner_player, reward, illegal_action, 1)
+        # _native: the C++ games (native backend, random opponent), stepped in one call; None: Python _Game
+        self._native = games
+        if games is None:
+            self._game = _Game(board, self.opponent, learner_player, reward, illegal_action)
+        else:
+            self._game = _NativeGame(board, self.opponent, learner_player, illegal_action, games)
         self._window = None
 
     @property
@@ -276,13 +427,21 @@ class DotsAndBoxesEnv(gym.Env):
         self._game.reset(self.np_random, options)
         if self.render_mode == "human":
             self.render()
+        if self._native is not None:
+            return self._native.observe()
         return self._obs(), self._game.info()
 
     def step(self, action):
-        reward, terminated, illegal = self._game.step(action)
+        if self._native is not None:
+            out = self._native.step(action)  # None: not a Python int, or no game to step (the slow path says)
+            if out is None:
+                out = self._game.step_slow(action)
+        else:
+            reward, terminated, illegal = self._game.step(action)
+            out = self._obs(), reward, terminated, False, self._game.info(illegal)
         if self.render_mode == "human":
             self.render()
-        return self._obs(), reward, terminated, False, self._game.info(illegal)
+        return out
 
     def action_masks(self) -> np.ndarray:
         """Legal-move mask (bool) for sb3-contrib's MaskablePPO."""
@@ -357,7 +516,16 @@ class DotsAndBoxesVectorEnv(VectorEnv):
             opponents = [make_opponent(opponent, board_rc, opponent_kwargs) for _ in range(num_envs)]
         else:
             opponents = [make_opponent(opponent, board_rc, opponent_kwargs)] * num_envs
-        self.games = [_Game(board_rc, o, learner_player, reward, illegal_action) for o in opponents]
+        self._illegal_mode = illegal_action
+        # _native: the C++ games (native backend, random opponent by name: one generator per game), all
+        # stepped, autoreset and encoded in one call; None: one Python _Game per game
+        self._native = None
+        if isinstance(opponent, str):
+            self._native = _native_games(board_rc, obs_type, opponents[0], learner_player, reward, illegal_action, num_envs)
+        if self._native is None:
+            self.games = [_Game(board_rc, o, learner_player, reward, illegal_action) for o in opponents]
+        else:
+            self.games = [_NativeGameView(self._native, i, board_rc, o) for i, o in enumerate(opponents)]
         self._autoreset = np.zeros(num_envs, dtype=bool)
         self._rngs: list[np.random.Generator] | None = None
 
@@ -372,20 +540,78 @@ class DotsAndBoxesVectorEnv(VectorEnv):
         masks = self._masks()
         return {"observation": encode_batch(self.obs_type, views), "action_mask": masks}, masks
 
-    def _infos(self, masks, illegal):
+    def _infos(self, masks, illegal, learners=None):
+        ones = np.ones(self.num_envs, dtype=bool)
         return {
             "action_mask": masks,
-            "_action_mask": np.ones(self.num_envs, dtype=bool),
+            "_action_mask": ones,
             "illegal_action": illegal,
-            "_illegal_action": np.ones(self.num_envs, dtype=bool),
-            "learner_player": np.array([g.learner for g in self.games]),
-            "_learner_player": np.ones(self.num_envs, dtype=bool),
+            "_illegal_action": ones.copy(),
+            "learner_player": np.array([g.learner for g in self.games]) if learners is None else learners,
+            "_learner_player": ones.copy(),
         }
+
+    def _reset_native(self, seed, options):
+        """``reset`` of the C++ games: numpy generators made as the Python path makes them, their states
+        handed to C++, which draws from them (learner seats, opponent seeds) at every reset and autoreset."""
+        options = _reset_options(options)
+        history = GameState.from_actions(self.rows, self.cols, options.get("history", ())).history
+        rngs = None
+        if isinstance(seed, (list, tuple)):
+            if len(seed) != self.num_envs:
+                raise ValueError(f"seed must be an int or a list of {self.num_envs} seeds, got {seed!r}")
+            rngs = [np.random.default_rng(s) for s in seed]
+        elif seed is not None:
+            rngs = [np.random.default_rng(seed + i) for i in range(self.num_envs)]
+        elif self._rngs is None:
+            rngs = [np.random.default_rng(int(self.np_random.integers(2**63 - 1))) for _ in range(self.num_envs)]
+        if rngs is not None:
+            self._native.set_generators([_pcg64_state(r) for r in rngs])
+            self._rngs = rngs  # as seeded; the C++ copies are the ones drawn from
+        seat = -1 if "learner_player" not in options else _SEATS[options["learner_player"]]
+        if not self._native.reset_all(seat, history):
+            raise ValueError(f"reset option history={list(history)!r} leaves the learner no move to make")
+        obs, masks, learners = self._native.observe_all()
+        return {"observation": obs, "action_mask": masks}, self._infos(masks, np.zeros(self.num_envs, dtype=bool), learners)
+
+    def _action_numbers(self, actions: np.ndarray):
+        """Actions that are not all of an integer dtype (floats, bools, objects), checked one by one as the
+        single env checks them: (int64 actions, marked [N] bool = illegal, {index: reason})."""
+        ints = np.zeros(self.num_envs, dtype=np.int64)
+        marked = np.zeros(self.num_envs, dtype=bool)
+        why = {}
+        for i, g in enumerate(self.games):
+            if self._native.autoreset(i):
+                continue
+            state = g.state
+            if state is None or g.done:
+                raise gym.error.ResetNeeded("call reset() before step()")
+            try:
+                ints[i] = _check_action(state, actions[i])
+            except IllegalActionError as e:
+                marked[i], why[i] = True, str(e)
+        return ints, marked, why
+
+    def _step_native(self, actions: np.ndarray):
+        marked = None
+        if actions.dtype.kind not in "iu" or actions.dtype == np.uint64:
+            actions, marked, why = self._action_numbers(actions)
+            if self._illegal_mode == "raise" and marked.any():
+                i = int(np.flatnonzero(marked)[0])
+                raise IllegalActionError(f"env {i}: {why[i]}; no game was stepped")
+        out = self._native.step_all(actions, marked)
+        if out is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        obs, masks, rewards, terminated, illegal, learners = out
+        truncated = np.zeros(self.num_envs, dtype=bool)
+        return {"observation": obs, "action_mask": masks}, rewards, terminated, truncated, self._infos(masks, illegal, learners)
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
         """``seed``: game ``i`` gets ``seed + i`` (a list: one seed per game), as the sync vector env seeds
         its sub-envs; None goes on with each game's generator."""
         super().reset(seed=seed if isinstance(seed, int) or seed is None else None)
+        if self._native is not None:
+            return self._reset_native(seed, options)
         if isinstance(seed, (list, tuple)):
             if len(seed) != self.num_envs:
                 raise ValueError(f"seed must be an int or a list of {self.num_envs} seeds, got {seed!r}")
@@ -404,7 +630,9 @@ class DotsAndBoxesVectorEnv(VectorEnv):
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
-        if self.games[0].illegal_mode == "raise":  # check the whole batch before any board moves
+        if self._native is not None:
+            return self._step_native(actions)
+        if self._illegal_mode == "raise":  # check the whole batch before any board moves
             for i, g in enumerate(self.games):
                 if not self._autoreset[i]:
                     try:
@@ -424,6 +652,8 @@ class DotsAndBoxesVectorEnv(VectorEnv):
         return obs, rewards, terminated, np.zeros(self.num_envs, dtype=bool), self._infos(masks, illegal)
 
     def action_masks(self) -> np.ndarray:
+        if self._native is not None:
+            return self._native.masks().astype(bool)
         return self._masks().astype(bool)
 
     def render(self):

@@ -43,6 +43,8 @@ Without the extension ``available()`` is False and the other names raise ``Impor
 
 Version history: 0.1 (issue #7, first milestone) rules, batched stepping, four grid encoders, playouts.
 0.2 backend selection; the encoders of dnb_env.observations run here when the backend is native.
+0.3 ``LearnerGames``: the games of the Gymnasium envs (learner move, random opponent's replies, observation,
+mask, reward in one call; see dnb_env.gym_env).
 """
 
 from __future__ import annotations

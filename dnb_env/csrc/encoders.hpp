@@ -64,9 +64,11 @@ struct Structures {
   Structures(const Geometry& g, const Board& b) {
     const int A = g.num_actions;
     for (int a = 0; a < A; ++a) parent[a] = int16_t(a);
-    std::memset(size, 0, sizeof size);
-    std::memset(paired, 0, sizeof paired);
-    std::memset(three, 0, sizeof three);
+    // sized by the board, not the arrays: a small memset of constant size is inlined as a slow `rep stos`
+    const unsigned n = unsigned(A);
+    std::memset(size, 0, sizeof(int16_t) * n);
+    std::memset(paired, 0, n);
+    std::memset(three, 0, n);
     for (int box = 0; box < g.num_boxes; ++box) {
       const auto& s = g.box_sides[box];
       int16_t undrawn[4];
@@ -102,8 +104,8 @@ inline void encode_base4(const Geometry& g, const Board& b, float* out) {
   std::memcpy(out + cells, g.edge_cells.data(), sizeof(float) * cells);
   float* drawn = out + 2 * cells;
   std::fill(drawn, drawn + cells, 0.0f);
-  for (int a = 0; a < g.num_actions; ++a) {
-    if (test_bit(b.edges, a)) drawn[g.action_cell[a]] = 1.0f;
+  for (int w = 0; w < kEdgeWords; ++w) {
+    for (uint64_t x = b.edges[w]; x; x &= x - 1) drawn[g.action_cell[w * 64 + lowest_bit(x)]] = 1.0f;
   }
   float* diff = out + 3 * cells;
   std::fill(diff, diff + cells, score_diff(g, b));
@@ -116,13 +118,15 @@ inline void encode_chainloop6(const Geometry& g, const Board& b, float* out) {
   float* ch5 = out + 5 * cells;
   std::fill(ch4, ch4 + 2 * cells, 0.0f);
   Structures st(g, b);
-  for (int a = 0; a < g.num_actions; ++a) {
-    if (test_bit(b.edges, a)) continue;
-    if (st.paired[a]) {
-      int n = st.size[st.find(int16_t(a))];
-      if (n > 2) ch5[g.action_cell[a]] = static_cast<float>(n);
-    } else if (st.three[a]) {
-      ch4[g.action_cell[a]] = 1.0f;
+  for (int w = 0; w < kEdgeWords; ++w) {
+    for (uint64_t x = ~b.edges[w] & g.full[w]; x; x &= x - 1) {  // the undrawn edges
+      const int a = w * 64 + lowest_bit(x);
+      if (st.paired[a]) {
+        int n = st.size[st.find(int16_t(a))];
+        if (n > 2) ch5[g.action_cell[a]] = static_cast<float>(n);
+      } else if (st.three[a]) {
+        ch4[g.action_cell[a]] = 1.0f;
+      }
     }
   }
 }

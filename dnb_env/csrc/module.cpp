@@ -19,6 +19,7 @@ namespace py = pybind11;
 namespace dnb {
 void bind_solver(py::module_& m);  // solver_module.cpp
 void bind_search(py::module_& m);  // search_module.cpp
+void bind_env(py::module_& m);     // env_module.cpp
 }  // namespace dnb
 
 namespace dnb {
@@ -407,6 +408,7 @@ PYBIND11_MODULE(_native, m) {
   m.attr("MAX_SIZE") = dnb::kMaxSize;
   dnb::bind_solver(m);
   dnb::bind_search(m);
+  dnb::bind_env(m);
   using dnb::geometry;
   using dnb::load_states;
   const char* states_doc = " of dnb_env.core.GameState objects of one rows x cols board (what dnb_env.analysis "
