@@ -6,8 +6,8 @@ game opened by ``num_actions // 6`` guided random moves, colours alternating), t
 the board). As in BoxesZero's data sets only *winning* positions are kept (the mover can win) and a move
 is right when it keeps the win, by the exact solver. Each agent under test (specs of the registry, e.g.
 ``dotsformer:checkpoint=PATH,simulations=0`` for a raw policy) picks a move in every position; the
-accuracy per step comes with a Wilson 95% interval. BoxesZero's own searched 90-hour row on 5x5 is
-printed beside it for reference.
+accuracy per step comes with a Wilson 95% interval, and the agent's mean time per move ends its row.
+BoxesZero's own searched 90-hour row on 5x5 is printed beside it for reference.
 
 Labels come from :class:`baselines.solver.Solver` (the native alpha-beta solver when the extension is
 built: every 5x5 step from 22 on, 38 undrawn edges; the retrograde solver otherwise, up to 24 undrawn,
@@ -97,6 +97,7 @@ def main(argv=None):
         name, kw = parse_agent_spec(spec)
         agent = make_agent(name, board=args.board, seed=0, **kw)
         cells = []
+        moves, spent = 0, 0.0
         for k in steps:
             if not sets[k]:
                 cells.append("out of reach" if a - k > reach else "no positions")
@@ -104,12 +105,16 @@ def main(argv=None):
             hits = 0
             for s, winning in sets[k]:
                 agent.reset()
-                hits += agent.select_action(s) in winning
+                t = time.perf_counter()
+                move = agent.select_action(s)
+                spent += time.perf_counter() - t
+                moves += 1
+                hits += move in winning
             n = len(sets[k])
             lo, hi = wilson_interval(hits, n)
             res[(spec, k)] = hits / n
             cells.append(f"{hits / n:.3f} [{lo:.3f}, {hi:.3f}] n={n}")
-        print(f"{spec[-47:]:<48}" + "".join(f"{c:<29}" for c in cells))
+        print(f"{spec[-47:]:<48}" + "".join(f"{c:<29}" for c in cells) + f"{spent / max(moves, 1):.3f} s/move")
     return res
 
 
