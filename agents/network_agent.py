@@ -62,7 +62,7 @@ class PolicyAgent:
 def make_network_agent(board: str, agent: str = "alphazero", checkpoint: str | None = None, simulations: int = 200,
                        c_puct: float = 1.0, prune: bool = True, batch_size: int = 8, seed=None,
                        device: str = "cpu", symmetrize: bool = False, search: str = "auto", solve_leaf: int = -1,
-                       solve_root: int = -1, solve_nodes: int = 20_000) -> MCTSAgent | PolicyAgent:
+                       solve_root: int = -1, solve_nodes: int = 1_000_000) -> MCTSAgent | PolicyAgent:
     """``agent`` names the model family to expect (``AGENT_FAMILIES``) and the shipped weights' prefix;
     ``symmetrize`` averages the network over the board's symmetries (:class:`NetworkEvaluator`);
     ``search`` picks the search backend (module docstring). ``solve_leaf`` / ``solve_root``: the exact

@@ -38,12 +38,12 @@ class SearchConfig:
     dirichlet_epsilon: float = 0.25
     batch: int = 8  # leaves per network call per game (virtual loss)
     prune: bool = False  # BoxesZero's pruning and exact simple-endgame leaves; pure AlphaZero without
-    # the exact solver (agents.mcts.MCTSConfig), in undrawn edges; -1 = auto (min(28 / 30, half the edges)),
+    # the exact solver (agents.mcts.MCTSConfig), in undrawn edges; -1 = auto (min(36 / 34, 60% of the edges)),
     # 0 = off. Positions in the root zone are not searched: their label is uniform over the moves of best
     # margin. Runs saved before these options existed load with 0 (off).
     solve_leaf: int = -1
     solve_root: int = -1
-    solve_nodes: int = 20_000  # per leaf
+    solve_nodes: int = 1_000_000  # per leaf
 
     def __post_init__(self):
         self.mcts(value="win")  # validates

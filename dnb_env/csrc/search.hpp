@@ -94,7 +94,7 @@ struct Settings {
   // (0 = never) is solved within solve_nodes nodes; a solve that runs out lowers the zone to one edge
   // below that leaf for the rest of the search (start() restores it). The table keeps across searches.
   int solve_undrawn = 0;
-  uint64_t solve_nodes = 20000;
+  uint64_t solve_nodes = 1000000;
   size_t solve_entries = 0;  // transposition-table entries (grown on demand)
 };
 

@@ -326,7 +326,7 @@ Leaves are collected and completed through a SearchForest.
                  make_settings(c_puct, virtual_loss, prune, value, solve_undrawn, solve_nodes, solve_tt_mb));
            }),
            py::arg("c_puct") = 1.0, py::arg("virtual_loss") = 1.0, py::arg("prune") = true, py::arg("value") = "win",
-           py::arg("solve_undrawn") = 0, py::arg("solve_nodes") = 20000, py::arg("solve_tt_mb") = 16.0)
+           py::arg("solve_undrawn") = 0, py::arg("solve_nodes") = 1000000, py::arg("solve_tt_mb") = 16.0)
       .def("peek", [](const Tree& t, py::handle state, py::handle actions) {
              Board b;
              const Geometry& g = read_state(state, b);
