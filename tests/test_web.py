@@ -21,6 +21,8 @@ from dnb_env.core import GameState  # noqa: E402
 from dnb_web import WebConfig, create_app  # noqa: E402
 from registry.agents import register_agent  # noqa: E402
 
+BASE = "http://127.0.0.1"  # the app answers only to its allowed hosts (TestClient's default is "testserver")
+
 
 # ------------------------------------------------------------------------------ misbehaving agents
 class _Crash:
@@ -61,6 +63,21 @@ def _slow(*, board, seed, delay: float = 1.0):
     return _Slow(delay)
 
 
+GATE = threading.Event()  # web_test_block agents think until the test sets it
+
+
+class _Blocked:
+    """Thinks until GATE is set (at most 60 s): a move whose end the test decides, not the clock."""
+    name = "web_test_block"
+
+    def reset(self):
+        pass
+
+    def select_action(self, state):
+        GATE.wait(60)
+        return state.legal_actions()[0]
+
+
 @pytest.fixture(autouse=True)
 def misbehaving_agents(monkeypatch):
     """The three agents above, registered for one test only (so that no other test sees them)."""
@@ -70,6 +87,10 @@ def misbehaving_agents(monkeypatch):
     register_agent("web_test_crash", lambda *, board, seed: _Crash())
     register_agent("web_test_slow", _slow)
     register_agent("web_test_illegal", lambda *, board, seed: _Illegal())
+    register_agent("web_test_block", lambda *, board, seed: _Blocked())
+    GATE.clear()
+    yield
+    GATE.set()  # no thread is left thinking after the test
 
 
 @pytest.fixture
@@ -83,7 +104,7 @@ def roots(tmp_path):
 @pytest.fixture
 def client(roots):
     config = WebConfig(results_roots=(roots[0],), checkpoint_roots=(roots[1],), max_games=8, solver_nodes=200_000)
-    with TestClient(create_app(config)) as c:
+    with TestClient(create_app(config), base_url=BASE) as c:
         yield c
 
 
@@ -233,12 +254,36 @@ def test_games_are_isolated_with_random_ids(client):
     assert client.get(f"/api/games/{b['id']}").json()["history"] == [5]
 
 
-def test_cap_on_live_games(roots):
-    with TestClient(create_app(WebConfig(results_roots=(roots[0],), max_games=2))) as c:
-        g1, _ = new_game(c), new_game(c)
+def test_cap_on_live_games_evicts_the_least_recently_used(roots):
+    with TestClient(create_app(WebConfig(results_roots=(roots[0],), max_games=2)), base_url=BASE) as c:
+        g1, g2 = new_game(c), new_game(c)
+        c.get(f"/api/games/{g1['id']}")  # g1 used last: g2 makes room
+        g3 = new_game(c)
+        assert_error(c.get(f"/api/games/{g2['id']}"), 404, "unknown_game")
+        assert set(c.app.state.store.games) == {g1["id"], g3["id"]}
+        # every live game busy: nothing to evict, 429
+        for g in (g1, g3):
+            c.app.state.store.get(g["id"]).busy = True
         assert_error(c.post("/api/games", json={"board": "2x2"}), 429, "too_many_games")
-        c.delete(f"/api/games/{g1['id']}")
+        c.app.state.store.get(g1["id"]).busy = False
         new_game(c)
+        assert_error(c.get(f"/api/games/{g1['id']}"), 404, "unknown_game")
+
+
+def test_idle_games_are_swept(roots):
+    with TestClient(create_app(WebConfig(results_roots=(roots[0],), idle_s=60)), base_url=BASE) as c:
+        old, fresh = new_game(c), new_game(c)
+        store = c.app.state.store
+        store.get(old["id"]).touched -= 61  # a minute without requests
+        store.get(fresh["id"]).touched -= 59
+        assert c.get(f"/api/games/{fresh['id']}").status_code == 200  # every access sweeps, and touches
+        assert set(store.games) == {fresh["id"]}
+        assert_error(c.get(f"/api/games/{old['id']}"), 404, "unknown_game")
+        assert store.get(fresh["id"]).solver is None
+        c.get(f"/api/games/{fresh['id']}/analysis?agent=false")
+        from dnb_web.insight import SOLVER_TT_MB
+
+        assert store.get(fresh["id"]).solver.tt_mb == SOLVER_TT_MB <= 8  # a small table per game
 
 
 # ------------------------------------------------------------------------------ bad input changes nothing
@@ -374,36 +419,122 @@ def test_agent_choosing_an_illegal_move(client):
     assert client.get(f"/api/games/{g['id']}").json()["history"] == []
 
 
+def wait_until(predicate, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.02)
+
+
 def test_slow_agent_times_out_without_blocking(client):
-    g = new_game(client, board="2x2", human=1, opponent="web_test_slow:delay=1.0", time_limit=0.2)
+    g = new_game(client, board="2x2", human=1, opponent="web_test_block", time_limit=0.2)
     gid = g["id"]
-    t = time.perf_counter()
     body = assert_error(client.post(f"/api/games/{gid}/agent-move"), 504, "agent_timeout")
-    assert time.perf_counter() - t < 0.9 and "0.2" in body["message"]
+    assert "0.2" in body["message"] and not GATE.is_set()  # answered while the agent still thinks
     # the abandoned move is still running: no second one, and the game is unchanged
     assert_error(client.post(f"/api/games/{gid}/agent-move"), 409, "agent_thinking")
     assert client.get("/api/games/" + gid).json()["history"] == []
     other = new_game(client, board="2x2")  # other games go on meanwhile
     assert client.post(f"/api/games/{other['id']}/move", json={"action": 0}).status_code == 200
-    deadline = time.time() + 5
-    while client.get("/api/games/" + gid).json()["thinking"] and time.time() < deadline:
-        time.sleep(0.05)
+    assert client.get("/api/games/" + gid).json()["thinking"] and not GATE.is_set()
+    GATE.set()
+    wait_until(lambda: not client.get("/api/games/" + gid).json()["thinking"])
     g = client.get("/api/games/" + gid).json()
-    assert not g["thinking"] and g["history"] == [] and "time limit" in g["error"]
+    assert g["history"] == [] and "time limit" in g["error"]
+    assert client.post(f"/api/games/{gid}/agent-move").json()["history"] == [0]  # asked again, it moves
 
 
 def test_agent_replies_run_off_the_event_loop(client):
-    """While one game's agent thinks, another request is answered at once."""
-    g = new_game(client, board="2x2", human=1, opponent="web_test_slow:delay=0.6", time_limit=5)
+    """While one game's agent thinks, other requests are answered: checked by order, not by the clock (the
+    agent cannot finish before the test lets it)."""
+    g = new_game(client, board="2x2", human=1, opponent="web_test_block", time_limit=30)
     result = {}
     th = threading.Thread(target=lambda: result.setdefault("r", client.post(f"/api/games/{g['id']}/agent-move")))
     th.start()
-    time.sleep(0.15)
-    t = time.perf_counter()
-    assert client.get(f"/api/games/{g['id']}").json()["thinking"] is True
-    assert time.perf_counter() - t < 0.3
+    wait_until(lambda: client.get(f"/api/games/{g['id']}").json()["thinking"])
+    other = new_game(client, board="2x2")
+    assert client.post(f"/api/games/{other['id']}/move", json={"action": 0}).status_code == 200
+    assert "r" not in result and not GATE.is_set()  # the slow request is still running
+    GATE.set()
     th.join()
     assert result["r"].status_code == 200 and result["r"].json()["history"] == [0]
+
+
+def test_abandoned_moves_fill_the_pool_and_later_jobs_get_503_at_once(roots):
+    config = WebConfig(results_roots=(roots[0],), checkpoint_roots=(roots[1],), workers=2)
+    with TestClient(create_app(config), base_url=BASE) as c:
+        stuck = [new_game(c, human=1, opponent="web_test_block", time_limit=0.2) for _ in range(2)]
+        for g in stuck:
+            assert_error(c.post(f"/api/games/{g['id']}/agent-move"), 504, "agent_timeout")
+        g = new_game(c, human=1, opponent="random")  # building has a pool of its own
+        assert_error(c.post(f"/api/games/{g['id']}/agent-move"), 503, "busy")  # refused, not queued
+        assert_error(c.get(f"/api/games/{g['id']}/analysis"), 503, "busy")
+        assert c.get(f"/api/games/{g['id']}").json()["thinking"] is False
+        assert c.get("/api/agents?board=2x2").status_code == 200
+        assert not GATE.is_set()
+        GATE.set()
+        wait_until(lambda: c.app.state.pools[0].running == 0)
+        assert c.post(f"/api/games/{g['id']}/agent-move").json()["ply"] == 1
+        assert c.get(f"/api/games/{g['id']}/analysis").status_code == 200
+
+
+def test_a_thinking_agent_does_not_hold_up_the_exit(tmp_path):
+    """Agent threads are daemon threads: the process ends although an abandoned move still thinks (a
+    ThreadPoolExecutor's threads are joined at exit: Ctrl-C would hang until the agent finished)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = tmp_path / "exit.py"
+    script.write_text(textwrap.dedent(f"""
+        import threading
+        from fastapi.testclient import TestClient
+        from dnb_web import WebConfig, create_app
+        from registry.agents import register_agent
+
+        class Stuck:
+            def reset(self): pass
+            def select_action(self, state):
+                threading.Event().wait(600)
+
+        register_agent("stuck", lambda *, board, seed: Stuck())
+        with TestClient(create_app(WebConfig(results_roots=({str(tmp_path)!r},))), base_url={BASE!r}) as c:
+            g = c.post("/api/games", json={{"board": "2x2", "human": 1, "opponent": "stuck", "time_limit": 0.2}}).json()
+            print(c.post(f"/api/games/{{g['id']}}/agent-move").status_code, flush=True)
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(__file__)),
+                                                                     os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "504"
+
+
+def test_time_limits_and_option_caps_are_forced_on_agents(client):
+    gid = new_game(client, board="3x3", opponent="alphabeta:depth=6", time_limit=2)["id"]
+    assert client.app.state.store.get(gid).agent.time_limit == 1.6  # 0.8 x the game's limit
+    gid = new_game(client, board="3x3", opponent="alphabeta:time_limit=100", time_limit=2)["id"]
+    assert client.app.state.store.get(gid).agent.time_limit == 1.6  # a spec cannot raise it
+    gid = new_game(client, board="3x3", opponent="alphabeta:time_limit=0.5", time_limit=2)["id"]
+    assert client.app.state.store.get(gid).agent.time_limit == 0.5  # nor is a smaller one raised
+    for spec in ("alphabeta:time_limit=none", "alphabeta:time_limit=0", "mcts:simulations=10000000",
+                 "openspiel_mcts:rollouts=1000", "solver:node_limit=100000000", "alphabeta:depth=99"):
+        assert_error(client.post("/api/games", json={"board": "3x3", "opponent": spec}), 400, "bad_agent")
+    gid = new_game(client, board="2x2", opponent="solver")["id"]  # a default over its cap is lowered
+    from dnb_web.app import option_caps
+
+    assert client.app.state.store.get(gid).agent.solver.node_limit == option_caps(2, 2)["node_limit"]
+    assert option_caps(9, 9)["simulations"] >= 1000 and option_caps(9, 9)["simulations"] < option_caps(3, 3)["simulations"]
+
+
+def test_insight_alphabeta_deepens_until_its_deadline():
+    from baselines.alphabeta import AlphaBetaAgent
+    from dnb_web.insight import agent_view
+
+    agent = AlphaBetaAgent(depth=60, seed=0, board=(5, 5))
+    view = agent_view(agent, GameState.new(5, 5), deadline=time.perf_counter() + 0.3)  # depth 60: hours
+    assert view["kind"] == "search" and view["move"] in range(60)
+    reached = int(view["unit"].split("(")[1].split("-ply")[0])
+    assert 1 <= reached < 60 and agent.deadline is None
 
 
 # ------------------------------------------------------------------------------ insight
@@ -448,7 +579,7 @@ def test_analysis_shows_long_chains_and_loops(client):
 
 def test_solver_has_a_budget(roots):
     config = WebConfig(results_roots=(roots[0],), solver_nodes=1_000)
-    with TestClient(create_app(config)) as c:
+    with TestClient(create_app(config), base_url=BASE) as c:
         g = new_game(c, board="5x5", human=0)
         t = time.perf_counter()
         data = c.get(f"/api/games/{g['id']}/analysis?agent=false").json()
