@@ -643,9 +643,9 @@ def test_tournament_folder_browsing(client, roots):
     assert view["config"]["board"] == "2x2" and len(view["games"]) == 4
     assert {r["agent"] for r in view["elo"]} == {"random", "greedy"} and view["pairs"]
     records = [json.loads(line) for line in open(os.path.join(out, "results.jsonl"))]
-    if view["plots"]:
-        r = client.get("/api/tournaments/plot", params={"folder": out, "name": view["plots"][0]})
-        assert r.status_code == 200 and r.content[:8] == b"\x89PNG\r\n\x1a\n"
+    assert view["plots"] == ["tournament.png"]  # run_tournament draws it: the check below cannot pass vacuously
+    r = client.get("/api/tournaments/plot", params={"folder": out, "name": view["plots"][0]})
+    assert r.status_code == 200 and r.content[:8] == b"\x89PNG\r\n\x1a\n"
     for rec in records:
         d = client.get("/api/tournaments/game", params={"folder": out, "id": rec["id"]}).json()
         assert d["actions"] == rec["moves"] and d["players"] == [rec["first"], rec["second"]]
@@ -669,6 +669,139 @@ def test_tournament_paths_stay_inside_the_roots(client, roots):
     for name in ("../../etc/passwd", "x.png", "config.json"):
         assert_error(client.get("/api/tournaments/plot", params={"folder": t, "name": name}), 404)
     assert_error(client.get("/api/tournaments/game", params={"folder": t, "id": "0-1-0"}), 404)
+
+
+def test_symlinks_inside_a_tournament_folder_do_not_escape(client, roots, tmp_path):
+    secret = tmp_path / "secret.txt"  # outside every allowed root
+    secret.write_text("agent,elo,ci_low,ci_high\nSECRET,1,2,3\n")
+    t = os.path.join(roots[0], "t")
+    os.makedirs(t)
+    with open(os.path.join(t, "results.jsonl"), "w") as f:
+        f.write(json.dumps({"id": "0-1-0", "first": "a", "second": "b", "moves": [0, 1], "scores": [0, 0]}) + "\n")
+    good_png = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+    with open(os.path.join(t, "real.png"), "wb") as f:
+        f.write(good_png)
+    os.symlink("/etc/passwd", os.path.join(t, "leak.png"))
+    os.symlink(str(secret), os.path.join(t, "elo.csv"))
+    os.symlink(str(secret), os.path.join(t, "pairs.csv"))
+    secret_cfg = tmp_path / "config.json"
+    secret_cfg.write_text(json.dumps({"board": "2x2", "secret": "SECRET"}))
+    os.symlink(str(secret_cfg), os.path.join(t, "config.json"))
+    view = client.get("/api/tournaments/view", params={"folder": t})
+    assert view.status_code == 200 and "SECRET" not in view.text and "root:" not in view.text
+    assert view.json()["plots"] == ["real.png"] and view.json()["elo"] == [] and view.json()["config"] is None
+    assert_error(client.get("/api/tournaments/plot", params={"folder": t, "name": "leak.png"}), 404, "not_found")
+    assert client.get("/api/tournaments/plot", params={"folder": t, "name": "real.png"}).content == good_png
+    assert_error(client.get("/api/tournaments/game", params={"folder": t, "id": "0-1-0"}), 404)  # no config of its own
+    # a results.jsonl that is a link out of the folder is neither listed nor read
+    u = os.path.join(roots[0], "u")
+    os.makedirs(u)
+    outside = tmp_path / "results.jsonl"
+    outside.write_text(json.dumps({"id": "SECRET", "moves": []}) + "\n")
+    os.symlink(str(outside), os.path.join(u, "results.jsonl"))
+    assert u not in client.get("/api/tournaments").json()["folders"]
+    assert client.get("/api/tournaments/view", params={"folder": u}).json()["games"] == []
+
+
+def test_results_lines_of_the_wrong_types_are_skipped(client, roots):
+    t = os.path.join(roots[0], "t")
+    os.makedirs(t)
+    good = {"id": "0-1-0", "first": "a", "second": "b", "moves": [0, 1], "scores": [1, 0], "opening": [0],
+            "result_first": 1.0}
+    bad = [dict(good, opening=5), dict(good, moves=["0"]), dict(good, moves=[True]), dict(good, scores=[1]),
+           dict(good, scores="1-0"), dict(good, first=3), dict(good, result_first="win"), dict(good, id=5), [1, 2]]
+    with open(os.path.join(t, "results.jsonl"), "w") as f:
+        for rec in [good] + bad:
+            f.write(json.dumps(rec) + "\n")
+    with open(os.path.join(t, "config.json"), "w") as f:
+        json.dump({"board": "2x2"}, f)
+    view = client.get("/api/tournaments/view", params={"folder": t})
+    assert view.status_code == 200 and [g["id"] for g in view.json()["games"]] == ["0-1-0"]
+    assert view.json()["games"][0]["opening"] == 1
+    assert client.get("/api/tournaments/game", params={"folder": t, "id": "0-1-0"}).json()["actions"] == [0, 1]
+
+
+def test_unexpected_errors_are_json(roots, monkeypatch):
+    from dnb_web import insight
+
+    def broken(state):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(insight, "structure", broken)
+    with TestClient(create_app(WebConfig(results_roots=(roots[0],))), base_url=BASE,
+                    raise_server_exceptions=False) as c:
+        g = new_game(c)
+        r = c.get(f"/api/games/{g['id']}/analysis")
+        assert r.headers["content-type"].startswith("application/json")
+        assert_error(r, 500, "internal_error")
+        assert c.get(f"/api/games/{g['id']}").status_code == 200  # and the server goes on
+
+
+def test_only_allowed_host_headers_are_answered(roots):
+    with TestClient(create_app(WebConfig(results_roots=(roots[0],))), base_url=BASE) as c:
+        for host in ("127.0.0.1", "127.0.0.1:8000", "localhost:8000", "LOCALHOST", "[::1]:8000", "[::1]"):
+            assert c.get("/api/tournaments", headers={"host": host}).status_code == 200, host
+        for host in ("evil.example", "evil.example:8000", "127.0.0.1.evil.example", "", "[::2]:8000"):
+            r = c.get("/api/tournaments", headers={"host": host})
+            assert_error(r, 400, "bad_host")
+        assert_error(c.post("/api/games", json={}, headers={"host": "evil.example"}), 400, "bad_host")
+        assert c.app.state.store.games == {}
+    config = WebConfig(results_roots=(roots[0],), allowed_hosts=("*",))
+    with TestClient(create_app(config), base_url="http://evil.example") as c:
+        assert c.get("/api/tournaments").status_code == 200
+
+
+def test_agent_listing_is_one_shared_job_per_board_until_a_checkpoint_changes(roots):
+    from registry import make_agent
+
+    built = []
+
+    def counting(name, **kwargs):
+        built.append(name)
+        return make_agent(name, **kwargs)
+
+    config = WebConfig(results_roots=(roots[0],), checkpoint_roots=(roots[1],))
+    with TestClient(create_app(config, make_agent=counting), base_url=BASE) as c:
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(c.get("/api/agents?board=2x2").json()))
+                   for _ in range(3)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert len(results) == 3 and all(r == results[0] for r in results)
+        once = len(built)
+        assert once and "random" in [a["spec"] for a in results[0]["agents"]]
+        c.get("/api/agents?board=2x2")
+        assert len(built) == once  # cached
+        junk = os.path.join(roots[1], "new.pt")
+        with open(junk, "wb") as f:
+            f.write(b"not a checkpoint")
+        c.get("/api/agents?board=2x2")
+        assert len(built) > once  # a new checkpoint: listed again
+        again = len(built)
+        os.utime(junk, ns=(0, 10**18))  # touched: listed again
+        c.get("/api/agents?board=2x2")
+        assert len(built) > again
+
+
+def test_strict_fields_of_a_new_game(client):
+    for body in ({"human": True}, {"human": False}, {"human": 1.0}, {"seed": -1}, {"seed": True}, {"seed": 2**64}):
+        assert_error(client.post("/api/games", json=body), 422, "bad_request")
+    assert client.app.state.store.games == {}
+    assert new_game(client, human=1, seed=0)["human"] == 1
+
+
+def test_capture_colour_differs_from_the_players_colours():
+    import pathlib
+    import re as re_
+
+    css = (pathlib.Path(__file__).parents[1] / "dnb_web" / "static" / "app.css").read_text()
+    colour = {k: tuple(int(v[i:i + 2], 16) for i in (0, 2, 4))
+              for k, v in re_.findall(r"--([\w-]+):\s*#([0-9a-fA-F]{6})", css)}
+    for player in ("p0", "p1"):
+        distance = sum((a - b) ** 2 for a, b in zip(colour["capture"], colour[player])) ** 0.5
+        assert distance > 120, (player, colour["capture"], colour[player])
 
 
 # ------------------------------------------------------------------------------ page, OpenAPI, CLI
@@ -698,15 +831,27 @@ def test_cli_serve_prints_the_address_and_warns_off_loopback(monkeypatch, capsys
     from registry.cli import main
 
     started = []
-    monkeypatch.setattr(uvicorn.Server, "run", lambda self: started.append((self.config.host, self.config.port)))
-    assert main(["serve", "--port", "8123"]) == 0
+
+    def run(self, sockets=None):
+        [sock] = sockets  # bound before the address was printed
+        started.append((self.config.host, sock.getsockname()[1], self.config.app.state.config.allowed_hosts))
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    assert main(["serve", "--port", "0"]) == 0
     out = capsys.readouterr()
-    assert "http://127.0.0.1:8123/" in out.out and "warning" not in out.err
-    assert main(["serve", "--host", "0.0.0.0", "--port", "8124"]) == 0
+    port = started[-1][1]
+    assert port > 0 and f"http://127.0.0.1:{port}/" in out.out and "warning" not in out.err
+    assert started[-1][2] == ("127.0.0.1", "localhost", "::1", "127.0.0.1")
+    assert main(["serve", "--host", "0.0.0.0", "--port", "0"]) == 0
     out = capsys.readouterr()
     assert "warning" in out.err and "0.0.0.0" in out.err
-    assert started == [("127.0.0.1", 8123), ("0.0.0.0", 8124)]
+    assert started[-1][0] == "0.0.0.0" and started[-1][2] == ("*",)  # any host, with the warning
     assert main(["serve", "--port", "70000"]) == 2
+    for option in ("--max-games", "--max-think", "--time-limit", "--idle"):
+        for value in ("0", "-1"):
+            assert main(["serve", option, value]) == 2
+            assert f"{option} must be more than 0" in capsys.readouterr().err
+    assert len(started) == 2
 
 
 def test_static_files_are_package_data():
