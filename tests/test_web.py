@@ -558,6 +558,7 @@ def test_analysis_of_a_known_position(client):
     assert 7 in sv["best_moves"]
     ag = data["agent"]
     assert ag["kind"] == "probabilities" and abs(sum(ag["values"]) - 1) < 1e-9 and ag["values"][0] == 0
+    assert ag["move"] is None  # uniform over the legal moves: it prefers none
 
 
 def test_analysis_shows_long_chains_and_loops(client):
@@ -588,14 +589,24 @@ def test_solver_has_a_budget(roots):
 
 
 @pytest.mark.parametrize("spec,kind", [("mcts:simulations=60,search=python", "visits"), ("alphabeta:depth=2", "search"),
-                                       ("greedy", "none")])
+                                       ("mcts:simulations=60", "visits"), ("openspiel_mcts:simulations=60", "visits"),
+                                       ("solver", "values"), ("greedy", "none"), ("prsboxes", "none")])
 def test_agent_views(client, spec, kind):
+    if spec.startswith("openspiel"):
+        pytest.importorskip("pyspiel", reason="openspiel_mcts needs OpenSpiel")
     g = new_game(client, board="2x2", human=0, opponent=spec)
     data = client.get(f"/api/games/{g['id']}/analysis?solver=false").json()
     ag = data["agent"]
     assert ag["kind"] == kind and data["solver"] is None
     if kind == "visits":
-        assert 50 <= sum(ag["values"]) <= 60 and ag["value"] is not None and ag["move"] in range(12)
+        assert 50 <= sum(v or 0 for v in ag["values"]) <= 60 and ag["move"] in range(12)
+        assert spec in ("mcts:simulations=60", "openspiel_mcts:simulations=60") or ag["value"] is not None
+    if kind == "values":  # the exact value (box margin for the mover) of each move
+        from conftest import BruteForce
+
+        bf = BruteForce()
+        assert {a: v for a, v in enumerate(ag["values"])} == bf.move_values(GameState.new("2x2"))
+        assert ag["value"] == bf.value(GameState.new("2x2")) and ag["move"] in range(12)
     if kind == "search":
         assert ag["value"] is not None and ag["move"] in range(12)
     # the analysis used its own agent: the game's position and agent are untouched
