@@ -129,7 +129,8 @@ class Game:
     """One live game: the human's seat, the opponent's spec and agent, the position, and its activity.
 
     ``busy`` is True while the agent works on a move (set and cleared by the app); ``generation`` grows with
-    every change of the position, so a reply computed for an older position is dropped."""
+    every change of the position, so a reply computed for an older position is dropped; ``touched`` is
+    the time of the last request about the game (the store drops games idle for too long)."""
 
     rows: int
     cols: int
