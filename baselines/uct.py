@@ -39,6 +39,7 @@ class UCTAgent:
             raise ValueError(f"simulations must be >= 1, got {simulations}")
         self.simulations, self.uct_c, self.board = simulations, uct_c, board
         self.rng = random.Random(seed)
+        self.root_visits: dict[int, int] = {}  # visit count of each root move of the last search
 
     def seed(self, seed: int) -> None:
         self.rng = random.Random(seed)
@@ -55,6 +56,7 @@ class UCTAgent:
         check_state(self, state)
         legal = state.legal_actions()
         if len(legal) == 1:
+            self.root_visits = {legal[0]: 0}
             return legal[0]
         root = _Node(state.current_player, legal[:])
         self.rng.shuffle(root.untried)
@@ -95,4 +97,5 @@ class UCTAgent:
             root.visits += 1
             for _ in range(depth):
                 m.undo()
+        self.root_visits = {a: ch.visits for a, ch in root.children.items()}
         return max(root.children.items(), key=lambda kv: kv[1].visits)[0]

@@ -6,23 +6,37 @@
 
 Game state lives in :class:`dnb_web.games.Game` objects owned by the app's :class:`GameStore`; positions
 are :class:`dnb_env.core.GameState`; agents come from ``make_agent`` (default: :func:`registry.make_agent`).
-Agent moves and the insight view run in the app's thread pool under a time limit, so the event loop
-never waits on an agent. Every error is JSON ``{"error": code, "message": text}`` with a 4xx status for
-bad input (which changes nothing) and a 5xx status for an agent that crashed or ran out of time.
+
+Thinking time is bounded in three ways. (1) Each agent move and analysis runs on a daemon thread of a
+small pool (:class:`_Pool`, ``workers`` jobs at once); the request waits at most the game's time limit.
+A thread cannot be killed, so a job past its limit keeps its slot until it ends: when abandoned jobs fill
+the pool, further jobs get 503 at once instead of queueing, and daemon threads never hold up the
+server's exit (Ctrl-C). Building and listing agents has a pool of its own. (2) An agent that takes a
+``time_limit`` option is given 0.8 x the game's limit (a spec cannot raise it or turn it off). (3) The
+options that size a search (``simulations``, ``rollouts``, ``depth``, ``node_limit``, ...) are capped by
+the board (:func:`option_caps`), defaults included, so that no single move runs away.
+
+Every error is JSON ``{"error": code, "message": text}`` with a 4xx status for bad input (which changes
+nothing), a 5xx status for an agent that crashed or ran out of time, and 500 ``internal_error`` for
+anything unexpected. Requests whose ``Host`` header is not an allowed host get 400 ``bad_host`` (DNS
+rebinding); files of tournament folders are read only when their real path lies inside the folder.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import csv
 import inspect
+import itertools
 import json
+import logging
 import os
 import re
+import threading
+import time
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Annotated, Callable, Literal
 
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -49,7 +63,10 @@ class WebConfig:
     max_games: live games at once; max_think_s: the longest time limit per agent move a game may ask for
     time_limit_s: the default time limit per agent move; max_body: largest request body in bytes
     solver_nodes: alpha-beta node budget of each exact-solver query of the insight view
-    workers: threads for agent moves and analysis; idle_s: a game untouched this long may be dropped
+    workers: agent moves and analyses at once (daemon threads); build_workers: agent builds at once
+    idle_s: a game without requests for this long is dropped (and the least recently used idle game
+    makes room when ``max_games`` are live)
+    allowed_hosts: ``Host`` header values served (``"*"``: any), against DNS rebinding
     """
 
     results_roots: tuple[str, ...] = ("results",)
@@ -60,7 +77,9 @@ class WebConfig:
     max_body: int = 64 * 1024
     solver_nodes: int = 300_000
     workers: int = 4
+    build_workers: int = 2
     idle_s: float = 3600.0
+    allowed_hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
 
 
 # --------------------------------------------------------------------------- request bodies
@@ -71,8 +90,9 @@ class _Body(BaseModel):
 class NewGame(_Body):
     board: StrictStr = Field("3x3", description="'RxC' boxes, 1x1 .. 9x9")
     opponent: StrictStr = Field("random", description="agent spec, e.g. 'alphabeta:depth=4' (GET /api/agents)")
-    human: Literal[0, 1] = Field(0, description="the human's seat: 0 moves first")
-    seed: StrictInt | None = Field(None, description="seed of the agent (None: fresh randomness)")
+    human: StrictInt = Field(0, ge=0, le=1, description="the human's seat: 0 moves first")
+    seed: Annotated[StrictInt, Field(ge=0, le=2**63 - 1)] | None = Field(
+        None, description="seed of the agent, >= 0 (None: fresh randomness)")
     time_limit: StrictFloat | StrictInt | None = Field(None, description="seconds per agent move")
 
 
@@ -124,6 +144,126 @@ class _BodyLimit:
         return await self.app(scope, counted, send)
 
 
+class _HostCheck:
+    """ASGI middleware: a request whose ``Host`` header (without its port) is not in ``hosts`` gets 400
+    ``bad_host``, so that a page of another site whose name was re-pointed at 127.0.0.1 (DNS rebinding)
+    cannot drive the API. ``"*"`` in ``hosts`` lets every host through. (Starlette's TrustedHostMiddleware
+    does the same, but answers in plain text and cuts ``[::1]:8000`` at the first colon.)"""
+
+    def __init__(self, app, hosts):
+        self.app = app
+        self.hosts = {h.lower().strip("[]") for h in hosts}
+
+    @staticmethod
+    def host_of(value: str) -> str:
+        value = value.strip().lower()
+        if value.startswith("["):  # [::1]:8000
+            return value[1:value.find("]")] if "]" in value else value
+        return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] not in ("http", "websocket") or "*" in self.hosts:
+            return await self.app(scope, receive, send)
+        host = ""
+        for name, value in scope.get("headers", ()):
+            if name == b"host":
+                host = self.host_of(value.decode("latin-1"))
+                break
+        if host not in self.hosts:
+            return await _error(400, "bad_host", f"the Host header {host!r} is not one this server answers to "
+                                                 f"({', '.join(sorted(self.hosts))})")(scope, receive, send)
+        return await self.app(scope, receive, send)
+
+
+class _Pool:
+    """At most ``size`` jobs at once, each on a daemon thread of its own. A caller may stop waiting for a
+    job (a time limit), but a thread cannot be stopped: the job keeps its slot until it ends. When the
+    slots are full, :meth:`start` refuses at once (WebError 503) rather than queueing behind jobs that
+    may never end, and daemon threads never hold up the interpreter's exit."""
+
+    def __init__(self, size: int, what: str):
+        self.size, self.what = size, what
+        self.running = 0
+        self.lock = threading.Lock()
+        self._ids = itertools.count()
+
+    def start(self, fn, *args) -> concurrent.futures.Future:
+        """``fn(*args)`` on a new daemon thread; a ``concurrent.futures.Future`` of its result."""
+        with self.lock:
+            if self.running >= self.size:
+                raise WebError(503, "busy", f"all {self.size} {self.what} slots are taken (jobs that ran past their "
+                                            "time limit are still finishing); try again in a moment")
+            self.running += 1
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        fut.set_running_or_notify_cancel()
+
+        def target():
+            try:
+                result = fn(*args)
+            except BaseException as exc:  # noqa: BLE001  (handed to the waiter)
+                _settle(fut, exc=exc)
+            else:
+                _settle(fut, result=result)
+            finally:
+                with self.lock:
+                    self.running -= 1
+
+        threading.Thread(target=target, name=f"dnb-{self.what}-{next(self._ids)}", daemon=True).start()
+        return fut
+
+
+def _settle(fut: concurrent.futures.Future, result=None, exc: BaseException | None = None) -> None:
+    try:
+        if exc is None:
+            fut.set_result(result)
+        else:
+            fut.set_exception(exc)
+    except RuntimeError:  # the event loop of an asyncio waiter is closed (the server has stopped)
+        pass
+
+
+async def _wait(fut: concurrent.futures.Future, timeout: float):
+    """The result of ``fut``; asyncio.TimeoutError after ``timeout`` seconds (the job goes on)."""
+    return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), timeout)
+
+
+def option_caps(rows: int, cols: int) -> dict[str, int]:
+    """The largest value of each option that sizes an agent's search on a ``rows`` x ``cols`` board:
+    simulations (of playouts up to ``edges`` moves long) shrink as the board grows."""
+    edges = (rows + 1) * cols + rows * (cols + 1)
+    return {"simulations": max(1000, 200_000 // edges), "rollouts": 16, "depth": edges,
+            "node_limit": 5_000_000, "search_nodes": 300_000, "solver_nodes": 2_000_000, "solve_nodes": 200_000,
+            "search_depth": edges}
+
+
+def _limit_options(factory, kwargs: dict, rows: int, cols: int, limit: float) -> dict:
+    """``kwargs`` with the game's time limit and the board's caps applied. An agent that takes a
+    ``time_limit`` gets at most 0.8 x ``limit`` (a smaller one of its spec is kept; none is refused); a
+    capped option above its cap is refused, a default above it lowered to it. WebError 400 otherwise."""
+    params = inspect.signature(factory).parameters
+    out = dict(kwargs)
+    if "time_limit" in params:
+        given = out.get("time_limit", params["time_limit"].default)
+        own = round(0.8 * limit, 3)
+        if "time_limit" in out and (given is None or given <= 0):
+            raise WebError(400, "bad_agent", f"time_limit must be a positive number of seconds, got {given!r} "
+                                             f"(the game's time limit bounds every move)")
+        out["time_limit"] = own if given in (None, inspect.Parameter.empty) else min(float(given), own)
+    for option, cap in option_caps(rows, cols).items():
+        if option not in params:
+            continue
+        if option in out:
+            value = out[option]
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > cap:
+                raise WebError(400, "bad_agent", f"{option}={value} is more than the web app allows on "
+                                                 f"{rows}x{cols} (at most {cap})")
+        else:
+            default = params[option].default
+            if isinstance(default, (int, float)) and not isinstance(default, bool) and default > cap:
+                out[option] = cap
+    return out
+
+
 _CANDIDATES = ("random", "greedy", "alphabeta:depth=2", "alphabeta:depth=4", "prsboxes", "solver",
                "mcts:simulations=1000", "openspiel_mcts:simulations=300", "alphazero", "alphazero:simulations=0",
                "dotsformer", "dotsformer:simulations=0")
@@ -140,7 +280,9 @@ def _candidates(names: list[str], rows: int, cols: int) -> list[str]:
     return out
 
 
-def _find_checkpoints(roots, limit: int = 20) -> list[str]:
+def _find_checkpoints(roots, limit: int = 20) -> list[tuple[str, int]]:
+    """(path, modification time in ns) of the first ``limit`` ``.pt`` files within three folder levels of
+    ``roots`` whose real path lies inside their root."""
     found = []
     for root in roots:
         if not os.path.isdir(root):
@@ -149,22 +291,76 @@ def _find_checkpoints(roots, limit: int = 20) -> list[str]:
             if dirpath[len(root):].count(os.sep) >= 3:
                 dirnames[:] = []
             for f in sorted(files):
-                if f.endswith(".pt") and len(found) < limit:
-                    found.append(os.path.join(dirpath, f))
+                path = os.path.join(dirpath, f)
+                if f.endswith(".pt") and len(found) < limit and _inside(path, root, want="file"):
+                    try:
+                        found.append((path, os.stat(path).st_mtime_ns))
+                    except OSError:
+                        continue
     return found
 
 
-def _read_csv(path: str) -> list[dict]:
+def _inside(path: str, folder: str, want: str = "file") -> str | None:
+    """The real path of ``path`` if it is an existing file (``want="file"``) or folder whose real path
+    lies inside ``folder``'s real path (symbolic links resolved); None otherwise."""
+    real, top = os.path.realpath(path), os.path.realpath(folder)
+    try:
+        if os.path.commonpath([real, top]) != top:
+            return None
+    except ValueError:
+        return None
+    return real if (os.path.isfile(real) if want == "file" else os.path.isdir(real)) else None
+
+
+def _read_csv(folder: str, name: str) -> list[dict]:
+    path = _inside(os.path.join(folder, name), folder)
+    if path is None:
+        return []
     try:
         with open(path, newline="") as f:
             return list(csv.DictReader(f))
-    except (OSError, csv.Error):
+    except (OSError, csv.Error, UnicodeDecodeError):
         return []
 
 
-def _read_games(path: str) -> list[dict]:
-    """The valid game lines of a results.jsonl, read only (a browser never moves lines aside)."""
+def _read_json(folder: str, name: str):
+    path = _inside(os.path.join(folder, name), folder)
+    if path is None:
+        return None
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _game_line_ok(rec) -> bool:
+    """A results.jsonl line has the shape of a game: an id, integer moves, and (where present) player names,
+    two integer scores, a numeric result and a list of opening moves."""
+    if not (isinstance(rec, dict) and isinstance(rec.get("id"), str) and isinstance(rec.get("moves"), list)
+            and all(_is_int(a) for a in rec["moves"])):
+        return False
+    if any(k in rec and not isinstance(rec[k], str) for k in ("first", "second")):
+        return False
+    scores = rec.get("scores")
+    if scores is not None and not (isinstance(scores, list) and len(scores) == 2 and all(map(_is_int, scores))):
+        return False
+    result = rec.get("result_first")
+    if result is not None and (isinstance(result, bool) or not isinstance(result, (int, float))):
+        return False
+    return rec.get("opening") is None or isinstance(rec["opening"], list)
+
+
+def _read_games(folder: str) -> list[dict]:
+    """The valid game lines of a folder's results.jsonl, read only (a browser never moves lines aside)."""
+    path = _inside(os.path.join(folder, "results.jsonl"), folder)
     out = []
+    if path is None:
+        return out
     try:
         with open(path, "rb") as f:
             for line in f:
@@ -172,7 +368,7 @@ def _read_games(path: str) -> list[dict]:
                     rec = json.loads(line)
                 except ValueError:
                     continue
-                if isinstance(rec, dict) and isinstance(rec.get("id"), str) and isinstance(rec.get("moves"), list):
+                if _game_line_ok(rec):
                     out.append(rec)
     except OSError:
         pass
@@ -190,23 +386,21 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
     from registry.agents import check_spec
 
     store = GameStore(config.max_games, config.idle_s)
-    executor = concurrent.futures.ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="dnb-agent")
-    offered: dict[tuple[int, int], list[dict]] = {}
+    pool = _Pool(config.workers, "agent")  # agent moves and analyses
+    builds = _Pool(config.build_workers, "build")  # building agents for new games and for /api/agents
+    offered: dict[tuple[int, int], tuple[tuple, concurrent.futures.Future]] = {}  # board -> (checkpoints, job)
+    offered_lock = threading.Lock()
     checkpoint_roots = list(config.checkpoint_roots) + [SHIPPED_DIR]
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app):
-        yield
-        executor.shutdown(wait=False, cancel_futures=True)
+    log = logging.getLogger("dnb_web")
 
     app = FastAPI(
         title="dnb: play and watch Dots-and-Boxes",
         description="Play any registered agent, see its evaluation, the board's chains and the exact solver's "
                     "verdict; replay saved games and tournament folders. Actions use OpenSpiel's "
                     "dots_and_boxes numbering.",
-        version="1", lifespan=lifespan,
+        version="1",
     )
-    app.state.store, app.state.config = store, config
+    app.state.store, app.state.config, app.state.pools = store, config, (pool, builds)
 
     @app.exception_handler(WebError)
     async def _web_error(request: Request, exc: WebError):
@@ -229,10 +423,10 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
         code = {404: "not_found", 405: "method_not_allowed", 413: "body_too_large"}.get(exc.status_code, "http_error")
         return _error(exc.status_code, code, str(exc.detail))
 
-    async def run(fn, *args, timeout: float):
-        """``fn(*args)`` in the pool; TimeoutError after ``timeout`` s (the thread is left to finish)."""
-        fut = asyncio.get_running_loop().run_in_executor(executor, fn, *args)
-        return await asyncio.wait_for(asyncio.shield(fut), timeout), fut
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception):
+        log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+        return _error(500, "internal_error", f"unexpected error: {type(exc).__name__}")
 
     def build(name: str, kwargs: dict, rows: int, cols: int, seed):
         return make_agent(name, board=f"{rows}x{cols}", seed=seed, **kwargs)
@@ -246,34 +440,39 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
 
     # ----------------------------------------------------------------------- agents
-    @app.get("/api/agents", tags=["agents"], summary="Agent specs that can be built for a board")
-    async def agents(board: str = Query("3x3", description="'RxC'")):
-        rows, cols = check_board(board)
-        if (rows, cols) not in offered:
-            names = list_agents()
-            specs = _candidates(names, rows, cols)
-            for path in _find_checkpoints(config.checkpoint_roots):
-                specs += [f"alphazero:checkpoint={path}", f"dotsformer:checkpoint={path}"]
+    def buildable(specs: list[str], rows: int, cols: int) -> list[str]:
+        from agents.arena import parse_agent_spec
 
-            def buildable():
-                from agents.arena import parse_agent_spec
-
-                ok = []
-                for spec in specs:
-                    try:
-                        name, kwargs = parse_agent_spec(spec)
-                        build(name, kwargs, rows, cols, 0)
-                    except Exception:  # noqa: BLE001  (anything the registry cannot build is not offered)
-                        continue
-                    ok.append(spec)
-                return ok
-
+        ok = []
+        for spec in specs:
             try:
-                ok, _ = await run(buildable, timeout=config.max_think_s)
-            except asyncio.TimeoutError:
-                raise WebError(503, "busy", "listing the agents took too long; try again") from None
-            offered[(rows, cols)] = [{"spec": s} for s in ok]
-        return {"board": f"{rows}x{cols}", "agents": offered[(rows, cols)], "names": list_agents()}
+                name, kwargs = parse_agent_spec(spec)
+                kwargs = _limit_options(check_spec(name, kwargs), kwargs, rows, cols, config.time_limit_s)
+                build(name, kwargs, rows, cols, 0)
+            except Exception:  # noqa: BLE001  (anything the registry cannot build is not offered)
+                continue
+            ok.append(spec)
+        return ok
+
+    @app.get("/api/agents", tags=["agents"], summary="Agent specs that can be built for a board")
+    def agents(board: str = Query("3x3", description="'RxC'")):
+        # a plain def: FastAPI runs it in its thread pool, so walking folders never blocks the event loop.
+        # One build job per board and set of checkpoints (paths and times), shared by concurrent requests.
+        rows, cols = check_board(board)
+        found = tuple(_find_checkpoints(config.checkpoint_roots))
+        with offered_lock:
+            entry = offered.get((rows, cols))
+            stale = entry is None or entry[0] != found or (entry[1].done() and entry[1].exception() is not None)
+            if stale:
+                specs = _candidates(list_agents(), rows, cols)
+                for path, _ in found:
+                    specs += [f"alphazero:checkpoint={path}", f"dotsformer:checkpoint={path}"]
+                entry = offered[(rows, cols)] = (found, builds.start(buildable, specs, rows, cols))
+        try:
+            ok = entry[1].result(timeout=config.max_think_s)
+        except concurrent.futures.TimeoutError:
+            raise WebError(503, "busy", "listing the agents took too long; try again") from None
+        return {"board": f"{rows}x{cols}", "agents": [{"spec": s} for s in ok], "names": list_agents()}
 
     # ----------------------------------------------------------------------- games
     def _game_json(game: Game) -> dict:
@@ -286,12 +485,10 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
         limit = config.time_limit_s if body.time_limit is None else float(body.time_limit)
         if not 0 < limit <= config.max_think_s:
             raise WebError(400, "bad_time_limit", f"time_limit must be in (0, {config.max_think_s}] seconds, got {limit}")
-        factory = check_spec(name, kwargs)
-        if "time_limit" in inspect.signature(factory).parameters and "time_limit" not in kwargs:
-            kwargs["time_limit"] = round(0.8 * limit, 3)  # an agent that can keep to a time limit is given one
+        kwargs = _limit_options(check_spec(name, kwargs), kwargs, rows, cols, limit)
         store.check_room()  # 429 before an agent is built for nothing
         try:
-            agent, _ = await run(build, name, kwargs, rows, cols, body.seed, timeout=config.max_think_s)
+            agent = await _wait(builds.start(build, name, kwargs, rows, cols, body.seed), config.max_think_s)
         except asyncio.TimeoutError:
             raise WebError(503, "agent_unavailable", f"building {body.opponent!r} took too long") from None
         except Exception as exc:  # noqa: BLE001  (the registry could not build it for this board)
@@ -322,29 +519,27 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
         game = store.get(gid)
         game._check_open()
         if game.busy:
-            raise WebError(409, "agent_thinking", "the agent is already thinking about this position")
+            raise WebError(409, "agent_thinking", "the agent is still thinking about this position (a move past "
+                                                  "its time limit is still finishing); try again in a moment")
         if game.turn != "agent":
             raise WebError(409, "not_your_turn", "it is the human's turn")
-        game.busy, game.error = True, None
         generation, state = game.generation, game.state
+        fut = pool.start(game.agent.select_action, state)  # 503 at once when every slot is taken
+        game.busy, game.error = True, None
 
         def release(f):
-            if not f.cancelled():
-                f.exception()  # retrieved, so that no 'never retrieved' warning is logged
             game.busy = False
+            game.touch()
 
-        fut = asyncio.get_running_loop().run_in_executor(executor, game.agent.select_action, state)
         fut.add_done_callback(release)
         try:
-            action = await asyncio.wait_for(asyncio.shield(fut), game.time_limit)
+            action = await _wait(fut, game.time_limit)
         except asyncio.TimeoutError:
             game.error = f"the agent did not move within the time limit of {game.time_limit:g} s"
             raise WebError(504, "agent_timeout", game.error) from None
         except Exception as exc:  # noqa: BLE001  (a crashing agent: reported, the game stays as it was)
-            game.busy = False
             game.error = f"the agent crashed: {type(exc).__name__}: {exc}"
             raise WebError(500, "agent_failed", game.error) from None
-        game.busy = False
         if game.generation != generation:  # resigned meanwhile
             return _game_json(game)
         try:
@@ -374,6 +569,7 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
         state = game.state
         if not game.analysis_lock.acquire(blocking=False):
             raise WebError(409, "analysis_busy", "an analysis of this game is still running")
+        deadline = time.perf_counter() + 0.8 * game.time_limit
 
         def work():
             try:
@@ -387,18 +583,23 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
                         if game.analyst is None:
                             name, kwargs = game.spec
                             game.analyst = build(name, kwargs, game.rows, game.cols, game.seed)
-                        out["agent"] = insight.agent_view(game.analyst, state)
+                        out["agent"] = insight.agent_view(game.analyst, state, deadline=deadline)
                     except Exception as exc:  # noqa: BLE001  (shown on the page; the game goes on)
                         out["agent"] = {"kind": "error", "error": f"{type(exc).__name__}: {exc}"}
                 return out
             finally:
                 game.analysis_lock.release()
+                game.touch()
 
         try:
-            out, _ = await run(work, timeout=game.time_limit)
+            fut = pool.start(work)
+        except WebError:
+            game.analysis_lock.release()
+            raise
+        try:
+            return await _wait(fut, game.time_limit)
         except asyncio.TimeoutError:
             raise WebError(504, "analysis_timeout", f"the analysis took longer than {game.time_limit:g} s") from None
-        return out
 
     @app.get("/api/games/{gid}/record", tags=["records"], summary="The game as JSON or text (download)")
     async def record(gid: str, format: Literal["json", "text"] = "json"):
@@ -419,11 +620,12 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
                 "frames": frames(rows, cols, actions)}
 
     # ----------------------------------------------------------------------- tournaments
+    # plain defs: FastAPI runs them in its thread pool (file reading and parsing stay off the event loop)
     def _folder(folder: str) -> str:
         return allowed_path(folder, list(config.results_roots), "folder")
 
     @app.get("/api/tournaments", tags=["tournaments"], summary="Tournament folders under the allowed roots")
-    async def tournaments():
+    def tournaments():
         found = []
         for root in config.results_roots:
             if not os.path.isdir(root):
@@ -432,42 +634,36 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
                 if dirpath[len(root):].count(os.sep) >= 3:
                     dirnames[:] = []
                 dirnames.sort()
-                if "results.jsonl" in files:
+                if "results.jsonl" in files and _inside(os.path.join(dirpath, "results.jsonl"), root):
                     found.append(dirpath)
         return {"roots": list(config.results_roots), "folders": found}
 
     @app.get("/api/tournaments/view", tags=["tournaments"], summary="Standings, plots and games of a folder")
-    async def tournament(folder: str):
+    def tournament(folder: str):
         path = _folder(folder)
-        try:
-            with open(os.path.join(path, "config.json")) as f:
-                cfg = json.load(f)
-        except (OSError, ValueError):
-            cfg = None
         games = [{"id": r["id"], "first": r.get("first"), "second": r.get("second"), "scores": r.get("scores"),
                   "result_first": r.get("result_first"), "moves": len(r["moves"]),
-                  "opening": len(r.get("opening") or [])} for r in _read_games(os.path.join(path, "results.jsonl"))]
-        return {"folder": folder, "config": cfg, "elo": _read_csv(os.path.join(path, "elo.csv")),
-                "pairs": _read_csv(os.path.join(path, "pairs.csv")),
-                "plots": sorted(f for f in os.listdir(path) if f.endswith(".png")), "games": games}
+                  "opening": len(r.get("opening") or [])} for r in _read_games(path)]
+        plots = sorted(f for f in os.listdir(path) if f.endswith(".png") and _inside(os.path.join(path, f), path))
+        return {"folder": folder, "config": _read_json(path, "config.json"), "elo": _read_csv(path, "elo.csv"),
+                "pairs": _read_csv(path, "pairs.csv"), "plots": plots, "games": games}
 
     @app.get("/api/tournaments/plot", tags=["tournaments"], summary="A plot (PNG) of a tournament folder")
-    async def tournament_plot(folder: str, name: str):
+    def tournament_plot(folder: str, name: str):
         path = _folder(folder)
-        if not re.fullmatch(r"[\w.-]+\.png", name) or not os.path.isfile(os.path.join(path, name)):
+        real = _inside(os.path.join(path, name), path) if re.fullmatch(r"[\w.-]+\.png", name) else None
+        if real is None:
             raise WebError(404, "not_found", f"no plot {name!r} in {folder!r}")
-        return FileResponse(os.path.join(path, name), media_type="image/png")
+        return FileResponse(real, media_type="image/png")
 
     @app.get("/api/tournaments/game", tags=["tournaments"], summary="One game of a tournament, move by move")
-    async def tournament_game(folder: str, id: str):
+    def tournament_game(folder: str, id: str):
         path = _folder(folder)
-        try:
-            with open(os.path.join(path, "config.json")) as f:
-                board = json.load(f)["board"]
-        except (OSError, ValueError, KeyError, TypeError):
-            raise WebError(404, "not_found", f"{folder!r} has no readable config.json (its board)") from None
-        rows, cols = check_board(board)
-        for rec in _read_games(os.path.join(path, "results.jsonl")):
+        cfg = _read_json(path, "config.json")
+        if not isinstance(cfg, dict) or "board" not in cfg:
+            raise WebError(404, "not_found", f"{folder!r} has no readable config.json (its board)")
+        rows, cols = check_board(cfg["board"])
+        for rec in _read_games(path):
             if rec["id"] == id:
                 return {"board": f"{rows}x{cols}", "players": [str(rec.get("first")), str(rec.get("second"))],
                         "actions": rec["moves"], "opening": len(rec.get("opening") or []),
@@ -475,4 +671,5 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
         raise WebError(404, "not_found", f"no game {id!r} in {folder!r}")
 
     app.add_middleware(_BodyLimit, limit=config.max_body)
+    app.add_middleware(_HostCheck, hosts=config.allowed_hosts)
     return app

@@ -129,7 +129,8 @@ class Game:
     """One live game: the human's seat, the opponent's spec and agent, the position, and its activity.
 
     ``busy`` is True while the agent works on a move (set and cleared by the app); ``generation`` grows with
-    every change of the position, so a reply computed for an older position is dropped."""
+    every change of the position, so a reply computed for an older position is dropped; ``touched`` is
+    the time of the last request about the game (the store drops games idle for too long)."""
 
     rows: int
     cols: int
@@ -305,35 +306,53 @@ def read_record(data) -> tuple[int, int, list[int], list[str]]:
 
 
 class GameStore:
-    """The live games of one app, at most ``max_games``; games idle for ``idle_s`` seconds are dropped
-    first when the store is full."""
+    """The live games of one app, at most ``max_games``. A game untouched (no request about it) for
+    ``idle_s`` seconds is dropped by the next sweep (every :meth:`add` and :meth:`get` sweeps); when the
+    store is full, the least recently used game that is not busy makes room for a new one (WebError 429
+    only when every live game is busy)."""
 
     def __init__(self, max_games: int = 64, idle_s: float = 3600.0):
         self.max_games, self.idle_s = max_games, idle_s
         self.games: dict[str, Game] = {}
         self.lock = threading.Lock()
 
-    def check_room(self) -> None:
-        """WebError 429 when ``max_games`` games are live and none has been idle for ``idle_s``."""
+    @staticmethod
+    def _idle(game: Game) -> bool:
+        return not game.busy and not game.analysis_lock.locked()
+
+    def sweep(self) -> None:
+        """Drop the games idle for longer than ``idle_s`` seconds."""
+        now = time.monotonic()
         with self.lock:
-            if len(self.games) >= self.max_games:
-                now = time.monotonic()
-                for gid in [gid for gid, g in self.games.items() if not g.busy and now - g.touched > self.idle_s]:
-                    del self.games[gid]
-            if len(self.games) >= self.max_games:
-                raise WebError(429, "too_many_games",
-                               f"{self.max_games} games are live (the cap); finish or delete one first")
+            for gid in [gid for gid, g in self.games.items() if self._idle(g) and now - g.touched > self.idle_s]:
+                del self.games[gid]
+
+    def check_room(self) -> None:
+        """Make room for one more game: WebError 429 when ``max_games`` games are live and all are busy."""
+        self.sweep()
+        with self.lock:
+            while len(self.games) >= self.max_games:
+                idle = [g for g in self.games.values() if self._idle(g)]
+                if not idle:
+                    raise WebError(429, "too_many_games",
+                                   f"{self.max_games} games are live (the cap) and all are busy; try again shortly")
+                del self.games[min(idle, key=lambda g: g.touched).id]
 
     def add(self, game: Game) -> Game:
         self.check_room()
         with self.lock:
+            game.touch()
             self.games[game.id] = game
         return game
 
     def get(self, gid: str) -> Game:
+        """The live game ``gid`` (marked as used now); WebError 404 when there is none."""
+        self.sweep()
         game = self.games.get(gid)
         if game is None:
-            raise WebError(404, "unknown_game", f"no live game has id {gid!r}")
+            raise WebError(404, "unknown_game", f"no live game has id {gid!r} (finished games are dropped "
+                                                "after a while without requests)")
+        game.touch()
         return game
 
     def remove(self, gid: str) -> None:

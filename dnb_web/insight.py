@@ -1,6 +1,7 @@
 """What the insight view shows: move classes, chains and loops (:mod:`dnb_env.analysis`), the exact value
 and winning moves (:class:`baselines.solver.Solver` under a node budget) and an agent's own view of the
-position (its move probabilities or visit counts, and its evaluation where it exposes one).
+position (its move probabilities, visit counts or exact move values, and its evaluation where it exposes
+one; "none" for an agent that exposes nothing, e.g. ``greedy`` and ``prsboxes``).
 
 Every function takes a :class:`GameState` and returns plain JSON-ready data; nothing here holds state.
 """
@@ -46,12 +47,17 @@ def structure(state: GameState) -> dict:
     return out
 
 
+#: Transposition table of the insight view's solver in megabytes: one per game, so kept small.
+SOLVER_TT_MB = 8.0
+
+
 def make_solver(node_limit: int):
     """A solver that answers within ``node_limit`` alpha-beta nodes per query (the retrograde engine, when
-    the extension is not built, only up to 18 undrawn edges so that it stays quick)."""
+    the extension is not built, only up to 18 undrawn edges so that it stays quick), with a transposition
+    table of at most :data:`SOLVER_TT_MB` megabytes."""
     from baselines.solver import Solver, native_available
 
-    return Solver(max_undrawn=None if native_available() else 18, node_limit=node_limit)
+    return Solver(max_undrawn=None if native_available() else 18, node_limit=node_limit, tt_mb=SOLVER_TT_MB)
 
 
 def solve(solver, state: GameState) -> dict:
@@ -88,35 +94,105 @@ def _finite(x) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def agent_view(agent, state: GameState) -> dict:
-    """The agent's view of ``state``: ``kind`` "visits" (a tree search: root visit counts and its Q),
-    "policy" (a network's raw policy and value head), "probabilities" (``action_probabilities``),
-    "search" (alpha-beta: its move and the value of its deepest search) or "none". ``values`` has one
-    number per action; ``value`` is for the player to move in ``unit``."""
+def _preferred(values, legal) -> int | None:
+    """The legal move with the largest value, or None when every legal move has the same value (a uniform
+    policy prefers nothing)."""
+    vals = {a: values[a] for a in legal if values[a] is not None}
+    if not vals or len(set(vals.values())) == 1:
+        return None
+    return max(vals, key=vals.get)
+
+
+def _alphabeta_view(agent, state: GameState, deadline: float | None) -> tuple[int | None, float | None, int]:
+    """(move, value, depth reached) of alpha-beta's iterative deepening to its ``depth`` that stops at
+    ``deadline`` (``time.perf_counter()`` seconds): the deepest completed search answers."""
+    from baselines.alphabeta import _Timeout
+
+    move = value = None
+    reached = 0
+    saved = agent.deadline
+    agent.deadline, agent.nodes = deadline, 0
+    agent.tt.clear()
+    try:
+        for d in range(1, int(agent.depth) + 1):
+            try:
+                move, value = agent.search_root(state, d)
+            except _Timeout:
+                break
+            reached = d
+    finally:
+        agent.deadline = saved
+        agent.tt.clear()
+    return move, value, reached
+
+
+def agent_view(agent, state: GameState, deadline: float | None = None) -> dict:
+    """The agent's view of ``state``: ``kind`` "visits" (a tree search: root visit counts, and its Q where
+    it has one), "policy" (a network's raw policy and value head), "values" (an exact solver's value of
+    each move), "probabilities" (``action_probabilities``), "search" (alpha-beta: its move and the value
+    of its deepest search finished before ``deadline``) or "none" (the agent exposes no evaluation).
+    ``values`` has one number per action (None where there is none); ``value`` is for the player to move
+    in ``unit``; ``move`` is the move the view prefers (None when it prefers none, e.g. uniform
+    probabilities)."""
     mover = state.current_player
+    legal = state.legal_actions()
     out = {"kind": "none", "values": None, "value": None, "unit": None, "player": mover, "move": None}
     search = getattr(agent, "search", None)
     if search is not None and hasattr(search, "run") and hasattr(search, "root_value"):
         counts = np.asarray(search.run(state), dtype=float)
         unit = getattr(getattr(search, "config", None), "value", "win")
-        out.update(kind="visits", values=[_finite(c) for c in counts], value=_finite(search.root_value()),
-                   unit="margin / boxes" if unit == "margin" else "win/loss", move=int(np.argmax(counts)))
+        values = [_finite(c) for c in counts]
+        out.update(kind="visits", values=values, value=_finite(search.root_value()),
+                   unit="margin / boxes" if unit == "margin" else "win/loss", move=_preferred(values, legal))
         if hasattr(agent, "reset"):
             agent.reset()  # the analyst's tree is not kept between positions
         return out
     evaluator = getattr(agent, "evaluator", None)
     if evaluator is not None and hasattr(evaluator, "evaluate"):
         priors, values = evaluator.evaluate([state])
-        p = np.asarray(priors[0], dtype=float)
+        p = [_finite(x) for x in np.asarray(priors[0], dtype=float)]
         unit = getattr(getattr(getattr(evaluator, "net", None), "config", None), "value", "win")
-        out.update(kind="policy", values=[_finite(x) for x in p], value=_finite(values[0]),
-                   unit="margin / boxes" if unit == "margin" else "win/loss", move=int(np.argmax(p)))
+        out.update(kind="policy", values=p, value=_finite(values[0]),
+                   unit="margin / boxes" if unit == "margin" else "win/loss", move=_preferred(p, legal))
         return out
-    if hasattr(agent, "search_root") and hasattr(agent, "depth"):
-        move, value = agent.search_root(state, int(agent.depth))
-        out.update(kind="search", value=_finite(value), unit=f"boxes ({agent.depth}-ply search)", move=int(move))
+    if hasattr(agent, "search_root") and hasattr(agent, "depth") and hasattr(agent, "deadline"):
+        move, value, reached = _alphabeta_view(agent, state, deadline)
+        if move is not None:
+            out.update(kind="search", value=_finite(value), unit=f"boxes ({reached}-ply search)", move=int(move))
+        return out
+    if hasattr(agent, "root_visits") and hasattr(agent, "simulations"):  # plain UCT (baselines.uct)
+        agent.select_action(state)
+        values = [None] * state.num_actions
+        for a, n in agent.root_visits.items():
+            values[a] = float(n)
+        out.update(kind="visits", values=values, move=_preferred(values, legal))
+        return out
+    bot = getattr(agent, "bot", None)
+    if bot is not None and hasattr(bot, "mcts_search") and hasattr(agent, "_spiel_state"):  # OpenSpiel's MCTSBot
+        root = bot.mcts_search(agent._spiel_state(state))
+        values = [None] * state.num_actions
+        for child in root.children:
+            values[child.action] = float(child.explore_count)
+        best = root.best_child() if root.children else None
+        value = best.total_reward / best.explore_count if best is not None and best.explore_count else None
+        out.update(kind="visits", values=values, value=None if value is None else _finite(value), unit="win/loss",
+                   move=_preferred(values, legal))
+        return out
+    if hasattr(agent, "move_values") and hasattr(agent, "solver"):  # the exact solver (baselines.solver)
+        from baselines.solver import SolverBudgetExceeded, SolverTooLarge
+
+        try:
+            mv = agent.move_values(state)
+        except (SolverBudgetExceeded, SolverTooLarge) as exc:
+            out.update(message=f"the solver cannot value this position: {exc}")
+            return out
+        values = [None] * state.num_actions
+        for a, v in mv.items():
+            values[a] = float(v)
+        out.update(kind="values", values=values, value=float(max(mv.values())), unit="margin / boxes (exact)",
+                   move=_preferred(values, legal))
         return out
     if hasattr(agent, "action_probabilities"):
-        p = np.asarray(agent.action_probabilities(state), dtype=float)
-        out.update(kind="probabilities", values=[_finite(x) for x in p], move=int(np.argmax(p)))
+        p = [_finite(x) for x in np.asarray(agent.action_probabilities(state), dtype=float)]
+        out.update(kind="probabilities", values=p, move=_preferred(p, legal))
     return out

@@ -121,22 +121,38 @@ def _serve(args: argparse.Namespace) -> int:
         raise ValueError(f"dnb serve needs the web extra: pip install 'dnb[web]' ({exc})") from None
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be in 0..65535, got {args.port}")
+    for option, value in (("--max-games", args.max_games), ("--max-think", args.max_think),
+                          ("--time-limit", args.time_limit), ("--idle", args.idle)):
+        if not value > 0:
+            raise ValueError(f"{option} must be more than 0, got {value:g}")
     try:
-        loopback = args.host == "localhost" or ipaddress.ip_address(args.host).is_loopback
+        address = ipaddress.ip_address(args.host)
     except ValueError:
-        loopback = False
+        address = None
+    loopback = args.host == "localhost" or (address is not None and address.is_loopback)
     if not loopback:
         print(f"dnb serve: warning: binding {args.host} makes the app reachable from other machines; it has no "
               "authentication (use 127.0.0.1 unless you mean it)", file=sys.stderr)
+    # the Host headers answered (against DNS rebinding): loopback names and --host; any for a wildcard bind
+    hosts = ("*",) if address is not None and address.is_unspecified else ("127.0.0.1", "localhost", "::1", args.host)
     config = WebConfig(results_roots=tuple(args.results or ["results"]),
                        checkpoint_roots=tuple(args.checkpoints or ["runs"]), max_games=args.max_games,
-                       max_think_s=args.max_think, time_limit_s=min(args.time_limit, args.max_think))
+                       max_think_s=args.max_think, time_limit_s=min(args.time_limit, args.max_think),
+                       idle_s=args.idle, allowed_hosts=hosts)
     app = create_app(config)
-    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
-                                           log_config=None))
+    uconfig = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", log_config=None)
+    try:
+        sock = uconfig.bind_socket()  # bound before the address is printed (and --port 0 has its real port)
+    except (OSError, SystemExit) as exc:
+        raise ValueError(f"cannot listen on {args.host}:{args.port}: {exc}") from None
+    port = sock.getsockname()[1]
     shown = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"dnb serve: http://{shown}:{args.port}/  (API under /api/, OpenAPI at /docs; Ctrl-C stops)", flush=True)
-    server.run()
+    print(f"dnb serve: http://{shown}:{port}/  (API under /api/, OpenAPI at /docs; Ctrl-C stops)", flush=True)
+    server = uvicorn.Server(uconfig)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
     return 0
 
 
@@ -228,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     sv.add_argument("--max-games", type=int, default=64, help="live games at once")
     sv.add_argument("--time-limit", type=float, default=10.0, help="default seconds per agent move")
     sv.add_argument("--max-think", type=float, default=60.0, help="longest time limit per agent move a game may ask")
+    sv.add_argument("--idle", type=float, default=3600.0,
+                    help="seconds without requests after which a game is dropped")
     sv.set_defaults(func=_serve)
     ag = sub.add_parser("agents", help="list the registered agents", formatter_class=_Defaults)
     ag.set_defaults(func=_agents)

@@ -21,6 +21,8 @@ from dnb_env.core import GameState  # noqa: E402
 from dnb_web import WebConfig, create_app  # noqa: E402
 from registry.agents import register_agent  # noqa: E402
 
+BASE = "http://127.0.0.1"  # the app answers only to its allowed hosts (TestClient's default is "testserver")
+
 
 # ------------------------------------------------------------------------------ misbehaving agents
 class _Crash:
@@ -61,6 +63,21 @@ def _slow(*, board, seed, delay: float = 1.0):
     return _Slow(delay)
 
 
+GATE = threading.Event()  # web_test_block agents think until the test sets it
+
+
+class _Blocked:
+    """Thinks until GATE is set (at most 60 s): a move whose end the test decides, not the clock."""
+    name = "web_test_block"
+
+    def reset(self):
+        pass
+
+    def select_action(self, state):
+        GATE.wait(60)
+        return state.legal_actions()[0]
+
+
 @pytest.fixture(autouse=True)
 def misbehaving_agents(monkeypatch):
     """The three agents above, registered for one test only (so that no other test sees them)."""
@@ -70,6 +87,10 @@ def misbehaving_agents(monkeypatch):
     register_agent("web_test_crash", lambda *, board, seed: _Crash())
     register_agent("web_test_slow", _slow)
     register_agent("web_test_illegal", lambda *, board, seed: _Illegal())
+    register_agent("web_test_block", lambda *, board, seed: _Blocked())
+    GATE.clear()
+    yield
+    GATE.set()  # no thread is left thinking after the test
 
 
 @pytest.fixture
@@ -83,7 +104,7 @@ def roots(tmp_path):
 @pytest.fixture
 def client(roots):
     config = WebConfig(results_roots=(roots[0],), checkpoint_roots=(roots[1],), max_games=8, solver_nodes=200_000)
-    with TestClient(create_app(config)) as c:
+    with TestClient(create_app(config), base_url=BASE) as c:
         yield c
 
 
@@ -233,12 +254,36 @@ def test_games_are_isolated_with_random_ids(client):
     assert client.get(f"/api/games/{b['id']}").json()["history"] == [5]
 
 
-def test_cap_on_live_games(roots):
-    with TestClient(create_app(WebConfig(results_roots=(roots[0],), max_games=2))) as c:
-        g1, _ = new_game(c), new_game(c)
+def test_cap_on_live_games_evicts_the_least_recently_used(roots):
+    with TestClient(create_app(WebConfig(results_roots=(roots[0],), max_games=2)), base_url=BASE) as c:
+        g1, g2 = new_game(c), new_game(c)
+        c.get(f"/api/games/{g1['id']}")  # g1 used last: g2 makes room
+        g3 = new_game(c)
+        assert_error(c.get(f"/api/games/{g2['id']}"), 404, "unknown_game")
+        assert set(c.app.state.store.games) == {g1["id"], g3["id"]}
+        # every live game busy: nothing to evict, 429
+        for g in (g1, g3):
+            c.app.state.store.get(g["id"]).busy = True
         assert_error(c.post("/api/games", json={"board": "2x2"}), 429, "too_many_games")
-        c.delete(f"/api/games/{g1['id']}")
+        c.app.state.store.get(g1["id"]).busy = False
         new_game(c)
+        assert_error(c.get(f"/api/games/{g1['id']}"), 404, "unknown_game")
+
+
+def test_idle_games_are_swept(roots):
+    with TestClient(create_app(WebConfig(results_roots=(roots[0],), idle_s=60)), base_url=BASE) as c:
+        old, fresh = new_game(c), new_game(c)
+        store = c.app.state.store
+        store.get(old["id"]).touched -= 61  # a minute without requests
+        store.get(fresh["id"]).touched -= 59
+        assert c.get(f"/api/games/{fresh['id']}").status_code == 200  # every access sweeps, and touches
+        assert set(store.games) == {fresh["id"]}
+        assert_error(c.get(f"/api/games/{old['id']}"), 404, "unknown_game")
+        assert store.get(fresh["id"]).solver is None
+        c.get(f"/api/games/{fresh['id']}/analysis?agent=false")
+        from dnb_web.insight import SOLVER_TT_MB
+
+        assert store.get(fresh["id"]).solver.tt_mb == SOLVER_TT_MB <= 8  # a small table per game
 
 
 # ------------------------------------------------------------------------------ bad input changes nothing
@@ -374,36 +419,122 @@ def test_agent_choosing_an_illegal_move(client):
     assert client.get(f"/api/games/{g['id']}").json()["history"] == []
 
 
+def wait_until(predicate, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.02)
+
+
 def test_slow_agent_times_out_without_blocking(client):
-    g = new_game(client, board="2x2", human=1, opponent="web_test_slow:delay=1.0", time_limit=0.2)
+    g = new_game(client, board="2x2", human=1, opponent="web_test_block", time_limit=0.2)
     gid = g["id"]
-    t = time.perf_counter()
     body = assert_error(client.post(f"/api/games/{gid}/agent-move"), 504, "agent_timeout")
-    assert time.perf_counter() - t < 0.9 and "0.2" in body["message"]
+    assert "0.2" in body["message"] and not GATE.is_set()  # answered while the agent still thinks
     # the abandoned move is still running: no second one, and the game is unchanged
     assert_error(client.post(f"/api/games/{gid}/agent-move"), 409, "agent_thinking")
     assert client.get("/api/games/" + gid).json()["history"] == []
     other = new_game(client, board="2x2")  # other games go on meanwhile
     assert client.post(f"/api/games/{other['id']}/move", json={"action": 0}).status_code == 200
-    deadline = time.time() + 5
-    while client.get("/api/games/" + gid).json()["thinking"] and time.time() < deadline:
-        time.sleep(0.05)
+    assert client.get("/api/games/" + gid).json()["thinking"] and not GATE.is_set()
+    GATE.set()
+    wait_until(lambda: not client.get("/api/games/" + gid).json()["thinking"])
     g = client.get("/api/games/" + gid).json()
-    assert not g["thinking"] and g["history"] == [] and "time limit" in g["error"]
+    assert g["history"] == [] and "time limit" in g["error"]
+    assert client.post(f"/api/games/{gid}/agent-move").json()["history"] == [0]  # asked again, it moves
 
 
 def test_agent_replies_run_off_the_event_loop(client):
-    """While one game's agent thinks, another request is answered at once."""
-    g = new_game(client, board="2x2", human=1, opponent="web_test_slow:delay=0.6", time_limit=5)
+    """While one game's agent thinks, other requests are answered: checked by order, not by the clock (the
+    agent cannot finish before the test lets it)."""
+    g = new_game(client, board="2x2", human=1, opponent="web_test_block", time_limit=30)
     result = {}
     th = threading.Thread(target=lambda: result.setdefault("r", client.post(f"/api/games/{g['id']}/agent-move")))
     th.start()
-    time.sleep(0.15)
-    t = time.perf_counter()
-    assert client.get(f"/api/games/{g['id']}").json()["thinking"] is True
-    assert time.perf_counter() - t < 0.3
+    wait_until(lambda: client.get(f"/api/games/{g['id']}").json()["thinking"])
+    other = new_game(client, board="2x2")
+    assert client.post(f"/api/games/{other['id']}/move", json={"action": 0}).status_code == 200
+    assert "r" not in result and not GATE.is_set()  # the slow request is still running
+    GATE.set()
     th.join()
     assert result["r"].status_code == 200 and result["r"].json()["history"] == [0]
+
+
+def test_abandoned_moves_fill_the_pool_and_later_jobs_get_503_at_once(roots):
+    config = WebConfig(results_roots=(roots[0],), checkpoint_roots=(roots[1],), workers=2)
+    with TestClient(create_app(config), base_url=BASE) as c:
+        stuck = [new_game(c, human=1, opponent="web_test_block", time_limit=0.2) for _ in range(2)]
+        for g in stuck:
+            assert_error(c.post(f"/api/games/{g['id']}/agent-move"), 504, "agent_timeout")
+        g = new_game(c, human=1, opponent="random")  # building has a pool of its own
+        assert_error(c.post(f"/api/games/{g['id']}/agent-move"), 503, "busy")  # refused, not queued
+        assert_error(c.get(f"/api/games/{g['id']}/analysis"), 503, "busy")
+        assert c.get(f"/api/games/{g['id']}").json()["thinking"] is False
+        assert c.get("/api/agents?board=2x2").status_code == 200
+        assert not GATE.is_set()
+        GATE.set()
+        wait_until(lambda: c.app.state.pools[0].running == 0)
+        assert c.post(f"/api/games/{g['id']}/agent-move").json()["ply"] == 1
+        assert c.get(f"/api/games/{g['id']}/analysis").status_code == 200
+
+
+def test_a_thinking_agent_does_not_hold_up_the_exit(tmp_path):
+    """Agent threads are daemon threads: the process ends although an abandoned move still thinks (a
+    ThreadPoolExecutor's threads are joined at exit: Ctrl-C would hang until the agent finished)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = tmp_path / "exit.py"
+    script.write_text(textwrap.dedent(f"""
+        import threading
+        from fastapi.testclient import TestClient
+        from dnb_web import WebConfig, create_app
+        from registry.agents import register_agent
+
+        class Stuck:
+            def reset(self): pass
+            def select_action(self, state):
+                threading.Event().wait(600)
+
+        register_agent("stuck", lambda *, board, seed: Stuck())
+        with TestClient(create_app(WebConfig(results_roots=({str(tmp_path)!r},))), base_url={BASE!r}) as c:
+            g = c.post("/api/games", json={{"board": "2x2", "human": 1, "opponent": "stuck", "time_limit": 0.2}}).json()
+            print(c.post(f"/api/games/{{g['id']}}/agent-move").status_code, flush=True)
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(__file__)),
+                                                                     os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "504"
+
+
+def test_time_limits_and_option_caps_are_forced_on_agents(client):
+    gid = new_game(client, board="3x3", opponent="alphabeta:depth=6", time_limit=2)["id"]
+    assert client.app.state.store.get(gid).agent.time_limit == 1.6  # 0.8 x the game's limit
+    gid = new_game(client, board="3x3", opponent="alphabeta:time_limit=100", time_limit=2)["id"]
+    assert client.app.state.store.get(gid).agent.time_limit == 1.6  # a spec cannot raise it
+    gid = new_game(client, board="3x3", opponent="alphabeta:time_limit=0.5", time_limit=2)["id"]
+    assert client.app.state.store.get(gid).agent.time_limit == 0.5  # nor is a smaller one raised
+    for spec in ("alphabeta:time_limit=none", "alphabeta:time_limit=0", "mcts:simulations=10000000",
+                 "openspiel_mcts:rollouts=1000", "solver:node_limit=100000000", "alphabeta:depth=99"):
+        assert_error(client.post("/api/games", json={"board": "3x3", "opponent": spec}), 400, "bad_agent")
+    gid = new_game(client, board="2x2", opponent="solver")["id"]  # a default over its cap is lowered
+    from dnb_web.app import option_caps
+
+    assert client.app.state.store.get(gid).agent.solver.node_limit == option_caps(2, 2)["node_limit"]
+    assert option_caps(9, 9)["simulations"] >= 1000 and option_caps(9, 9)["simulations"] < option_caps(3, 3)["simulations"]
+
+
+def test_insight_alphabeta_deepens_until_its_deadline():
+    from baselines.alphabeta import AlphaBetaAgent
+    from dnb_web.insight import agent_view
+
+    agent = AlphaBetaAgent(depth=60, seed=0, board=(5, 5))
+    view = agent_view(agent, GameState.new(5, 5), deadline=time.perf_counter() + 0.3)  # depth 60: hours
+    assert view["kind"] == "search" and view["move"] in range(60)
+    reached = int(view["unit"].split("(")[1].split("-ply")[0])
+    assert 1 <= reached < 60 and agent.deadline is None
 
 
 # ------------------------------------------------------------------------------ insight
@@ -427,6 +558,7 @@ def test_analysis_of_a_known_position(client):
     assert 7 in sv["best_moves"]
     ag = data["agent"]
     assert ag["kind"] == "probabilities" and abs(sum(ag["values"]) - 1) < 1e-9 and ag["values"][0] == 0
+    assert ag["move"] is None  # uniform over the legal moves: it prefers none
 
 
 def test_analysis_shows_long_chains_and_loops(client):
@@ -448,7 +580,7 @@ def test_analysis_shows_long_chains_and_loops(client):
 
 def test_solver_has_a_budget(roots):
     config = WebConfig(results_roots=(roots[0],), solver_nodes=1_000)
-    with TestClient(create_app(config)) as c:
+    with TestClient(create_app(config), base_url=BASE) as c:
         g = new_game(c, board="5x5", human=0)
         t = time.perf_counter()
         data = c.get(f"/api/games/{g['id']}/analysis?agent=false").json()
@@ -457,14 +589,24 @@ def test_solver_has_a_budget(roots):
 
 
 @pytest.mark.parametrize("spec,kind", [("mcts:simulations=60,search=python", "visits"), ("alphabeta:depth=2", "search"),
-                                       ("greedy", "none")])
+                                       ("mcts:simulations=60", "visits"), ("openspiel_mcts:simulations=60", "visits"),
+                                       ("solver", "values"), ("greedy", "none"), ("prsboxes", "none")])
 def test_agent_views(client, spec, kind):
+    if spec.startswith("openspiel"):
+        pytest.importorskip("pyspiel", reason="openspiel_mcts needs OpenSpiel")
     g = new_game(client, board="2x2", human=0, opponent=spec)
     data = client.get(f"/api/games/{g['id']}/analysis?solver=false").json()
     ag = data["agent"]
     assert ag["kind"] == kind and data["solver"] is None
     if kind == "visits":
-        assert 50 <= sum(ag["values"]) <= 60 and ag["value"] is not None and ag["move"] in range(12)
+        assert 50 <= sum(v or 0 for v in ag["values"]) <= 60 and ag["move"] in range(12)
+        assert spec in ("mcts:simulations=60", "openspiel_mcts:simulations=60") or ag["value"] is not None
+    if kind == "values":  # the exact value (box margin for the mover) of each move
+        from conftest import BruteForce
+
+        bf = BruteForce()
+        assert {a: v for a, v in enumerate(ag["values"])} == bf.move_values(GameState.new("2x2"))
+        assert ag["value"] == bf.value(GameState.new("2x2")) and ag["move"] in range(12)
     if kind == "search":
         assert ag["value"] is not None and ag["move"] in range(12)
     # the analysis used its own agent: the game's position and agent are untouched
@@ -512,9 +654,9 @@ def test_tournament_folder_browsing(client, roots):
     assert view["config"]["board"] == "2x2" and len(view["games"]) == 4
     assert {r["agent"] for r in view["elo"]} == {"random", "greedy"} and view["pairs"]
     records = [json.loads(line) for line in open(os.path.join(out, "results.jsonl"))]
-    if view["plots"]:
-        r = client.get("/api/tournaments/plot", params={"folder": out, "name": view["plots"][0]})
-        assert r.status_code == 200 and r.content[:8] == b"\x89PNG\r\n\x1a\n"
+    assert view["plots"] == ["tournament.png"]  # run_tournament draws it: the check below cannot pass vacuously
+    r = client.get("/api/tournaments/plot", params={"folder": out, "name": view["plots"][0]})
+    assert r.status_code == 200 and r.content[:8] == b"\x89PNG\r\n\x1a\n"
     for rec in records:
         d = client.get("/api/tournaments/game", params={"folder": out, "id": rec["id"]}).json()
         assert d["actions"] == rec["moves"] and d["players"] == [rec["first"], rec["second"]]
@@ -538,6 +680,139 @@ def test_tournament_paths_stay_inside_the_roots(client, roots):
     for name in ("../../etc/passwd", "x.png", "config.json"):
         assert_error(client.get("/api/tournaments/plot", params={"folder": t, "name": name}), 404)
     assert_error(client.get("/api/tournaments/game", params={"folder": t, "id": "0-1-0"}), 404)
+
+
+def test_symlinks_inside_a_tournament_folder_do_not_escape(client, roots, tmp_path):
+    secret = tmp_path / "secret.txt"  # outside every allowed root
+    secret.write_text("agent,elo,ci_low,ci_high\nSECRET,1,2,3\n")
+    t = os.path.join(roots[0], "t")
+    os.makedirs(t)
+    with open(os.path.join(t, "results.jsonl"), "w") as f:
+        f.write(json.dumps({"id": "0-1-0", "first": "a", "second": "b", "moves": [0, 1], "scores": [0, 0]}) + "\n")
+    good_png = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+    with open(os.path.join(t, "real.png"), "wb") as f:
+        f.write(good_png)
+    os.symlink("/etc/passwd", os.path.join(t, "leak.png"))
+    os.symlink(str(secret), os.path.join(t, "elo.csv"))
+    os.symlink(str(secret), os.path.join(t, "pairs.csv"))
+    secret_cfg = tmp_path / "config.json"
+    secret_cfg.write_text(json.dumps({"board": "2x2", "secret": "SECRET"}))
+    os.symlink(str(secret_cfg), os.path.join(t, "config.json"))
+    view = client.get("/api/tournaments/view", params={"folder": t})
+    assert view.status_code == 200 and "SECRET" not in view.text and "root:" not in view.text
+    assert view.json()["plots"] == ["real.png"] and view.json()["elo"] == [] and view.json()["config"] is None
+    assert_error(client.get("/api/tournaments/plot", params={"folder": t, "name": "leak.png"}), 404, "not_found")
+    assert client.get("/api/tournaments/plot", params={"folder": t, "name": "real.png"}).content == good_png
+    assert_error(client.get("/api/tournaments/game", params={"folder": t, "id": "0-1-0"}), 404)  # no config of its own
+    # a results.jsonl that is a link out of the folder is neither listed nor read
+    u = os.path.join(roots[0], "u")
+    os.makedirs(u)
+    outside = tmp_path / "results.jsonl"
+    outside.write_text(json.dumps({"id": "SECRET", "moves": []}) + "\n")
+    os.symlink(str(outside), os.path.join(u, "results.jsonl"))
+    assert u not in client.get("/api/tournaments").json()["folders"]
+    assert client.get("/api/tournaments/view", params={"folder": u}).json()["games"] == []
+
+
+def test_results_lines_of_the_wrong_types_are_skipped(client, roots):
+    t = os.path.join(roots[0], "t")
+    os.makedirs(t)
+    good = {"id": "0-1-0", "first": "a", "second": "b", "moves": [0, 1], "scores": [1, 0], "opening": [0],
+            "result_first": 1.0}
+    bad = [dict(good, opening=5), dict(good, moves=["0"]), dict(good, moves=[True]), dict(good, scores=[1]),
+           dict(good, scores="1-0"), dict(good, first=3), dict(good, result_first="win"), dict(good, id=5), [1, 2]]
+    with open(os.path.join(t, "results.jsonl"), "w") as f:
+        for rec in [good] + bad:
+            f.write(json.dumps(rec) + "\n")
+    with open(os.path.join(t, "config.json"), "w") as f:
+        json.dump({"board": "2x2"}, f)
+    view = client.get("/api/tournaments/view", params={"folder": t})
+    assert view.status_code == 200 and [g["id"] for g in view.json()["games"]] == ["0-1-0"]
+    assert view.json()["games"][0]["opening"] == 1
+    assert client.get("/api/tournaments/game", params={"folder": t, "id": "0-1-0"}).json()["actions"] == [0, 1]
+
+
+def test_unexpected_errors_are_json(roots, monkeypatch):
+    from dnb_web import insight
+
+    def broken(state):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(insight, "structure", broken)
+    with TestClient(create_app(WebConfig(results_roots=(roots[0],))), base_url=BASE,
+                    raise_server_exceptions=False) as c:
+        g = new_game(c)
+        r = c.get(f"/api/games/{g['id']}/analysis")
+        assert r.headers["content-type"].startswith("application/json")
+        assert_error(r, 500, "internal_error")
+        assert c.get(f"/api/games/{g['id']}").status_code == 200  # and the server goes on
+
+
+def test_only_allowed_host_headers_are_answered(roots):
+    with TestClient(create_app(WebConfig(results_roots=(roots[0],))), base_url=BASE) as c:
+        for host in ("127.0.0.1", "127.0.0.1:8000", "localhost:8000", "LOCALHOST", "[::1]:8000", "[::1]"):
+            assert c.get("/api/tournaments", headers={"host": host}).status_code == 200, host
+        for host in ("evil.example", "evil.example:8000", "127.0.0.1.evil.example", "", "[::2]:8000"):
+            r = c.get("/api/tournaments", headers={"host": host})
+            assert_error(r, 400, "bad_host")
+        assert_error(c.post("/api/games", json={}, headers={"host": "evil.example"}), 400, "bad_host")
+        assert c.app.state.store.games == {}
+    config = WebConfig(results_roots=(roots[0],), allowed_hosts=("*",))
+    with TestClient(create_app(config), base_url="http://evil.example") as c:
+        assert c.get("/api/tournaments").status_code == 200
+
+
+def test_agent_listing_is_one_shared_job_per_board_until_a_checkpoint_changes(roots):
+    from registry import make_agent
+
+    built = []
+
+    def counting(name, **kwargs):
+        built.append(name)
+        return make_agent(name, **kwargs)
+
+    config = WebConfig(results_roots=(roots[0],), checkpoint_roots=(roots[1],))
+    with TestClient(create_app(config, make_agent=counting), base_url=BASE) as c:
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(c.get("/api/agents?board=2x2").json()))
+                   for _ in range(3)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert len(results) == 3 and all(r == results[0] for r in results)
+        once = len(built)
+        assert once and "random" in [a["spec"] for a in results[0]["agents"]]
+        c.get("/api/agents?board=2x2")
+        assert len(built) == once  # cached
+        junk = os.path.join(roots[1], "new.pt")
+        with open(junk, "wb") as f:
+            f.write(b"not a checkpoint")
+        c.get("/api/agents?board=2x2")
+        assert len(built) > once  # a new checkpoint: listed again
+        again = len(built)
+        os.utime(junk, ns=(0, 10**18))  # touched: listed again
+        c.get("/api/agents?board=2x2")
+        assert len(built) > again
+
+
+def test_strict_fields_of_a_new_game(client):
+    for body in ({"human": True}, {"human": False}, {"human": 1.0}, {"seed": -1}, {"seed": True}, {"seed": 2**64}):
+        assert_error(client.post("/api/games", json=body), 422, "bad_request")
+    assert client.app.state.store.games == {}
+    assert new_game(client, human=1, seed=0)["human"] == 1
+
+
+def test_capture_colour_differs_from_the_players_colours():
+    import pathlib
+    import re as re_
+
+    css = (pathlib.Path(__file__).parents[1] / "dnb_web" / "static" / "app.css").read_text()
+    colour = {k: tuple(int(v[i:i + 2], 16) for i in (0, 2, 4))
+              for k, v in re_.findall(r"--([\w-]+):\s*#([0-9a-fA-F]{6})", css)}
+    for player in ("p0", "p1"):
+        distance = sum((a - b) ** 2 for a, b in zip(colour["capture"], colour[player])) ** 0.5
+        assert distance > 120, (player, colour["capture"], colour[player])
 
 
 # ------------------------------------------------------------------------------ page, OpenAPI, CLI
@@ -567,15 +842,27 @@ def test_cli_serve_prints_the_address_and_warns_off_loopback(monkeypatch, capsys
     from registry.cli import main
 
     started = []
-    monkeypatch.setattr(uvicorn.Server, "run", lambda self: started.append((self.config.host, self.config.port)))
-    assert main(["serve", "--port", "8123"]) == 0
+
+    def run(self, sockets=None):
+        [sock] = sockets  # bound before the address was printed
+        started.append((self.config.host, sock.getsockname()[1], self.config.app.state.config.allowed_hosts))
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    assert main(["serve", "--port", "0"]) == 0
     out = capsys.readouterr()
-    assert "http://127.0.0.1:8123/" in out.out and "warning" not in out.err
-    assert main(["serve", "--host", "0.0.0.0", "--port", "8124"]) == 0
+    port = started[-1][1]
+    assert port > 0 and f"http://127.0.0.1:{port}/" in out.out and "warning" not in out.err
+    assert started[-1][2] == ("127.0.0.1", "localhost", "::1", "127.0.0.1")
+    assert main(["serve", "--host", "0.0.0.0", "--port", "0"]) == 0
     out = capsys.readouterr()
     assert "warning" in out.err and "0.0.0.0" in out.err
-    assert started == [("127.0.0.1", 8123), ("0.0.0.0", 8124)]
+    assert started[-1][0] == "0.0.0.0" and started[-1][2] == ("*",)  # any host, with the warning
     assert main(["serve", "--port", "70000"]) == 2
+    for option in ("--max-games", "--max-think", "--time-limit", "--idle"):
+        for value in ("0", "-1"):
+            assert main(["serve", option, value]) == 2
+            assert f"{option} must be more than 0" in capsys.readouterr().err
+    assert len(started) == 2
 
 
 def test_static_files_are_package_data():

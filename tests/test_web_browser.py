@@ -274,3 +274,135 @@ def test_replay_a_saved_game_and_a_tournament_folder(server, browser):
     assert page.get_attribute("#replay-info", "data-index") == str(len(records[1]["moves"]) - 1)
     assert log["external"] == [] and log["errors"] == []
     page.close()
+
+
+BROWSER_GATE = threading.Event()  # web_browser_block agents think until the test sets it
+
+
+class _Blocked:
+    name = "web_browser_block"
+
+    def reset(self):
+        pass
+
+    def select_action(self, state):
+        BROWSER_GATE.wait(60)
+        return state.legal_actions()[0]
+
+
+class _Flaky:
+    """Falls over on its first move, plays the first legal move after that."""
+    name = "web_browser_flaky"
+
+    def __init__(self):
+        self.calls = 0
+
+    def reset(self):
+        pass
+
+    def select_action(self, state):
+        self.calls += 1
+        if self.calls == 1:
+            raise RuntimeError("a passing hiccup")
+        return state.legal_actions()[0]
+
+
+@pytest.fixture
+def test_agents(monkeypatch):
+    from registry import agents
+
+    monkeypatch.setattr(agents, "_FACTORIES", dict(agents._FACTORIES))  # registered for one test only
+    agents.register_agent("web_browser_block", lambda *, board, seed: _Blocked())
+    agents.register_agent("web_browser_flaky", lambda *, board, seed: _Flaky())
+    BROWSER_GATE.clear()
+    yield
+    BROWSER_GATE.set()
+
+
+def test_new_game_while_the_agent_thinks(server, browser, test_agents):
+    """The old game's agent loop ends when a new game starts: its late reply does not replace the new game."""
+    page = browser.new_page()
+    log = watch(page, server)
+    replies = []
+    page.on("response", lambda r: replies.append(r.url) if "/agent-move" in r.url else None)
+    page.goto(server + "/")
+    page.fill("#spec", "web_browser_block")
+    page.select_option("#first", "1")
+    page.click("#new-game")
+    page.wait_for_function("() => document.getElementById('game').dataset.thinking === '1'", timeout=10_000)
+    old = page.evaluate("() => game.id")
+    page.fill("#spec", "")
+    page.select_option("#opponent", "random")
+    page.select_option("#first", "0")
+    page.click("#again-game")
+    page.wait_for_function(f"() => game && game.id !== '{old}'", timeout=10_000)
+    wait_settled(page)
+    new = page.evaluate("() => game.id")
+    assert not BROWSER_GATE.is_set()
+    BROWSER_GATE.set()  # the old agent now answers its (abandoned) request
+    deadline = time.time() + 15
+    while not any(old in url for url in replies) and time.time() < deadline:
+        page.wait_for_timeout(50)
+    assert any(old in url for url in replies), "the old game's agent never answered"
+    page.wait_for_timeout(300)
+    info = game_info(page)
+    assert info["id"] == new and info["ply"] == 0 and info["turn"] == "human"
+    assert page.get_attribute("#game", "data-thinking") == "0" and page.get_attribute("#game", "data-game-id") == new
+    assert legal_edges(page) == info["legal"] and len(info["legal"]) == 24  # 3x3, nothing drawn
+    assert log["external"] == [] and log["errors"] == []
+    page.close()
+
+
+def test_new_game_button_sends_one_request(server, browser):
+    page = browser.new_page()
+    log = watch(page, server)
+    created = []
+    page.on("request", lambda r: created.append(r.url) if r.method == "POST" and r.url.endswith("/api/games") else None)
+    page.goto(server + "/")
+    page.wait_for_function("() => !document.getElementById('opponent').disabled")
+    page.evaluate("() => { const b = document.getElementById('new-game'); b.click(); b.click(); b.click(); }")
+    wait_settled(page)
+    page.wait_for_timeout(300)
+    assert len(created) == 1
+    assert log["external"] == [] and log["errors"] == []
+    page.close()
+
+
+def test_ask_the_agent_again_after_an_error(server, browser, test_agents):
+    page = browser.new_page()
+    log = watch(page, server)
+    page.goto(server + "/")
+    page.fill("#spec", "web_browser_flaky")
+    page.select_option("#first", "1")
+    page.click("#new-game")
+    page.wait_for_selector("#error:not([hidden])", timeout=10_000)
+    assert "a passing hiccup" in page.inner_text("#error")
+    page.wait_for_selector("#retry-agent:not([hidden])", timeout=5_000)
+    page.click("#retry-agent")
+    wait_settled(page, min_ply=1)
+    assert page.evaluate("() => game.ply") == 1 and page.is_hidden("#error") and page.is_hidden("#retry-agent")
+    assert log["external"] == []
+    page.close()
+
+
+def test_insight_asks_again_while_an_analysis_is_busy(server, browser):
+    page = browser.new_page()
+    log = watch(page, server)
+    answered = []
+
+    def busy_once(route):
+        answered.append(route.request.url)
+        if len(answered) == 1:
+            route.fulfill(status=409, content_type="application/json",
+                          body=json.dumps({"error": "analysis_busy", "message": "an analysis is still running"}))
+        else:
+            route.continue_()
+
+    page.goto(server + "/")
+    page.route("**/analysis?*", busy_once)
+    start_game(page, 2, 2)
+    page.check("#insight")
+    page.wait_for_selector("#insight-summary .i-solver", timeout=15_000)
+    assert len(answered) >= 2 and "analysis failed" not in page.inner_text("#insight-summary")
+    assert log["external"] == []
+    page.close()

@@ -7,8 +7,10 @@ const S = 60, PAD = 24;                  // spacing between dots and margin, in 
 const $ = (id) => document.getElementById(id);
 
 let game = null;          // the last state of the live game (GET /api/games/{id})
+let epoch = 0;            // grows with every new game: a loop or reply of an older game is dropped
 let busy = false;         // a request of ours is in flight
 let thinking = false;     // the agent is working on a move
+let looping = false;      // agentLoop is asking the agent for moves
 let insightOn = false;
 let insightData = null;   // analysis of game.ply
 let insightPly = -1;
@@ -115,13 +117,14 @@ function drawBoard(svg, st, opts) {
   }
   const over = el("g", { class: "insight-over" }, svg);
   if (ins && ins.agent && ins.agent.values) {
-    const vals = ins.agent.values, visits = ins.agent.kind === "visits";
+    const kind = ins.agent.kind, vals = ins.agent.values;
     const total = vals.reduce((s, v) => s + (v || 0), 0) || 1;
     vals.forEach((v, a) => {
-      if (!v || st.edges[a] >= 0) return;
+      if (v === null || v === undefined || st.edges[a] >= 0) return;
+      if (kind !== "values" && !v) return;            // exact values: 0 (a draw of the rest) is shown too
       const [x1, y1, x2, y2] = edgeEnds(a, R, C);
       const t = el("text", { class: "prob", x: (x1 + x2) / 2, y: (y1 + y2) / 2 + (y1 === y2 ? -11 : 0), dx: y1 === y2 ? 0 : 14, "data-prob-of": a }, over);
-      t.textContent = visits ? String(Math.round(v)) : String(Math.round(100 * v / total));
+      t.textContent = kind === "visits" ? String(Math.round(v)) : kind === "values" ? fmt(v, 0) : String(Math.round(100 * v / total));
     });
   }
   if (ins && ins.solver && ins.solver.status === "solved") {
@@ -176,6 +179,8 @@ function render() {
   drawBoard($("board"), game, { legal, onMove: humanMove, insight: ins, labels: game.human === 0 ? ["you", "ai"] : ["ai", "you"] });
   $("undo").disabled = busy || thinking || game.status === "resigned" || game.ply === 0;
   $("resign").disabled = game.turn === "over";
+  $("retry-agent").hidden = !(game.turn === "agent" && !thinking && !looping && !busy);
+  for (const id of ["new-game", "again-game"]) $(id).disabled = busy;
   renderInsightPanel(ins);
 }
 
@@ -192,83 +197,139 @@ async function newGame(ev) {
   const spec = $("spec").value.trim() || $("opponent").value;
   const body = { board: `${$("rows").value}x${$("cols").value}`, opponent: spec, human: Number($("first").value) === 0 ? 0 : 1,
                  time_limit: Number($("time-limit").value) || 10 };
+  if (busy) return;
   const old = game;
-  busy = true;
+  busy = true; setNewGameDisabled(true);
+  let created;
   try {
-    game = await api("POST", "/api/games", body);
-    insightData = null; insightPly = -1;
-    if (old && old.id !== game.id) api("DELETE", `/api/games/${old.id}`).catch(() => {});
+    created = await api("POST", "/api/games", body);
   } catch (e) {
     showError(e);
     return;
   } finally {
-    busy = false;
+    busy = false; setNewGameDisabled(false);
   }
+  epoch += 1;                              // the old game's agent loop and replies are dropped from here on
+  game = created; thinking = false; looping = false;
+  insightData = null; insightPly = -1;
+  if (old && old.id !== game.id) api("DELETE", `/api/games/${old.id}`).catch(() => {});
   render();
   await agentLoop();
+}
+
+function setNewGameDisabled(on) {
+  for (const id of ["new-game", "again-game"]) $(id).disabled = on;
+}
+
+// A request about the game of `mine` (an epoch): its reply is used only while that game is still shown.
+async function gameRequest(mine, method, url, body) {
+  const data = await api(method, url, body);
+  return mine === epoch ? data : null;
 }
 
 async function humanMove(a) {
   if (!game || game.turn !== "human" || busy || thinking) return;
+  const mine = epoch;
   busy = true;
   showError(null);
   try {
-    game = await api("POST", `/api/games/${game.id}/move`, { action: a, ply: game.ply });
+    const g = await gameRequest(mine, "POST", `/api/games/${game.id}/move`, { action: a, ply: game.ply });
+    if (g) game = g;
   } catch (e) {
-    showError(e);
+    if (mine === epoch) showError(e);
   } finally {
     busy = false;
   }
+  if (mine !== epoch) return;
   render();
   await agentLoop();
 }
 
+// Ask the agent for moves while it has the turn. Stops (leaving `game` alone) as soon as another game is
+// started; after an error the "Ask the agent again" button restarts it.
 async function agentLoop() {
+  if (looping) return;
+  const mine = epoch;
+  looping = true;
   let first = true;
-  while (game && game.turn === "agent") {
-    if (!first) await sleep(300);          // so each of the agent's moves can be seen
-    first = false;
-    thinking = true; render();
-    try {
-      game = await api("POST", `/api/games/${game.id}/agent-move`);
-    } catch (e) {
-      thinking = false;
-      showError(e);
-      try { game = await api("GET", `/api/games/${game.id}`); } catch (e2) { /* keep the last state */ }
-      render();
-      return;
+  try {
+    while (mine === epoch && game && game.turn === "agent") {
+      if (!first) await sleep(300);        // so each of the agent's moves can be seen
+      if (mine !== epoch) return;
+      first = false;
+      thinking = true; render();
+      try {
+        const g = await gameRequest(mine, "POST", `/api/games/${game.id}/agent-move`);
+        if (!g) return;
+        game = g;
+      } catch (e) {
+        if (mine !== epoch) return;
+        thinking = false;
+        showError(e.status === 409 && e.data && e.data.error === "agent_thinking"
+          ? new Error(`${e.message} \u2014 press "Ask the agent again" in a moment`) : e);
+        try { const g = await gameRequest(mine, "GET", `/api/games/${game.id}`); if (g) game = g; } catch (e2) { /* keep the last state */ }
+        looping = false;
+        if (mine === epoch) render();
+        return;
+      }
+      thinking = false; render();
     }
-    thinking = false; render();
+  } finally {
+    if (mine === epoch) { looping = false; thinking = false; }
   }
+  if (mine !== epoch) return;
+  render();
   await refreshInsight();
+}
+
+async function retryAgent() {
+  if (!game || game.turn !== "agent" || busy || thinking || looping) return;
+  showError(null);
+  await agentLoop();
 }
 
 async function undo() {
   if (!game || busy || thinking) return;
+  const mine = epoch;
   busy = true; showError(null);
-  try { game = await api("POST", `/api/games/${game.id}/undo`); } catch (e) { showError(e); } finally { busy = false; }
+  try {
+    const g = await gameRequest(mine, "POST", `/api/games/${game.id}/undo`);
+    if (g) game = g;
+  } catch (e) { if (mine === epoch) showError(e); } finally { busy = false; }
+  if (mine !== epoch) return;
   render();
   await agentLoop();
 }
 
 async function resign() {
   if (!game) return;
+  const mine = epoch;
   showError(null);
-  try { game = await api("POST", `/api/games/${game.id}/resign`); } catch (e) { showError(e); }
-  render();
+  try {
+    const g = await gameRequest(mine, "POST", `/api/games/${game.id}/resign`);
+    if (g) game = g;
+  } catch (e) { if (mine === epoch) showError(e); }
+  if (mine === epoch) render();
 }
 
 async function refreshInsight() {
   if (!insightOn || !game || thinking) return;
   if (insightPly === game.ply && insightData) { render(); return; }
   const ply = game.ply, id = game.id;
+  const current = () => insightOn && game && game.id === id && game.ply === ply;
   $("insight-summary").textContent = "analysing\u2026";
-  try {
-    const data = await api("GET", `/api/games/${id}/analysis?agent=true&solver=true`);
-    if (game && game.id === id && game.ply === ply && data.ply === ply) { insightData = data; insightPly = ply; }
-  } catch (e) {
-    if (e.status !== 409) $("insight-summary").textContent = `analysis failed: ${e.message}`;
-    return;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const data = await api("GET", `/api/games/${id}/analysis?agent=true&solver=true`);
+      if (current() && data.ply === ply) { insightData = data; insightPly = ply; }
+      break;
+    } catch (e) {
+      // 409: an earlier analysis of this game is still running; 503: every worker is busy. Ask again.
+      const again = (e.status === 409 && e.data && e.data.error === "analysis_busy") || e.status === 503;
+      if (again && attempt < 20 && current()) { await sleep(500); if (current()) continue; }
+      if (current()) $("insight-summary").textContent = `analysis failed: ${e.message}`;
+      return;
+    }
   }
   render();
 }
@@ -305,9 +366,10 @@ function renderInsightPanel(ins) {
   const ag = ins.agent;
   if (ag) {
     if (ag.kind === "error") p(`Agent: ${ag.error}`, "i-agent");
-    else if (ag.kind === "none") p(`Agent (${game.opponent}): exposes no evaluation`, "i-agent");
+    else if (ag.kind === "none") p(`Agent (${game.opponent}): no evaluation from this agent` + (ag.message ? ` (${ag.message})` : ""), "i-agent");
     else {
-      const what = { visits: "visit counts", policy: "policy (%)", probabilities: "move probabilities (%)", search: "search" }[ag.kind];
+      const what = { visits: "visit counts", policy: "policy (%)", probabilities: "move probabilities (%)", search: "search",
+                     values: "exact value of each move" }[ag.kind];
       p(`Agent (${game.opponent}): ${what}` + (ag.value !== null ? `; evaluation for ${nm[ag.player]}: ${fmt(ag.value, 2)} (${ag.unit})` : "") +
         (ag.move !== null ? `; prefers ${ag.move}` : ""), "i-agent");
     }
@@ -477,6 +539,7 @@ function init() {
   $("setup").addEventListener("submit", newGame);
   $("again-game").addEventListener("click", () => newGame());
   $("undo").addEventListener("click", undo);
+  $("retry-agent").addEventListener("click", retryAgent);
   $("resign").addEventListener("click", resign);
   $("insight").addEventListener("change", (ev) => { insightOn = ev.target.checked; render(); refreshInsight(); });
   $("save-json").addEventListener("click", () => download("json"));
