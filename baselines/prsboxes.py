@@ -3,7 +3,7 @@
 Decision rules, in order:
 
 1. **Exact play near the end.** With at most ``solver_edges`` undrawn edges the exact solver
-   (:mod:`baselines.solver`) picks a move of best margin: default 30 with the native alpha-beta solver
+   (:mod:`baselines.solver`) picks a move of best margin: default 36 with the native alpha-beta solver
    (within ``solver_nodes`` nodes; past them the rules below decide), 20 with the retrograde table. The
    searches of rule 4 take exact values from the solver for every position inside that zone too.
 2. **Boxes on offer.** When a box can be completed, the agent decides between taking everything and
@@ -67,7 +67,7 @@ class PRsBoxesAgent:
             raise ValueError(f"solver_edges must be -1 (auto), 0 (off) or a number of undrawn edges, got {solver_edges}")
         native = native_available()
         if solver_edges == -1:
-            solver_edges = 30 if native else 20
+            solver_edges = 36 if native else 20
         self.solver = Solver(max_undrawn=max(solver_edges, 0), node_limit=solver_nodes)
         self.solver_edges = solver_edges
         self.search_safe = search_safe
