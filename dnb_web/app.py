@@ -399,6 +399,8 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
                     "verdict; replay saved games and tournament folders. Actions use OpenSpiel's "
                     "dots_and_boxes numbering.",
         version="1",
+        docs_url=None,  # FastAPI's Swagger UI loads from a CDN; /docs below renders the schema locally
+        redoc_url=None,
     )
     app.state.store, app.state.config, app.state.pools = store, config, (pool, builds)
 
@@ -438,6 +440,12 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
             return HTMLResponse(f.read())
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+
+    @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
+    async def api_docs():
+        """The API reference: /openapi.json rendered by static/api.js (nothing from other hosts)."""
+        with open(os.path.join(STATIC_DIR, "api.html"), encoding="utf-8") as f:
+            return HTMLResponse(f.read())
 
     # ----------------------------------------------------------------------- agents
     def buildable(specs: list[str], rows: int, cols: int) -> list[str]:

@@ -833,7 +833,11 @@ def test_openapi_documents_the_api(client):
               "/api/games/{gid}/undo", "/api/games/{gid}/resign", "/api/games/{gid}/analysis",
               "/api/games/{gid}/record", "/api/records/replay", "/api/agents", "/api/tournaments"):
         assert p in paths
-    assert client.get("/docs").status_code == 200
+    docs = client.get("/docs")
+    assert docs.status_code == 200 and '<script src="/static/api.js">' in docs.text
+    assert "https://" not in docs.text and "http://" not in docs.text  # no CDN: the page renders /openapi.json
+    assert client.get("/redoc").status_code == 404
+    assert "fetch(\"/openapi.json\")" in client.get("/static/api.js").text
 
 
 def test_cli_serve_prints_the_address_and_warns_off_loopback(monkeypatch, capsys):

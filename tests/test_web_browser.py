@@ -406,3 +406,16 @@ def test_insight_asks_again_while_an_analysis_is_busy(server, browser):
     assert len(answered) >= 2 and "analysis failed" not in page.inner_text("#insight-summary")
     assert log["external"] == []
     page.close()
+
+
+def test_api_reference_page_renders_the_schema_locally(server, browser):
+    """/docs lists every API operation from /openapi.json without contacting another host."""
+    page = browser.new_page()
+    log = watch(page, server)
+    page.goto(f"{server}/docs")
+    page.wait_for_selector("section.op")
+    titles = page.eval_on_selector_all("section.op h3", "els => els.map(e => e.textContent)")
+    assert "POST/api/games" in titles and "POST/api/games/{gid}/move" in titles
+    assert len(titles) >= 10
+    assert log["external"] == [] and log["errors"] == []
+    page.close()
