@@ -43,12 +43,21 @@ def _tournament(args: argparse.Namespace) -> int:
     cfg = TournamentConfig(
         board=args.board, agents=_split_agents(args.agents),
         games=args.games, openings=moves, opening_mode=mode, mode=args.mode, workers=args.workers,
-        threads=args.threads, seed=args.seed, bootstrap=args.bootstrap,
+        threads=args.threads, seed=args.seed, bootstrap=args.bootstrap, backend=args.backend,
+        ray_address=args.ray_address,
     )
     run_tournament(cfg, out=args.out, progress=not args.no_progress)
     if args.out:
         print(f"results: {args.out}/results.jsonl, pairs.csv, elo.csv, tournament.png")
     return 0
+
+
+def _backend_options(parser: argparse.ArgumentParser, ray_help: str) -> None:
+    parser.add_argument("--backend", choices=["local", "ray"], default="local",
+                        help=f"local: processes on this machine; ray: {ray_help} (pip install 'dnb[ray]')")
+    parser.add_argument("--ray-address", default=None, metavar="ADDR",
+                        help="with --backend ray: auto (the cluster this machine joined with `ray start`) or "
+                             "HOST:PORT of the head; default: start a local Ray instance for the run")
 
 
 def _split_agents(text: str) -> tuple[str, ...]:
@@ -178,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
                       help="processes playing games (default: one per CPU, here %(default)s)")
     tour.add_argument("--threads", type=int, default=1, help="numpy/BLAS and torch threads of each worker process")
     tour.add_argument("--seed", type=int, default=0, help="seed of the openings and of the agents")
+    _backend_options(tour, "games run as Ray tasks (each with --threads CPUs); the local instance has --workers CPUs")
     tour.add_argument("--bootstrap", type=int, default=200, help="bootstrap samples for the Elo intervals (0: none)")
     tour.add_argument("--out", default=None, help="folder for results (resumes if it holds the same tournament)")
     tour.add_argument("--no-progress", action="store_true", help="no progress bar")
