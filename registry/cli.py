@@ -85,10 +85,11 @@ def _train(args: argparse.Namespace) -> int:
     if args.algorithm and args.model and families.get(args.algorithm) != args.model:
         raise ValueError(f"{args.algorithm} trains --model {families.get(args.algorithm)}, not {args.model}")
     overrides = dict(board=args.board, iterations=args.iterations, games_per_iteration=args.games,
-                     simulations=args.simulations, encoder=args.encoder, seed=args.seed, device=args.device)
+                     simulations=args.simulations, encoder=args.encoder, seed=args.seed, device=args.device,
+                     backend=args.backend)
     overrides.update(parse_settings(model, args.set))
     config = make_train_config(model, args.preset, **overrides)
-    metrics = train(config, args.out, resume=args.resume, progress=not args.no_progress)
+    metrics = train(config, args.out, resume=args.resume, progress=not args.no_progress, ray_address=args.ray_address)
     if metrics:
         last = metrics[-1]
         print(f"iteration {last['iteration']}: policy loss {last['policy_loss']:.3f}, value loss "
@@ -210,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     tr.add_argument("--simulations", type=int, default=None, help="search simulations per move (default: the preset's)")
     tr.add_argument("--encoder", default=None, help="input encoder (default: the family's, alphazero4 or chainloop6)")
     tr.add_argument("--seed", type=int, default=None, help="seed of the run (default 0)")
-    tr.add_argument("--device", default=None, help="cpu (default) or cuda")
+    tr.add_argument("--device", default=None, help="cpu (default) or cuda: the learner's device")
+    _backend_options(tr, "self-play in --set workers=N Ray actors (CPU, --set threads each), the learner here")
     tr.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="any other setting, e.g. --set epochs=4 --set model.width=64 --set curriculum.rule=boxeszero")
     tr.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -100,3 +100,141 @@ def test_ray_missing_names_the_extra(tmp_path, no_ray, capsys):
     assert cli_main(["tournament", "--board", "2x2", "--agents", "random,greedy", "--games", "2", "--backend", "ray",
                      "--out", str(out), "--no-progress"]) == 2
     assert "pip install 'dnb[ray]'" in capsys.readouterr().err and not out.exists()
+
+
+# ------------------------------------------------------------------------------------------ training
+def tiny(**kw):
+    from agents.training.config import make_train_config
+
+    base = dict(board="2x2", iterations=2, games_per_iteration=5, simulations=16, eval_positions=0, eval_games=0,
+                node_q=0.0, **{"model.width": 8})
+    return make_train_config("resnet", "cpu", **{**base, **kw})
+
+
+QUIET = dict(progress=False, echo=lambda *_: None)
+
+
+def _replay(folder):
+    from agents.training.replay import Replay
+
+    manifest = json.loads((folder / "manifest.json").read_text())
+    return Replay.load(str(folder / manifest["dir"] / "replay.npz")).samples.arrays()
+
+
+def _assert_same_samples(x, y):
+    import numpy as np
+
+    assert x.keys() == y.keys() and len(x["step"]) == len(y["step"])
+    for key in x:
+        if x[key].dtype.kind == "f":
+            np.testing.assert_allclose(x[key], y[key], atol=1e-6)
+        else:
+            np.testing.assert_array_equal(x[key], y[key])
+
+
+class Killed(Exception):
+    pass
+
+
+def _kill_at(stage, nth=2):
+    calls = {"n": 0}
+
+    def fault(at):
+        if at == stage:
+            calls["n"] += 1
+            if calls["n"] == nth:
+                raise Killed(at)
+
+    return fault
+
+
+def test_ray_self_play_gives_the_local_samples_and_a_run_moves_between_backends(tmp_path, ray_local):
+    from agents.training.loop import train
+
+    local = train(tiny(), str(tmp_path / "local"), **QUIET)
+    ray = train(tiny(backend="ray", workers=2), str(tmp_path / "ray"), **QUIET)
+    _assert_same_samples(_replay(tmp_path / "ray"), _replay(tmp_path / "local"))
+    for a, b in zip(local, ray):
+        assert (a["games"], a["positions"], a["nodes"]) == (b["games"], b["positions"], b["nodes"]) == (5, a["positions"], 0)
+        assert b["policy_loss"] == pytest.approx(a["policy_loss"], rel=1e-4)
+    assert json.loads((tmp_path / "ray" / "config.json").read_text())["backend"] == "ray"
+    # the learner killed in iteration 2's commit: a Ray run resumes locally, a local run on Ray
+    for first, then in (("ray", "local"), ("local", "ray")):
+        out = tmp_path / f"{first}-killed"
+        with pytest.raises(Killed):
+            train(tiny(backend=first, workers=2), str(out), fault=_kill_at("manifest"), **QUIET)
+        assert json.loads((out / "manifest.json").read_text())["iteration"] == 1
+        rows = train(tiny(backend=then, workers=2), str(out), resume=True, **QUIET)
+        assert [r["iteration"] for r in rows] == [1, 2]
+        _assert_same_samples(_replay(out), _replay(tmp_path / "local"))
+
+
+def test_an_actor_killed_mid_iteration_is_restarted_and_its_share_replayed_whole(tmp_path, ray_local):
+    from agents.training.loop import train
+
+    before = set(ray_local.util.list_named_actors())
+    killed = []
+
+    def fault(stage):
+        if stage == "self_play" and not killed:  # iteration 1: the shares are being played
+            name = sorted(n for n in ray_local.util.list_named_actors() if n not in before)[0]
+            ray_local.kill(ray_local.get_actor(name), no_restart=False)
+            killed.append(name)
+
+    rows = train(tiny(backend="ray", workers=2), str(tmp_path / "ray"), fault=fault, **QUIET)
+    assert killed and [r["iteration"] for r in rows] == [1, 2]  # iteration 2 ran on the restarted actor
+    train(tiny(), str(tmp_path / "local"), **QUIET)
+    _assert_same_samples(_replay(tmp_path / "ray"), _replay(tmp_path / "local"))  # nothing twice, nothing cut
+
+
+def test_an_actor_that_dies_after_playing_its_share_is_replayed_once(tmp_path, ray_local):
+    from agents.models import build_model
+    from agents.training.selfplay import RaySelfPlay, self_play
+
+    cfg = tiny(backend="ray", workers=2)
+    net = build_model(cfg.model)
+    marker = tmp_path / "die"
+    marker.write_text("")
+    pool = RaySelfPlay(cfg, crash_marker=str(marker))
+    try:
+        samples, stats = pool.play(net, 1, 6)
+    finally:
+        pool.close()
+    assert (tmp_path / "die.taken").exists() and not marker.exists()  # one actor died, once
+    expected, want = self_play(net, tiny(), 1, 6)
+    _assert_same_samples(samples.arrays(), expected.arrays())
+    assert (stats["games"], stats["positions"]) == (want["games"], want["positions"]) == (5, want["positions"])
+
+
+def test_ray_training_bad_input_changes_nothing(tmp_path, ray_local, monkeypatch, capsys):
+    from agents.training.loop import train
+
+    out = tmp_path / "run"
+    with pytest.raises(ValueError, match=r"self-play \(3 actors x 1 threads\) asks for 3 CPUs at once but the Ray "
+                                         r"cluster has 2"):
+        train(tiny(backend="ray", workers=3), str(out), **QUIET)
+    assert not out.exists()
+    with pytest.raises(ValueError, match="a Ray address is used only with the ray backend"):
+        train(tiny(), str(out), ray_address="auto", **QUIET)
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    with pytest.raises(ValueError, match="device 'cuda' asked for, but torch sees no CUDA GPU"):
+        train(tiny(backend="ray", device="cuda"), str(out), **QUIET)
+    assert not out.exists()
+    with pytest.raises(ValueError, match="backend must be 'local' or 'ray'"):
+        tiny(backend="dask")
+
+
+def test_train_cli_errors_before_any_work(tmp_path, capsys):
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'dnb[ray]')")
+    out = tmp_path / "run"
+    code = cli_main(["train", "--board", "2x2", "--iterations", "1", "--out", str(out), "--backend", "ray",
+                     "--ray-address", "127.0.0.1:1", "--no-progress"])
+    assert code == 2 and "cannot reach a Ray cluster at 127.0.0.1:1" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_train_without_ray_names_the_extra(tmp_path, no_ray, capsys):
+    out = tmp_path / "run"
+    assert cli_main(["train", "--board", "2x2", "--iterations", "1", "--out", str(out), "--backend", "ray",
+                     "--no-progress"]) == 2
+    assert "pip install 'dnb[ray]'" in capsys.readouterr().err and not out.exists()
