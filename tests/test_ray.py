@@ -238,3 +238,46 @@ def test_train_without_ray_names_the_extra(tmp_path, no_ray, capsys):
     assert cli_main(["train", "--board", "2x2", "--iterations", "1", "--out", str(out), "--backend", "ray",
                      "--no-progress"]) == 2
     assert "pip install 'dnb[ray]'" in capsys.readouterr().err and not out.exists()
+
+
+# ------------------------------------------------------------------------------------------ RLlib
+def test_rllib_ppo_example_smoke(tmp_path, ray_local):
+    pytest.importorskip("ray.rllib.algorithms.ppo", reason="RLlib's dependencies are not installed (pip install 'dnb[ray]')")
+    import importlib.util
+    import pathlib
+
+    import numpy as np
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "examples" / "rllib_ppo.py"
+    spec = importlib.util.spec_from_file_location("rllib_ppo", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    # RLlib's PettingZoo wrapper: the extra turn is the same agent observed again, with the mask renamed for RLlib
+    env = mod.make_env({"board": "2x2"})
+    obs, _ = env.reset(seed=0)
+    for agent, action in [("player_0", 0), ("player_1", 6), ("player_0", 2), ("player_1", 4), ("player_0", 7)]:
+        assert list(obs) == [agent]
+        obs, rewards, terminated, _, _ = env.step({agent: action})
+    assert list(obs) == ["player_0"] and not terminated["__all__"]
+    mask = obs["player_0"]["action_mask"]
+    assert mask.dtype == np.float32 and np.flatnonzero(mask == 0).tolist() == [0, 2, 4, 6, 7]
+    assert obs["player_0"]["observations"].shape == env.observation_spaces["player_0"]["observations"].shape
+    summary = mod.main(["--board", "2x2", "--iterations", "2", "--batch", "200", "--minibatch", "64", "--epochs", "1",
+                        "--hidden", "16", "--eval-games", "10", "--out", str(tmp_path)])
+    assert [h["num_env_steps_sampled"] for h in summary["history"]] == [200, 200]
+    for name in ("random", "greedy"):
+        s = summary[name]
+        assert s["wins"] + s["draws"] + s["losses"] == 10
+        assert 0.0 <= s["ci95"][0] <= s["score"] <= s["ci95"][1] <= 1.0
+    assert json.loads((tmp_path / "summary.json").read_text())["config"]["board"] == "2x2"
+    assert ray_local.is_initialized()  # it joined the Ray of this process and left it running
+
+
+def test_the_ray_extra_is_in_all_and_leaves_gymnasium_alone():
+    import pathlib
+    import tomllib
+
+    extras = tomllib.loads((pathlib.Path(__file__).parents[1] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert "ray" in extras["all"][0] and any(r.startswith("ray[default]") for r in extras["ray"])
+    assert not any("rllib" in r or r.startswith("gymnasium") for r in extras["ray"])  # ray[rllib] pins gymnasium
