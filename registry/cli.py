@@ -3,6 +3,8 @@
     dnb demo --board 5x5 --seed 0      a random game, printed move by move with the ASCII board
     dnb tournament --board 5x5 --agents random,greedy,alphabeta:depth=3,prsboxes --games 100 \
         --openings 10:guided --workers 2 --threads 1 --out results/5x5
+    dnb tournament ... --backend ray [--ray-address auto]    games as Ray tasks (README "Running on a cluster")
+    dnb train --board 5x5 --out runs/x --backend ray --set workers=8 [--ray-address auto]   self-play actors on Ray
     dnb agents                          the registered agent names
     dnb serve --port 8000               the web app (play, insight, replays, tournament folders; extra [web])
 """

@@ -281,3 +281,33 @@ def test_the_ray_extra_is_in_all_and_leaves_gymnasium_alone():
         "optional-dependencies"]
     assert "ray" in extras["all"][0] and any(r.startswith("ray[default]") for r in extras["ray"])
     assert not any("rllib" in r or r.startswith("gymnasium") for r in extras["ray"])  # ray[rllib] pins gymnasium
+
+
+def test_ray_scaling_benchmark_runs(ray_local, capsys):
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "ray_scaling.py"
+    spec = importlib.util.spec_from_file_location("bench_ray_scaling", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = mod.main(["--board", "2x2", "--games", "2", "--simulations", "8", "--iterations", "1", "--actors", "1",
+                    "--local-workers", "1"])
+    assert set(out["rates"]) == {"local x1", "ray x1"} and all(v > 0 for v in out["rates"].values())
+    assert out["weights_bytes"]["dotsformer paper 5x5"] > 7 * 2**20  # ~1.93 M float32 parameters
+    assert ray_local.is_initialized()
+
+
+def test_the_cluster_launcher_example_follows_rays_schema():
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'dnb[ray]')")
+    import pathlib
+
+    jsonschema = pytest.importorskip("jsonschema", reason="ray[default] brings jsonschema")
+    import yaml
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    config = yaml.safe_load((root / "examples" / "ray_cluster.yaml").read_text())
+    schema = json.loads((pathlib.Path(ray.__file__).parent / "autoscaler" / "ray-schema.json").read_text())
+    jsonschema.validate(config, schema)
+    assert any("--head" in c for c in config["head_start_ray_commands"])
+    assert any("--address=$RAY_HEAD_IP:6379" in c for c in config["worker_start_ray_commands"])
