@@ -7,10 +7,10 @@
   observation for the agent to move only, so the extra turn after a completed box is simply the same agent
   observed again, and the final +1/-1/0 reaches both agents when the game ends.
 * Self-play: both seats map to one policy (``shared``), so every game trains it from both sides.
-* Masking: RLlib's ``ActionMaskingTorchRLModule`` (shipped with Ray under ``ray.rllib.examples``) sets the
-  logits of illegal moves to the float minimum; it reads the observation dict ``{"observations",
-  "action_mask"}``, so :class:`MaskedPettingZooEnv` renames our ``observation`` key, flattens the planes
-  (an MLP rather than RLlib's CNN, which wants image-like sizes) and gives the mask as float32.
+* Masking: :func:`masked_module_class` is PPO's default torch RLModule over the ``observations`` part of
+  the observation dict, with the logits of the moves that ``action_mask`` forbids set to the float minimum
+  (in sampling, evaluation and the loss). The env wrapper renames our ``observation`` key, flattens the
+  planes (an MLP: RLlib's CNN wants image-like sizes) and gives the mask as float32.
 * The trained module is then played, greedily on its masked logits, by the arena's gauntlet against random
   and greedy (seats alternate) and the scores are printed with Wilson 95% intervals; a JSON summary (config
   included) is written atomically under ``--out``.
@@ -79,15 +79,51 @@ def make_env(env_config: dict):
                                                   obs_type=env_config.get("obs_type", "chainloop6")))
 
 
+def masked_module_class():
+    """PPO's default torch RLModule on ``obs["observations"]``, its action logits masked by ``obs["action_mask"]``."""
+    import torch
+    from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
+    from ray.rllib.core.columns import Columns
+
+    class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
+        def __init__(self, *, observation_space=None, **kwargs):
+            super().__init__(observation_space=observation_space["observations"], **kwargs)
+
+        @staticmethod
+        def _split(batch):
+            obs = batch[Columns.OBS]
+            if not isinstance(obs, dict):  # already split
+                return batch, None
+            return {**batch, Columns.OBS: obs["observations"]}, obs["action_mask"]
+
+        @staticmethod
+        def _masked(out, mask):
+            logits = out[Columns.ACTION_DIST_INPUTS]
+            out[Columns.ACTION_DIST_INPUTS] = logits.masked_fill(mask == 0, torch.finfo(logits.dtype).min)
+            return out
+
+        def _forward(self, batch, **kwargs):
+            inner, mask = self._split(batch)
+            return self._masked(super()._forward(inner, **kwargs), mask)
+
+        def _forward_train(self, batch, **kwargs):
+            inner, mask = self._split(batch)
+            return self._masked(super()._forward_train(inner, **kwargs), mask)
+
+        def compute_values(self, batch, embeddings=None):
+            return super().compute_values(self._split(batch)[0], embeddings)
+
+    return MaskedPPOTorchRLModule
+
+
 def build_config(board: str, obs_type: str, seed: int, batch: int, minibatch: int, epochs: int, hidden: int):
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
     from ray.tune.registry import register_env
 
     register_env("dnb_pettingzoo", make_env)
-    module = RLModuleSpec(module_class=ActionMaskingTorchRLModule,
+    module = RLModuleSpec(module_class=masked_module_class(),
                           model_config={"fcnet_hiddens": [hidden, hidden], "head_fcnet_hiddens": [hidden]})
     return (PPOConfig()
             .environment("dnb_pettingzoo", env_config={"board": board, "obs_type": obs_type})
@@ -134,9 +170,13 @@ def main(argv=None):
     p.add_argument("--eval-games", type=int, default=400, help="games against each of random and greedy")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local Ray instance started here")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1; more is slower on small nets)")
     p.add_argument("--out", default="runs/rllib-ppo-3x3")
     args = p.parse_args(argv)
     ray = require_ray()
+    import torch
+
+    torch.set_num_threads(args.threads)
     started = not ray.is_initialized()
     if started:
         ray.init(num_cpus=args.num_cpus, include_dashboard=False, log_to_driver=False, configure_logging=False)

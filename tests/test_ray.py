@@ -224,6 +224,16 @@ def test_ray_training_bad_input_changes_nothing(tmp_path, ray_local, monkeypatch
         tiny(backend="dask")
 
 
+def test_train_cli_on_ray(tmp_path, ray_local, capsys):
+    out = tmp_path / "run"
+    assert cli_main(["train", "--board", "2x2", "--iterations", "1", "--games", "2", "--simulations", "8", "--out",
+                     str(out), "--backend", "ray", "--set", "workers=2", "--set", "model.width=8", "--set",
+                     "eval_positions=0", "--set", "eval_games=0", "--no-progress"]) == 0
+    config = json.loads((out / "config.json").read_text())
+    assert (config["backend"], config["workers"]) == ("ray", 2)
+    assert [json.loads(x)["games"] for x in (out / "metrics.jsonl").read_text().splitlines()] == [2]
+
+
 def test_train_cli_errors_before_any_work(tmp_path, capsys):
     pytest.importorskip("ray", reason="Ray is not installed (pip install 'dnb[ray]')")
     out = tmp_path / "run"
@@ -262,6 +272,15 @@ def test_rllib_ppo_example_smoke(tmp_path, ray_local):
     mask = obs["player_0"]["action_mask"]
     assert mask.dtype == np.float32 and np.flatnonzero(mask == 0).tolist() == [0, 2, 4, 6, 7]
     assert obs["player_0"]["observations"].shape == env.observation_spaces["player_0"]["observations"].shape
+    # the module: logits of masked moves at the float minimum, the others the network's
+    import torch
+
+    space = env.observation_spaces["player_0"]
+    module = mod.masked_module_class()(observation_space=space, action_space=env.action_spaces["player_0"],
+                                       model_config={"fcnet_hiddens": [8], "head_fcnet_hiddens": [8]})
+    batch = {"obs": {k: torch.from_numpy(v[None]) for k, v in obs["player_0"].items()}}
+    logits = module.forward_inference(batch)["action_dist_inputs"][0]
+    assert (logits[mask == 0] == torch.finfo(torch.float32).min).all() and (logits[mask == 1].abs() < 1e3).all()
     summary = mod.main(["--board", "2x2", "--iterations", "2", "--batch", "200", "--minibatch", "64", "--epochs", "1",
                         "--hidden", "16", "--eval-games", "10", "--out", str(tmp_path)])
     assert [h["num_env_steps_sampled"] for h in summary["history"]] == [200, 200]
