@@ -232,6 +232,8 @@ class _Games:
             agent = _build(self.entries[k], self.board, seed)
             if hasattr(agent, "seed"):
                 self.agents[k] = agent
+                if not isinstance(self.entries[k], str):  # a factory's agent: seeded like every later game
+                    agent.seed(seed)
         else:
             agent.seed(seed)
         return agent

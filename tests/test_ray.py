@@ -6,7 +6,9 @@ errors that Ray's absence or a bad address must give run without it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import sys
 
 import pytest
@@ -68,6 +70,34 @@ def test_ray_tournament_cli_and_factories(tmp_path, ray_local, capsys):
     cfg = TournamentConfig(board="2x2", agents=("mine", "random"), games=2, bootstrap=0, backend="ray")
     report = run_tournament(cfg, agents=[("mine", GreedyAgent), "random"], progress=False, echo=None)
     assert report.games == 2
+
+
+def test_a_game_whose_worker_dies_is_played_again_by_ray(tmp_path, ray_local):
+    from baselines.greedy import GreedyAgent
+
+    marker = str(tmp_path / "die")
+    open(marker, "w").close()
+
+    def mortal():  # greedy, but the first move made anywhere kills its worker process (once)
+        import os
+
+        class Mortal(GreedyAgent):
+            def select_action(self, state):
+                try:
+                    os.rename(marker, marker + ".taken")
+                except FileNotFoundError:
+                    return super().select_action(state)
+                os._exit(1)
+
+        return Mortal()
+
+    cfg = TournamentConfig(board="2x2", agents=("mortal", "random"), games=6, openings=2, seed=5, bootstrap=0)
+    run_tournament(cfg, out=str(tmp_path / "local"), agents=[("mortal", GreedyAgent), "random"], progress=False,
+                   echo=None)
+    run_tournament(dataclasses.replace(cfg, backend="ray"), out=str(tmp_path / "ray"),
+                   agents=[("mortal", mortal), "random"], progress=False, echo=None)
+    assert os.path.exists(marker + ".taken")  # a worker died, and its game was played again whole
+    assert _games(tmp_path / "ray") == _games(tmp_path / "local") and len(_games(tmp_path / "ray")) == 6
 
 
 def test_ray_tournament_bad_input_changes_nothing(tmp_path, ray_local, capsys):
