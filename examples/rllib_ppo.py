@@ -22,6 +22,7 @@ this process has joined a cluster already.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import time
@@ -185,16 +186,20 @@ def main(argv=None):
                             args.hidden).build_algo()
         t = time.perf_counter()
         history = []
-        for _ in range(args.iterations):
+        for it in range(args.iterations):
             result = algo.train()
             runners = result.get("env_runners", {})
             history.append({key: float(runners[key]) for key in ("num_episodes", "episode_len_mean",
                                                                  "num_env_steps_sampled") if key in runners})
+            if args.iterations >= 10:
+                print(f"iteration {it + 1}: {time.perf_counter() - t:.0f} s", flush=True)
         train_s = time.perf_counter() - t
         module = algo.get_module(POLICY)
         report = gauntlet(args.board, ("rllib_ppo", lambda: RLlibAgent(module, args.obs_type)),
                           games=args.eval_games, seed=args.seed, progress=args.eval_games >= 100)
         algo.stop()
+        with contextlib.suppress(OSError):  # the empty log folder RLlib makes under ~/ray_results
+            os.rmdir(algo.logdir)
     finally:
         if started:
             ray.shutdown()

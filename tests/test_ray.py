@@ -178,12 +178,21 @@ def _kill_at(stage, nth=2):
     return fault
 
 
-def test_ray_self_play_gives_the_local_samples_and_a_run_moves_between_backends(tmp_path, ray_local):
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory):
+    """The reference: ``tiny()`` trained on the local backend (its folder and metrics rows)."""
     from agents.training.loop import train
 
-    local = train(tiny(), str(tmp_path / "local"), **QUIET)
+    folder = tmp_path_factory.mktemp("local")
+    return folder, train(tiny(), str(folder), **QUIET)
+
+
+def test_ray_self_play_gives_the_local_samples_and_a_run_moves_between_backends(tmp_path, ray_local, local_run):
+    from agents.training.loop import train
+
+    reference, local = local_run
     ray = train(tiny(backend="ray", workers=2), str(tmp_path / "ray"), **QUIET)
-    _assert_same_samples(_replay(tmp_path / "ray"), _replay(tmp_path / "local"))
+    _assert_same_samples(_replay(tmp_path / "ray"), _replay(reference))
     for a, b in zip(local, ray):
         assert (a["games"], a["positions"], a["nodes"]) == (b["games"], b["positions"], b["nodes"]) == (5, a["positions"], 0)
         assert b["policy_loss"] == pytest.approx(a["policy_loss"], rel=1e-4)
@@ -196,10 +205,10 @@ def test_ray_self_play_gives_the_local_samples_and_a_run_moves_between_backends(
         assert json.loads((out / "manifest.json").read_text())["iteration"] == 1
         rows = train(tiny(backend=then, workers=2), str(out), resume=True, **QUIET)
         assert [r["iteration"] for r in rows] == [1, 2]
-        _assert_same_samples(_replay(out), _replay(tmp_path / "local"))
+        _assert_same_samples(_replay(out), _replay(reference))
 
 
-def test_an_actor_killed_mid_iteration_is_restarted_and_its_share_replayed_whole(tmp_path, ray_local):
+def test_an_actor_killed_mid_iteration_is_restarted_and_its_share_replayed_whole(tmp_path, ray_local, local_run):
     from agents.training.loop import train
 
     before = set(ray_local.util.list_named_actors())
@@ -213,8 +222,7 @@ def test_an_actor_killed_mid_iteration_is_restarted_and_its_share_replayed_whole
 
     rows = train(tiny(backend="ray", workers=2), str(tmp_path / "ray"), fault=fault, **QUIET)
     assert killed and [r["iteration"] for r in rows] == [1, 2]  # iteration 2 ran on the restarted actor
-    train(tiny(), str(tmp_path / "local"), **QUIET)
-    _assert_same_samples(_replay(tmp_path / "ray"), _replay(tmp_path / "local"))  # nothing twice, nothing cut
+    _assert_same_samples(_replay(tmp_path / "ray"), _replay(local_run[0]))  # nothing twice, nothing cut
 
 
 def test_an_actor_that_dies_after_playing_its_share_is_replayed_once(tmp_path, ray_local):
