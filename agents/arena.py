@@ -506,7 +506,8 @@ def summarise(labels: list[str], records: list[dict], bootstrap: int = 200, seed
 
 
 # ------------------------------------------------------------------------------ driver
-_FREE_KEYS = ("workers", "threads", "bootstrap", "backend", "ray_address")  # may change on resume: they do not change which games are played
+# may change on resume: they do not change which games are played
+_FREE_KEYS = ("workers", "threads", "bootstrap", "backend", "ray_address")
 
 
 def _check_or_save_config(cfg_path: str, config: TournamentConfig) -> None:

@@ -100,9 +100,11 @@ def main(argv=None):
     reference = next(iter(rows.values()))[0]
     print(f"self-play on {args.board}, {args.model} (cpu preset), {args.games} games x {args.iterations} iterations, "
           f"{args.simulations} simulations, from move {args.start}; {os.cpu_count()} cores here")
-    print(f"{'setup':<10} {'positions/s':>12} {'per iteration min-max':>22} {'positions':>10} {'seconds':>8} {'vs first':>9}")
+    print(f"{'setup':<10} {'positions/s':>12} {'per iteration min-max':>22} {'positions':>10} {'seconds':>8} "
+          f"{'vs first':>9}")
     for name, (rate, positions, seconds, low, high) in rows.items():
-        print(f"{name:<10} {rate:>12.1f} {low:>10.1f} - {high:<9.1f} {positions:>10d} {seconds:>8.2f} {rate / reference:>8.2f}x")
+        print(f"{name:<10} {rate:>12.1f} {low:>10.1f} - {high:<9.1f} {positions:>10d} {seconds:>8.2f} "
+              f"{rate / reference:>8.2f}x")
     sizes = {f"{args.model} cpu {args.board} (benchmarked)": weights_bytes(build_model(base.model)),
              "shipped alphazero 5x5": shipped_5x5_bytes(),
              "dotsformer paper 5x5": weights_bytes(build_model(make_model_config("dotsformer", preset="paper",
