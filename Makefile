@@ -35,6 +35,7 @@ bench: setup
 	$(PY) benchmarks/networks.py
 	$(PY) benchmarks/alphazero.py --positions 1000 --opening 4
 	$(PY) benchmarks/midgame.py --board 3x3 --agents "alphazero:simulations=0,greedy" --positions 100
+	$(PY) benchmarks/ray_scaling.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis dnb_env/_native*.so dnb_env/_native*.pyd

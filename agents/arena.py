@@ -23,6 +23,13 @@ report = run_tournament(cfg, out="results/5x5")     # prints the table; writes J
 * With ``workers > 1`` the games run in spawned processes whose numpy/BLAS and torch use ``threads`` threads
   each (set in their environment before numpy loads there). With one worker the games run in the calling
   process with torch (and any library loaded during the run) at ``threads`` threads, restored after.
+* ``backend="ray"``: every game is a Ray task (``threads`` CPUs each, retried by Ray if its worker dies) on
+  the cluster at ``ray_address`` (``auto``: the one this machine joined) or, without an address, on a local
+  Ray instance of ``workers`` CPUs started for the run. The driver appends each finished game to the same
+  ``results.jsonl``, so the results file, standings and resume are those of the local pool, and the same
+  seeds give the same games (each game's opening and agent seeds depend only on its id). ``backend`` and
+  ``ray_address`` may change on resume. Needs ``pip install 'dnb[ray]'``; an address that does not answer
+  or a task larger than the cluster is an error before any game is played or file written.
 * The report: win/draw/loss matrix, score rates with Wilson 95% intervals, Elo by maximum likelihood
   (Bradley-Terry, draws as half wins, one virtual draw per pair so that unbeaten agents stay finite,
   anchored so that the mean is 0, or ``random`` = 0 when present) with bootstrap 95% intervals; printed,
@@ -47,6 +54,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from agents.processes import limit_threads, spawn_pool
+from agents.ray_cluster import RaySession, check_backend, check_resources
 from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState, geometry
 from dnb_env.io import JsonlAppender, atomic_write, read_jsonl
@@ -106,8 +114,13 @@ class TournamentConfig:
     threads: int = 1  # numpy/BLAS and torch threads of each worker process, or of this one (workers=1)
     seed: int = 0
     bootstrap: int = 200  # bootstrap samples for the Elo intervals (0: none)
+    backend: str = "local"  # "local" (processes of this machine) or "ray" (games as Ray tasks)
+    ray_address: str | None = None  # with backend "ray": auto, HOST:PORT, or None (a local Ray instance)
 
     def __post_init__(self):
+        check_backend(self.backend)
+        if self.ray_address is not None and self.backend != "ray":
+            raise ValueError(f"ray_address is used only with backend 'ray', not {self.backend!r}")
         edges = geometry(self.board).num_actions
         if len(self.agents) < 2:
             raise ValueError("a tournament needs at least two agents")
@@ -219,6 +232,8 @@ class _Games:
             agent = _build(self.entries[k], self.board, seed)
             if hasattr(agent, "seed"):
                 self.agents[k] = agent
+                if not isinstance(self.entries[k], str):  # a factory's agent: seeded like every later game
+                    agent.seed(seed)
         else:
             agent.seed(seed)
         return agent
@@ -253,6 +268,42 @@ def _worker_init(board: str, entries: Sequence) -> None:
 
 def _worker_play(task) -> dict:
     return _WORKER.play(task)
+
+
+_RAY_RUN: dict = {}  # in a Ray worker process: the _Games of the run whose tasks it plays now
+
+
+def _ray_play(run: str, board: str, entries: Sequence, threads: int, task) -> dict:
+    """A Ray task: one game. A worker process keeps the agents of one run (``run``) between its games,
+    reseeded per game like the local pool's; a task of another run replaces them."""
+    games = _RAY_RUN.get(run)
+    if games is None:
+        _RAY_RUN.clear()
+        games = _RAY_RUN[run] = _Games(board, entries)
+    with limit_threads(threads):
+        return games.play(task)
+
+
+def _ray_games(ray, config: TournamentConfig, entries: Sequence, tasks: list):
+    """The records of ``tasks`` played as Ray tasks, in the order they finish; at most about twice as
+    many in flight as the cluster runs at once. Closing the generator early cancels the rest."""
+    import uuid
+
+    play = ray.remote(num_cpus=config.threads, max_retries=3)(_ray_play)
+    run, entries_ref = uuid.uuid4().hex, ray.put(list(entries))
+    window = max(2, 2 * int(ray.cluster_resources().get("CPU", 1) // config.threads))
+    todo, pending = iter(tasks), []
+    try:
+        while True:
+            for task in itertools.islice(todo, window - len(pending)):
+                pending.append(play.remote(run, config.board, entries_ref, config.threads, task))
+            if not pending:
+                return
+            ready, pending = ray.wait(pending, num_returns=1)
+            yield ray.get(ready[0])
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=True)
 
 
 # ------------------------------------------------------------------------------ storage
@@ -455,7 +506,8 @@ def summarise(labels: list[str], records: list[dict], bootstrap: int = 200, seed
 
 
 # ------------------------------------------------------------------------------ driver
-_FREE_KEYS = ("workers", "threads", "bootstrap")  # may change on resume: they do not change which games are played
+# may change on resume: they do not change which games are played
+_FREE_KEYS = ("workers", "threads", "bootstrap", "backend", "ray_address")
 
 
 def _check_or_save_config(cfg_path: str, config: TournamentConfig) -> None:
@@ -527,9 +579,21 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
             check_spec(*parse_agent_spec(e))
     games = {f"{i}-{j}-{g}": (p, i, j, g) for p, (i, j) in enumerate(config.pairs()) for g in range(config.games)}
     done: list[dict] = []
-    appender = lock = None
+    appender = lock = session = None
+    if config.backend == "ray":  # before the folder is touched: a cluster that is not there changes nothing
+        session = RaySession(config.ray_address, num_cpus=config.workers)
+        try:
+            check_resources(session.resources(), cpus=config.threads, what=f"a game ({config.threads} threads)")
+        except ValueError:
+            session.close()
+            raise
     if out is not None:
-        lock, done, appender = _open_results(out, config, games)
+        try:
+            lock, done, appender = _open_results(out, config, games)
+        except BaseException:
+            if session is not None:
+                session.close()
+            raise
     have = {r["id"] for r in done}
     tasks = []
     for key, (pair_index, i, j, g) in games.items():
@@ -551,7 +615,9 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
     clean = False
     in_process = contextlib.ExitStack()
     try:
-        if config.workers > 1 and len(tasks) > 1:
+        if session is not None:
+            finished = _ray_games(session.ray, config, entries, tasks)
+        elif config.workers > 1 and len(tasks) > 1:
             pool = _worker_pool(config.workers, config.threads, config.board, entries)
             finished = pool.imap_unordered(_worker_play, tasks)
         else:
@@ -572,12 +638,18 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
             else:
                 pool.terminate()
         in_process.close()
+        if session is not None:
+            if not clean:
+                finished.close()  # cancels the games still running
+            session.close()
         if bar:
             bar.close()
         if appender:
             appender.close()
         if lock:
             lock.close()
+    order = {key: k for k, key in enumerate(games)}  # the order games finished in does not matter
+    records.sort(key=lambda r: order[r["id"]])
     report = summarise(labels, records, bootstrap=config.bootstrap, seed=config.seed)
     if out is not None:
         report.write_csv(out)

@@ -3,6 +3,8 @@
     dnb demo --board 5x5 --seed 0      a random game, printed move by move with the ASCII board
     dnb tournament --board 5x5 --agents random,greedy,alphabeta:depth=3,prsboxes --games 100 \
         --openings 10:guided --workers 2 --threads 1 --out results/5x5
+    dnb tournament ... --backend ray [--ray-address auto]    games as Ray tasks (README "Running on a cluster")
+    dnb train --board 5x5 --out runs/x --backend ray --set workers=8 [--ray-address auto]   self-play actors on Ray
     dnb agents                          the registered agent names
     dnb serve --port 8000               the web app (play, insight, replays, tournament folders; extra [web])
 """
@@ -43,12 +45,21 @@ def _tournament(args: argparse.Namespace) -> int:
     cfg = TournamentConfig(
         board=args.board, agents=_split_agents(args.agents),
         games=args.games, openings=moves, opening_mode=mode, mode=args.mode, workers=args.workers,
-        threads=args.threads, seed=args.seed, bootstrap=args.bootstrap,
+        threads=args.threads, seed=args.seed, bootstrap=args.bootstrap, backend=args.backend,
+        ray_address=args.ray_address,
     )
     run_tournament(cfg, out=args.out, progress=not args.no_progress)
     if args.out:
         print(f"results: {args.out}/results.jsonl, pairs.csv, elo.csv, tournament.png")
     return 0
+
+
+def _backend_options(parser: argparse.ArgumentParser, ray_help: str) -> None:
+    parser.add_argument("--backend", choices=["local", "ray"], default="local",
+                        help=f"local: processes on this machine; ray: {ray_help} (pip install 'dnb[ray]')")
+    parser.add_argument("--ray-address", default=None, metavar="ADDR",
+                        help="with --backend ray: auto (the cluster this machine joined with `ray start`) or "
+                             "HOST:PORT of the head; default: start a local Ray instance for the run")
 
 
 def _split_agents(text: str) -> tuple[str, ...]:
@@ -76,10 +87,11 @@ def _train(args: argparse.Namespace) -> int:
     if args.algorithm and args.model and families.get(args.algorithm) != args.model:
         raise ValueError(f"{args.algorithm} trains --model {families.get(args.algorithm)}, not {args.model}")
     overrides = dict(board=args.board, iterations=args.iterations, games_per_iteration=args.games,
-                     simulations=args.simulations, encoder=args.encoder, seed=args.seed, device=args.device)
+                     simulations=args.simulations, encoder=args.encoder, seed=args.seed, device=args.device,
+                     backend=args.backend)
     overrides.update(parse_settings(model, args.set))
     config = make_train_config(model, args.preset, **overrides)
-    metrics = train(config, args.out, resume=args.resume, progress=not args.no_progress)
+    metrics = train(config, args.out, resume=args.resume, progress=not args.no_progress, ray_address=args.ray_address)
     if metrics:
         last = metrics[-1]
         print(f"iteration {last['iteration']}: policy loss {last['policy_loss']:.3f}, value loss "
@@ -194,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                       help="processes playing games (default: one per CPU, here %(default)s)")
     tour.add_argument("--threads", type=int, default=1, help="numpy/BLAS and torch threads of each worker process")
     tour.add_argument("--seed", type=int, default=0, help="seed of the openings and of the agents")
+    _backend_options(tour, "games run as Ray tasks (each with --threads CPUs); the local instance has --workers CPUs")
     tour.add_argument("--bootstrap", type=int, default=200, help="bootstrap samples for the Elo intervals (0: none)")
     tour.add_argument("--out", default=None, help="folder for results (resumes if it holds the same tournament)")
     tour.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -216,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     tr.add_argument("--simulations", type=int, default=None, help="search simulations per move (default: the preset's)")
     tr.add_argument("--encoder", default=None, help="input encoder (default: the family's, alphazero4 or chainloop6)")
     tr.add_argument("--seed", type=int, default=None, help="seed of the run (default 0)")
-    tr.add_argument("--device", default=None, help="cpu (default) or cuda")
+    tr.add_argument("--device", default=None, help="cpu (default) or cuda: the learner's device")
+    _backend_options(tr, "self-play in --set workers=N Ray actors (CPU, --set threads each), the learner here")
     tr.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="any other setting, e.g. --set epochs=4 --set model.width=64 --set curriculum.rule=boxeszero")
     tr.add_argument("--no-progress", action="store_true", help="no progress bar")

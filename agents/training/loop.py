@@ -5,6 +5,11 @@
 Every iteration's games are seeded by (seed, iteration, game) and its gradient steps by (seed, iteration),
 so a run resumed after a kill gives the same network, replay and metrics as one that was never stopped.
 A resume may change only the settings in :data:`~agents.training.config.RESUMABLE`.
+
+``config.backend`` says where the games are played (:func:`~agents.training.selfplay.make_pool`): ``"local"``
+(this process or spawned processes) or ``"ray"`` (self-play actors on a Ray cluster, fed the weights through
+the object store once per iteration). The learner (replay, gradient steps, evaluation, the run folder) is
+this process on either backend, on ``config.device``; a run may change backend on resume.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from agents.training.evaluation import accuracy, default_opponents, labelled_pos
 from agents.training.losses import total_loss
 from agents.training.plots import plot_training
 from agents.training.replay import Replay
-from agents.training.selfplay import SelfPlayPool
+from agents.training.selfplay import make_pool
 from agents.training.store import RunError, RunStore
 
 __all__ = ["train", "train_steps"]
@@ -57,9 +62,16 @@ def _check_resume(saved, config) -> None:
 
 
 def train(config, out: str, resume: bool = False, progress: bool = True, echo=print, eval_simulations: int = 200,
-          opponents: dict | None = None, fault=None) -> list[dict]:
+          opponents: dict | None = None, fault=None, ray_address: str | None = None) -> list[dict]:
     """Train ``config`` in the run folder ``out`` (or continue it with ``resume``); returns the metrics rows.
-    ``opponents`` (name -> Agent; default random and greedy) are played by the raw policy at evaluations."""
+    ``opponents`` (name -> Agent; default random and greedy) are played by the raw policy at evaluations.
+    ``ray_address``: the Ray cluster of ``config.backend="ray"`` (auto or HOST:PORT; None: a local instance).
+    ``fault(stage)``: a test hook called at the stages of a commit (:class:`RunStore`) and, on Ray, once an
+    iteration's self-play is under way (``"self_play"``)."""
+    if config.device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {config.device!r} asked for, but torch sees no CUDA GPU on this machine")
+    if ray_address is not None and config.backend != "ray":
+        raise ValueError("a Ray address is used only with the ray backend (--backend ray)")
     store = RunStore(out, fault)
     torch.set_num_threads(config.threads)  # deliberate: torch's default (every core) thrashes beside other work
     torch.manual_seed(config.seed)
@@ -82,12 +94,13 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
             echo(f"resuming after iteration {start} (first searched move {curriculum.start})")
     elif store.has_run():
         raise RunError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
-    store.write_config(config)
-    positions = labelled_positions(config.board, config.eval_positions, seed=config.seed + 12345)
-    opponents = default_opponents(config.seed) if opponents is None else opponents
-    bar = _progress(config.iterations, start, progress)
-    pool = SelfPlayPool(config)
+    pool = make_pool(config, ray_address, fault)  # Ray's checks come before anything is written
+    bar = None
     try:
+        store.write_config(config)
+        positions = labelled_positions(config.board, config.eval_positions, seed=config.seed + 12345)
+        opponents = default_opponents(config.seed) if opponents is None else opponents
+        bar = _progress(config.iterations, start, progress)
         for iteration in range(start + 1, config.iterations + 1):
             rng = np.random.default_rng([config.seed, iteration])  # reproducible per iteration, also on resume
             lr = config.lr_at(iteration)

@@ -16,9 +16,17 @@
   curriculum's rollback rule.
 * The search runs on the backend ``backend`` names (:func:`agents.search.make_search`; ``"auto"``: the C++
   search when it is built); both backends play the same games and give the same samples.
+* Where the games are played (:func:`make_pool`, ``config.backend``): ``"local"``, :class:`SelfPlayPool`
+  (this process, or ``config.workers`` spawned processes); ``"ray"``, :class:`RaySelfPlay` (``config.workers``
+  Ray actors on a cluster or a local Ray instance). Both split the games into the same contiguous shares and
+  put the results back in game order, so they give the same samples.
 """
 
 from __future__ import annotations
+
+import dataclasses
+import os
+import uuid
 
 import numpy as np
 
@@ -31,7 +39,7 @@ from agents.training.samples import Record, Samples
 from baselines.greedy import GreedyAgent
 from dnb_env.core import GameState, parse_board
 
-__all__ = ["self_play", "SelfPlayPool", "internal_nodes", "opening_move"]
+__all__ = ["self_play", "SelfPlayPool", "RaySelfPlay", "SelfPlayActor", "make_pool", "internal_nodes", "opening_move"]
 
 
 def opening_move(state: GameState, rng: np.random.Generator, random_share: float) -> int:
@@ -148,6 +156,20 @@ def _self_play_share(state_dict, config, iteration: int, start: int, games: rang
     return self_play(net, config, iteration, start, games)
 
 
+def shares_of(config) -> list[range]:
+    """The iteration's games split into ``config.workers`` contiguous shares (empty ones left out)."""
+    bounds = np.linspace(0, config.games_per_iteration, config.workers + 1).astype(int)
+    return [range(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+
+
+def merge_results(board: str, results: list[tuple[Samples, dict]]) -> tuple[Samples, dict]:
+    """The shares' (samples, stats) in share order, as one."""
+    samples = Samples.empty(board)
+    for part, _ in results:
+        samples = samples.concat(part)
+    return samples, merge_stats([st for _, st in results])
+
+
 def merge_stats(parts: list[dict]) -> dict:
     games = sum(p["games"] for p in parts)
     return {"games": games, "positions": sum(p["positions"] for p in parts), "nodes": sum(p["nodes"] for p in parts),
@@ -172,16 +194,95 @@ class SelfPlayPool:
         if self.pool is None:
             return self_play(net, cfg, iteration, start)
         state = {k: v.detach().cpu() for k, v in net.state_dict().items()}
-        bounds = np.linspace(0, cfg.games_per_iteration, cfg.workers + 1).astype(int)
-        shares = [(state, cfg, iteration, start, range(lo, hi)) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
-        results = self.pool.starmap(_self_play_share, shares)
-        samples = Samples.empty(cfg.board)
-        for part, _ in results:
-            samples = samples.concat(part)
-        return samples, merge_stats([st for _, st in results])
+        shares = [(state, cfg, iteration, start, games) for games in shares_of(cfg)]
+        return merge_results(cfg.board, self.pool.starmap(_self_play_share, shares))
 
     def close(self) -> None:
         if self.pool is not None:
             self.pool.terminate()
             self.pool.join()
             self.pool = None
+
+
+def make_pool(config, ray_address: str | None = None, fault=None):
+    """The self-play pool of ``config.backend`` (module docstring); ``ray_address`` and ``fault`` are the
+    Ray pool's (:class:`RaySelfPlay`)."""
+    if config.backend == "ray":
+        return RaySelfPlay(config, ray_address, fault=fault)
+    return SelfPlayPool(config)
+
+
+class SelfPlayActor:
+    """A Ray actor (CPU) with its own copy of the network, playing shares of iterations' games with
+    :func:`self_play`. ``crash_marker``: a test hook, a path; the first actor that finds a file there takes
+    it and dies just before returning its share (``os._exit``), once."""
+
+    def __init__(self, config, crash_marker: str | None = None):
+        import torch
+
+        torch.set_num_threads(config.threads)
+        self.config = dataclasses.replace(config, device="cpu")
+        self.net = build_model(config.model)
+        self.crash_marker = crash_marker
+
+    def play(self, weights: dict, iteration: int, start: int, lo: int, hi: int) -> tuple[Samples, dict]:
+        self.net.load_state_dict(weights)
+        result = self_play(self.net, self.config, iteration, start, range(lo, hi))
+        if self.crash_marker is not None:
+            try:
+                os.rename(self.crash_marker, self.crash_marker + ".taken")
+            except FileNotFoundError:
+                pass
+            else:
+                os._exit(1)
+        return result
+
+
+class RaySelfPlay:
+    """``config.workers`` self-play actors of ``config.threads`` CPUs each on the Ray cluster at ``address``
+    (None: a local Ray instance, stopped by :meth:`close`). Each iteration the learner's weights go into the
+    object store once (``ray.put``) and every actor plays its share of the games (:func:`shares_of`) with
+    them; the shares come back whole and are put in game order.
+
+    Faults are Ray's business: an actor that dies is restarted (``max_restarts``) and the call it was
+    running is run again on the new one (``max_task_retries``). A share is one return value, so a share
+    played twice is received once and a share cut short is not received at all: no sample is duplicated
+    or half written. Past ``RESTARTS`` deaths of one actor the iteration fails; the run folder keeps the
+    last committed iteration (``--resume``).
+
+    ``fault("self_play")`` is called once the shares are submitted (tests kill an actor there); the actors
+    are named ``dnb-self-play-<run>-<k>`` in Ray's namespace.
+    """
+
+    RESTARTS = 3
+
+    def __init__(self, config, address: str | None = None, fault=None, crash_marker: str | None = None):
+        from agents.ray_cluster import RaySession, check_resources
+
+        self.config, self.fault = config, fault or (lambda stage: None)
+        self.session = RaySession(address)
+        try:
+            check_resources(self.session.resources(), cpus=config.workers * config.threads,
+                            what=f"self-play ({config.workers} actors x {config.threads} threads)")
+            ray = self.ray = self.session.ray
+            actor = ray.remote(num_cpus=config.threads, max_restarts=self.RESTARTS,
+                               max_task_retries=self.RESTARTS)(SelfPlayActor)
+            run = uuid.uuid4().hex[:8]
+            self.actors = [actor.options(name=f"dnb-self-play-{run}-{k}").remote(config, crash_marker)
+                           for k in range(config.workers)]
+        except BaseException:
+            self.session.close()
+            raise
+
+    def play(self, net, iteration: int, start: int) -> tuple[Samples, dict]:
+        weights = self.ray.put({k: v.detach().cpu() for k, v in net.state_dict().items()})  # once per iteration
+        refs = [actor.play.remote(weights, iteration, start, games.start, games.stop)
+                for actor, games in zip(self.actors, shares_of(self.config))]
+        self.fault("self_play")
+        return merge_results(self.config.board, self.ray.get(refs))
+
+    def close(self) -> None:
+        for actor in getattr(self, "actors", []):
+            self.ray.kill(actor)
+        self.actors = []
+        self.session.close()

@@ -1,0 +1,372 @@
+"""The Ray backend: tournaments as Ray tasks, self-play actors, faults, and the errors made before any work.
+
+All tests that need Ray share one local instance of 2 CPUs (started once for this module); the tests of
+errors that Ray's absence or a bad address must give run without it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+
+import pytest
+
+from agents.arena import TournamentConfig, run_tournament
+from agents.ray_cluster import RaySession, check_reachable
+from registry.cli import main as cli_main
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'dnb[ray]')")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture
+def no_ray(monkeypatch):
+    """This process as if Ray were not installed (``import ray`` raises ImportError)."""
+    monkeypatch.setitem(sys.modules, "ray", None)
+
+
+def _games(folder):
+    rows = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
+    return {r["id"]: (r["moves"], r["scores"], r["result_first"], r["opening"]) for r in rows}
+
+
+TOUR = dict(board="2x2", agents=("random", "greedy", "alphabeta:depth=1"), games=4, openings=2, seed=3, bootstrap=20)
+
+
+def test_ray_tournament_plays_the_local_games_and_resumes_either_way(tmp_path, ray_local):
+    local = run_tournament(TournamentConfig(**TOUR), out=str(tmp_path / "local"), progress=False, echo=None)
+    ray = run_tournament(TournamentConfig(**TOUR, backend="ray"), out=str(tmp_path / "ray"), progress=False,
+                         echo=None)
+    assert len(_games(tmp_path / "ray")) == 12 and _games(tmp_path / "ray") == _games(tmp_path / "local")
+    assert (ray.wdl == local.wdl).all() and (ray.elo == local.elo).all() and (ray.elo_ci == local.elo_ci).all()
+    for name in ("pairs.csv", "elo.csv"):
+        assert (tmp_path / "ray" / name).read_text() == (tmp_path / "local" / name).read_text()
+    # a run killed after 7 games (the rest of its file lost), resumed on the other backend, and back
+    for first, then in (("ray", "local"), ("local", "ray")):
+        path = tmp_path / first / "results.jsonl"
+        path.write_text("".join(path.read_text().splitlines(keepends=True)[:7]))
+        seen = []
+        run_tournament(TournamentConfig(**TOUR, backend=then), out=str(tmp_path / first), progress=False,
+                       echo=seen.append)
+        assert seen[0] == "resuming: 7 games on file, 5 to play"
+        assert _games(tmp_path / first) == _games(tmp_path / ("local" if first == "ray" else "ray"))
+
+
+def test_ray_tournament_cli_and_factories(tmp_path, ray_local, capsys):
+    out = tmp_path / "cli"
+    assert cli_main(["tournament", "--board", "2x2", "--agents", "random,greedy", "--games", "2", "--backend", "ray",
+                     "--bootstrap", "0", "--out", str(out), "--no-progress"]) == 0
+    assert len(_games(out)) == 2 and json.loads((out / "config.json").read_text())["backend"] == "ray"
+    # (label, factory) entries travel to the Ray workers too
+    from baselines.greedy import GreedyAgent
+
+    cfg = TournamentConfig(board="2x2", agents=("mine", "random"), games=2, bootstrap=0, backend="ray")
+    report = run_tournament(cfg, agents=[("mine", GreedyAgent), "random"], progress=False, echo=None)
+    assert report.games == 2
+
+
+def test_a_game_whose_worker_dies_is_played_again_by_ray(tmp_path, ray_local):
+    from baselines.greedy import GreedyAgent
+
+    marker = str(tmp_path / "die")
+    open(marker, "w").close()
+
+    def mortal():  # greedy, but the first move made anywhere kills its worker process (once)
+        import os
+
+        class Mortal(GreedyAgent):
+            def select_action(self, state):
+                try:
+                    os.rename(marker, marker + ".taken")
+                except FileNotFoundError:
+                    return super().select_action(state)
+                os._exit(1)
+
+        return Mortal()
+
+    cfg = TournamentConfig(board="2x2", agents=("mortal", "random"), games=6, openings=2, seed=5, bootstrap=0)
+    run_tournament(cfg, out=str(tmp_path / "local"), agents=[("mortal", GreedyAgent), "random"], progress=False,
+                   echo=None)
+    run_tournament(dataclasses.replace(cfg, backend="ray"), out=str(tmp_path / "ray"),
+                   agents=[("mortal", mortal), "random"], progress=False, echo=None)
+    assert os.path.exists(marker + ".taken")  # a worker died, and its game was played again whole
+    assert _games(tmp_path / "ray") == _games(tmp_path / "local") and len(_games(tmp_path / "ray")) == 6
+
+
+def test_ray_tournament_bad_input_changes_nothing(tmp_path, ray_local, capsys):
+    out = tmp_path / "t"
+    with pytest.raises(ValueError, match="asks for 3 CPUs at once but the Ray cluster has 2"):
+        run_tournament(TournamentConfig(**TOUR, backend="ray", threads=3), out=str(out), progress=False, echo=None)
+    assert not out.exists()
+    with pytest.raises(ValueError, match="backend must be one of local, ray"):
+        TournamentConfig(**TOUR, backend="spark")
+    with pytest.raises(ValueError, match="ray_address is used only with backend 'ray'"):
+        TournamentConfig(**TOUR, ray_address="auto")
+
+
+def test_unreachable_ray_address_is_an_error_before_any_work(tmp_path, capsys):
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'dnb[ray]')")
+    out = tmp_path / "t"
+    code = cli_main(["tournament", "--board", "2x2", "--agents", "random,greedy", "--games", "2", "--backend", "ray",
+                     "--ray-address", "127.0.0.1:1", "--out", str(out), "--no-progress"])
+    assert code == 2 and "cannot reach a Ray cluster at 127.0.0.1:1" in capsys.readouterr().err
+    assert not out.exists()
+    with pytest.raises(ValueError, match="auto or HOST:PORT"):
+        check_reachable("10.0.0.5")
+    check_reachable("auto")  # left to Ray: it looks for the cluster this machine joined
+
+
+def test_ray_missing_names_the_extra(tmp_path, no_ray, capsys):
+    with pytest.raises(ValueError, match=r"needs Ray, which is not installed .*pip install 'dnb\[ray\]'"):
+        RaySession()
+    out = tmp_path / "t"
+    assert cli_main(["tournament", "--board", "2x2", "--agents", "random,greedy", "--games", "2", "--backend", "ray",
+                     "--out", str(out), "--no-progress"]) == 2
+    assert "pip install 'dnb[ray]'" in capsys.readouterr().err and not out.exists()
+
+
+# ------------------------------------------------------------------------------------------ training
+def tiny(**kw):
+    from agents.training.config import make_train_config
+
+    base = dict(board="2x2", iterations=2, games_per_iteration=5, simulations=16, eval_positions=0, eval_games=0,
+                node_q=0.0, **{"model.width": 8})
+    return make_train_config("resnet", "cpu", **{**base, **kw})
+
+
+QUIET = dict(progress=False, echo=lambda *_: None)
+
+
+def _replay(folder):
+    from agents.training.replay import Replay
+
+    manifest = json.loads((folder / "manifest.json").read_text())
+    return Replay.load(str(folder / manifest["dir"] / "replay.npz")).samples.arrays()
+
+
+def _assert_same_samples(x, y):
+    import numpy as np
+
+    assert x.keys() == y.keys() and len(x["step"]) == len(y["step"])
+    for key in x:
+        if x[key].dtype.kind == "f":
+            np.testing.assert_allclose(x[key], y[key], atol=1e-6)
+        else:
+            np.testing.assert_array_equal(x[key], y[key])
+
+
+class Killed(Exception):
+    pass
+
+
+def _kill_at(stage, nth=2):
+    calls = {"n": 0}
+
+    def fault(at):
+        if at == stage:
+            calls["n"] += 1
+            if calls["n"] == nth:
+                raise Killed(at)
+
+    return fault
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory):
+    """The reference: ``tiny()`` trained on the local backend (its folder and metrics rows)."""
+    from agents.training.loop import train
+
+    folder = tmp_path_factory.mktemp("local")
+    return folder, train(tiny(), str(folder), **QUIET)
+
+
+def test_ray_self_play_gives_the_local_samples_and_a_run_moves_between_backends(tmp_path, ray_local, local_run):
+    from agents.training.loop import train
+
+    reference, local = local_run
+    ray = train(tiny(backend="ray", workers=2), str(tmp_path / "ray"), **QUIET)
+    _assert_same_samples(_replay(tmp_path / "ray"), _replay(reference))
+    for a, b in zip(local, ray):
+        assert (a["games"], a["positions"], a["nodes"]) == (b["games"], b["positions"], b["nodes"])
+        assert (a["games"], a["nodes"]) == (5, 0)
+        assert b["policy_loss"] == pytest.approx(a["policy_loss"], rel=1e-4)
+    assert json.loads((tmp_path / "ray" / "config.json").read_text())["backend"] == "ray"
+    # the learner killed in iteration 2's commit: a Ray run resumes locally, a local run on Ray
+    for first, then in (("ray", "local"), ("local", "ray")):
+        out = tmp_path / f"{first}-killed"
+        with pytest.raises(Killed):
+            train(tiny(backend=first, workers=2), str(out), fault=_kill_at("manifest"), **QUIET)
+        assert json.loads((out / "manifest.json").read_text())["iteration"] == 1
+        rows = train(tiny(backend=then, workers=2), str(out), resume=True, **QUIET)
+        assert [r["iteration"] for r in rows] == [1, 2]
+        _assert_same_samples(_replay(out), _replay(reference))
+
+
+def test_an_actor_killed_mid_iteration_is_restarted_and_its_share_replayed_whole(tmp_path, ray_local, local_run):
+    from agents.training.loop import train
+
+    before = set(ray_local.util.list_named_actors())
+    killed = []
+
+    def fault(stage):
+        if stage == "self_play" and not killed:  # iteration 1: the shares are being played
+            name = sorted(n for n in ray_local.util.list_named_actors() if n not in before)[0]
+            ray_local.kill(ray_local.get_actor(name), no_restart=False)
+            killed.append(name)
+
+    rows = train(tiny(backend="ray", workers=2), str(tmp_path / "ray"), fault=fault, **QUIET)
+    assert killed and [r["iteration"] for r in rows] == [1, 2]  # iteration 2 ran on the restarted actor
+    _assert_same_samples(_replay(tmp_path / "ray"), _replay(local_run[0]))  # nothing twice, nothing cut
+
+
+def test_an_actor_that_dies_after_playing_its_share_is_replayed_once(tmp_path, ray_local):
+    from agents.models import build_model
+    from agents.training.selfplay import RaySelfPlay, self_play
+
+    cfg = tiny(backend="ray", workers=2)
+    net = build_model(cfg.model)
+    marker = tmp_path / "die"
+    marker.write_text("")
+    pool = RaySelfPlay(cfg, crash_marker=str(marker))
+    try:
+        samples, stats = pool.play(net, 1, 6)
+    finally:
+        pool.close()
+    assert (tmp_path / "die.taken").exists() and not marker.exists()  # one actor died, once
+    expected, want = self_play(net, tiny(), 1, 6)
+    _assert_same_samples(samples.arrays(), expected.arrays())
+    assert (stats["games"], stats["positions"]) == (want["games"], want["positions"]) == (5, want["positions"])
+
+
+def test_ray_training_bad_input_changes_nothing(tmp_path, ray_local, monkeypatch, capsys):
+    from agents.training.loop import train
+
+    out = tmp_path / "run"
+    with pytest.raises(ValueError, match=r"self-play \(3 actors x 1 threads\) asks for 3 CPUs at once but the Ray "
+                                         r"cluster has 2"):
+        train(tiny(backend="ray", workers=3), str(out), **QUIET)
+    assert not out.exists()
+    with pytest.raises(ValueError, match="a Ray address is used only with the ray backend"):
+        train(tiny(), str(out), ray_address="auto", **QUIET)
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    with pytest.raises(ValueError, match="device 'cuda' asked for, but torch sees no CUDA GPU"):
+        train(tiny(backend="ray", device="cuda"), str(out), **QUIET)
+    assert not out.exists()
+    with pytest.raises(ValueError, match="backend must be 'local' or 'ray'"):
+        tiny(backend="dask")
+
+
+def test_train_cli_on_ray(tmp_path, ray_local, capsys):
+    out = tmp_path / "run"
+    assert cli_main(["train", "--board", "2x2", "--iterations", "1", "--games", "2", "--simulations", "8", "--out",
+                     str(out), "--backend", "ray", "--set", "workers=2", "--set", "model.width=8", "--set",
+                     "eval_positions=0", "--set", "eval_games=0", "--no-progress"]) == 0
+    config = json.loads((out / "config.json").read_text())
+    assert (config["backend"], config["workers"]) == ("ray", 2)
+    assert [json.loads(x)["games"] for x in (out / "metrics.jsonl").read_text().splitlines()] == [2]
+
+
+def test_train_cli_errors_before_any_work(tmp_path, capsys):
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'dnb[ray]')")
+    out = tmp_path / "run"
+    code = cli_main(["train", "--board", "2x2", "--iterations", "1", "--out", str(out), "--backend", "ray",
+                     "--ray-address", "127.0.0.1:1", "--no-progress"])
+    assert code == 2 and "cannot reach a Ray cluster at 127.0.0.1:1" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_train_without_ray_names_the_extra(tmp_path, no_ray, capsys):
+    out = tmp_path / "run"
+    assert cli_main(["train", "--board", "2x2", "--iterations", "1", "--out", str(out), "--backend", "ray",
+                     "--no-progress"]) == 2
+    assert "pip install 'dnb[ray]'" in capsys.readouterr().err and not out.exists()
+
+
+# ------------------------------------------------------------------------------------------ RLlib
+def test_rllib_ppo_example_smoke(tmp_path, ray_local):
+    pytest.importorskip("ray.rllib.algorithms.ppo",
+                        reason="RLlib's dependencies are not installed (pip install 'dnb[ray]')")
+    import importlib.util
+    import pathlib
+
+    import numpy as np
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "examples" / "rllib_ppo.py"
+    spec = importlib.util.spec_from_file_location("rllib_ppo", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    # RLlib's PettingZoo wrapper: the extra turn is the same agent observed again, with the mask renamed for RLlib
+    env = mod.make_env({"board": "2x2"})
+    obs, _ = env.reset(seed=0)
+    for agent, action in [("player_0", 0), ("player_1", 6), ("player_0", 2), ("player_1", 4), ("player_0", 7)]:
+        assert list(obs) == [agent]
+        obs, rewards, terminated, _, _ = env.step({agent: action})
+    assert list(obs) == ["player_0"] and not terminated["__all__"]
+    mask = obs["player_0"]["action_mask"]
+    assert mask.dtype == np.float32 and np.flatnonzero(mask == 0).tolist() == [0, 2, 4, 6, 7]
+    assert obs["player_0"]["observations"].shape == env.observation_spaces["player_0"]["observations"].shape
+    # the module: logits of masked moves at the float minimum, the others the network's
+    import torch
+
+    space = env.observation_spaces["player_0"]
+    module = mod.masked_module_class()(observation_space=space, action_space=env.action_spaces["player_0"],
+                                       model_config={"fcnet_hiddens": [8], "head_fcnet_hiddens": [8]})
+    batch = {"obs": {k: torch.from_numpy(v[None]) for k, v in obs["player_0"].items()}}
+    logits = module.forward_inference(batch)["action_dist_inputs"][0]
+    assert (logits[mask == 0] == torch.finfo(torch.float32).min).all() and (logits[mask == 1].abs() < 1e3).all()
+    summary = mod.main(["--board", "2x2", "--iterations", "2", "--batch", "200", "--minibatch", "64", "--epochs", "1",
+                        "--hidden", "16", "--eval-games", "10", "--out", str(tmp_path)])
+    assert [h["num_env_steps_sampled"] for h in summary["history"]] == [200, 200]
+    for name in ("random", "greedy"):
+        s = summary[name]
+        assert s["wins"] + s["draws"] + s["losses"] == 10
+        assert 0.0 <= s["ci95"][0] <= s["score"] <= s["ci95"][1] <= 1.0
+    assert json.loads((tmp_path / "summary.json").read_text())["config"]["board"] == "2x2"
+    assert ray_local.is_initialized()  # it joined the Ray of this process and left it running
+
+
+def test_the_ray_extra_is_in_all_and_leaves_gymnasium_alone():
+    import pathlib
+    import tomllib
+
+    extras = tomllib.loads((pathlib.Path(__file__).parents[1] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert "ray" in extras["all"][0] and any(r.startswith("ray[default]") for r in extras["ray"])
+    assert not any("rllib" in r or r.startswith("gymnasium") for r in extras["ray"])  # ray[rllib] pins gymnasium
+
+
+def test_ray_scaling_benchmark_runs(ray_local, capsys):
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "ray_scaling.py"
+    spec = importlib.util.spec_from_file_location("bench_ray_scaling", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = mod.main(["--board", "2x2", "--games", "2", "--simulations", "8", "--iterations", "1", "--actors", "1",
+                    "--local-workers", "1"])
+    assert set(out["rates"]) == {"local x1", "ray x1"} and all(v > 0 for v in out["rates"].values())
+    assert out["weights_bytes"]["dotsformer paper 5x5"] > 7 * 2**20  # ~1.93 M float32 parameters
+    assert ray_local.is_initialized()
+
+
+def test_the_cluster_launcher_example_follows_rays_schema():
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'dnb[ray]')")
+    import pathlib
+
+    jsonschema = pytest.importorskip("jsonschema", reason="ray[default] brings jsonschema")
+    import yaml
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    config = yaml.safe_load((root / "examples" / "ray_cluster.yaml").read_text())
+    schema = json.loads((pathlib.Path(ray.__file__).parent / "autoscaler" / "ray-schema.json").read_text())
+    jsonschema.validate(config, schema)
+    assert any("--head" in c for c in config["head_start_ray_commands"])
+    assert any("--address=$RAY_HEAD_IP:6379" in c for c in config["worker_start_ray_commands"])
