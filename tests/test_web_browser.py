@@ -10,6 +10,7 @@ there: that is how ``docs/web-play.png`` is made). Skips, saying why, only where
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import socket
@@ -73,6 +74,9 @@ def browser():
         b.close()
 
 
+HANDLED_STATUS = re.compile(r"^Failed to load resource: the server responded with a status of (409|503) ")
+
+
 def watch(page, base: str):
     """Fail any request to another host (recorded), and collect the page's JS errors."""
     log = {"external": [], "errors": []}
@@ -84,9 +88,15 @@ def watch(page, base: str):
             log["external"].append(r.request.url)
             r.abort()
 
+    def console(msg):
+        # the browser logs every 4xx/5xx it receives; 409 (analysis busy) and 503 (every slot busy, which a
+        # loaded machine can reach) are answers the page handles by asking again, so they are not errors
+        if msg.type == "error" and not HANDLED_STATUS.search(msg.text):
+            log["errors"].append(msg.text)
+
     page.route("**/*", route)
     page.on("pageerror", lambda exc: log["errors"].append(str(exc)))
-    page.on("console", lambda msg: log["errors"].append(msg.text) if msg.type == "error" else None)
+    page.on("console", console)
     return log
 
 
