@@ -100,6 +100,18 @@ def watch(page, base: str):
     return log
 
 
+def agent_first_until_error(browser, server: str, spec: str):
+    """A new page with a game where agent ``spec`` moves first, once the page shows an error; (page, log)."""
+    page = browser.new_page()
+    log = watch(page, server)
+    page.goto(server + "/")
+    page.fill("#spec", spec)
+    page.select_option("#first", "1")
+    page.click("#new-game")
+    page.wait_for_selector("#error:not([hidden])", timeout=10_000)
+    return page, log
+
+
 def wait_settled(page, min_ply: int = 0):
     """Until the human is to move (or the game is over), the agent is not thinking and ``min_ply`` moves
     have been played."""
@@ -229,13 +241,7 @@ def test_crashing_agent_shows_an_error(server, browser, monkeypatch):
 
     monkeypatch.setattr(agents, "_FACTORIES", dict(agents._FACTORIES))  # registered for this test only
     agents.register_agent("web_browser_crash", lambda *, board, seed: _Crash())
-    page = browser.new_page()
-    log = watch(page, server)
-    page.goto(server + "/")
-    page.fill("#spec", "web_browser_crash")
-    page.select_option("#first", "1")
-    page.click("#new-game")
-    page.wait_for_selector("#error:not([hidden])", timeout=10_000)
+    page, log = agent_first_until_error(browser, server, "web_browser_crash")
     assert "the agent fell over" in page.inner_text("#error")
     assert page.evaluate("() => game.ply") == 0 and page.get_attribute("#game", "data-thinking") == "0"
     assert log["external"] == []
@@ -379,13 +385,7 @@ def test_new_game_button_sends_one_request(server, browser):
 
 
 def test_ask_the_agent_again_after_an_error(server, browser, test_agents):
-    page = browser.new_page()
-    log = watch(page, server)
-    page.goto(server + "/")
-    page.fill("#spec", "web_browser_flaky")
-    page.select_option("#first", "1")
-    page.click("#new-game")
-    page.wait_for_selector("#error:not([hidden])", timeout=10_000)
+    page, log = agent_first_until_error(browser, server, "web_browser_flaky")
     assert "a passing hiccup" in page.inner_text("#error")
     page.wait_for_selector("#retry-agent:not([hidden])", timeout=5_000)
     page.click("#retry-agent")
