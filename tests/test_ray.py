@@ -209,6 +209,42 @@ def test_ray_self_play_gives_the_local_samples_and_a_run_moves_between_backends(
         _assert_same_samples(_replay(out), _replay(reference))
 
 
+def test_ray_evaluation_games_give_the_local_scores(tmp_path, ray_local):
+    """With --backend ray the raw policy's games against random and greedy are played on a self-play actor,
+    in the local order with the same generators: the same scores in every metrics row (2x2)."""
+    from agents.training.loop import train
+
+    cfg = dict(eval_games=6, eval_every=1, iterations=3)
+    local = train(tiny(**cfg), str(tmp_path / "local"), **QUIET)
+    ray = train(tiny(backend="ray", workers=2, **cfg), str(tmp_path / "ray"), **QUIET)
+    keys = ("win_rate_vs_random", "win_rate_vs_greedy")
+    assert [[r[k] for k in keys] for r in ray] == [[r[k] for k in keys] for r in local]
+    assert len(ray) == 3
+
+
+def test_ray_evaluation_call_matches_score_against_directly(ray_local):
+    """The actor's call against the local function on the same network: the same scores, and the opponents
+    come back as the games left them (their next games match the local ones too)."""
+    from agents.models import build_model
+    from agents.models.evaluator import NetworkEvaluator
+    from agents.network_agent import PolicyAgent
+    from agents.training.evaluation import default_opponents, score_against
+    from agents.training.selfplay import RaySelfPlay
+
+    cfg = tiny(backend="ray", workers=1)
+    net = build_model(cfg.model).eval()
+    local_opp, ray_opp = default_opponents(3), default_opponents(3)
+    pool = RaySelfPlay(cfg)
+    try:
+        for it in (1, 2):
+            want = score_against(PolicyAgent(NetworkEvaluator(net, "cpu"), seed=10 + it), local_opp, cfg.board, 5,
+                                 seed=10 + it)
+            got, ray_opp = pool.score_against(net, ray_opp, 5, seed=10 + it, player_seed=10 + it)
+            assert got == want and set(got) == {"win_rate_vs_random", "win_rate_vs_greedy"}
+    finally:
+        pool.close()
+
+
 def test_an_actor_killed_mid_iteration_is_restarted_and_its_share_replayed_whole(tmp_path, ray_local, local_run):
     from agents.training.loop import train
 

@@ -237,6 +237,18 @@ class SelfPlayActor:
                 os._exit(1)
         return result
 
+    def score_against(self, weights: dict, opponents: dict, games: int, seed: int, player_seed: int) -> tuple[dict, dict]:
+        """:func:`~agents.training.evaluation.score_against` of the raw policy of ``weights`` (seeded
+        ``player_seed``) against ``opponents``, played here in the local path's order; returns the scores and
+        the opponents as the games left them (their generators go on from there at the next evaluation)."""
+        from agents.network_agent import PolicyAgent
+        from agents.training.evaluation import score_against
+
+        self.net.load_state_dict(weights)
+        self.net.eval()
+        player = PolicyAgent(NetworkEvaluator(self.net, "cpu"), seed=player_seed)
+        return score_against(player, opponents, self.config.board, games, seed=seed), opponents
+
 
 class RaySelfPlay:
     """``config.workers`` self-play actors of ``config.threads`` CPUs each on the Ray cluster at ``address``
@@ -280,6 +292,16 @@ class RaySelfPlay:
                 for actor, games in zip(self.actors, shares_of(self.config))]
         self.fault("self_play")
         return merge_results(self.config.board, self.ray.get(refs))
+
+    def score_against(self, net, opponents: dict, games: int, seed: int, player_seed: int) -> tuple[dict, dict]:
+        """The evaluation games (:meth:`SelfPlayActor.score_against`) as one call on the first actor, which
+        holds its CPUs and sits idle between self-play shares (a task of its own could wait for ever on a
+        cluster the actors fill); a dying actor is restarted and the call run again whole. The games run in
+        the local path's order with its agents' generators carried from game to game, so the scores are
+        the local backend's; returns them and the opponents as the games left them."""
+        weights = self.ray.put({k: v.detach().cpu() for k, v in net.state_dict().items()})
+        ref = self.actors[0].score_against.remote(weights, opponents, games, seed, player_seed)
+        return self.ray.get(ref)
 
     def close(self) -> None:
         for actor in getattr(self, "actors", []):
