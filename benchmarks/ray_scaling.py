@@ -3,6 +3,7 @@ overhead on one box), and the weights each iteration sends through Ray's object 
 
     python benchmarks/ray_scaling.py [--board 3x3] [--games 16] [--simulations 50] [--iterations 3]
     python benchmarks/ray_scaling.py --ray-address auto --actors 1,2,4,8        # on a cluster
+    python benchmarks/ray_scaling.py --actors 2 --shared 2 --local-workers 1     # per-actor vs shared inference
 
 Each setup plays ``--iterations`` timed iterations of ``--games`` games (each after an untimed one that
 starts its processes or actors) with the same untrained network (``--preset cpu`` model) from the empty
@@ -12,6 +13,11 @@ table gives the rate over all timed iterations and the slowest and fastest itera
 ``--ray-address`` a local Ray instance of ``--num-cpus`` CPUs is started. The object-store rows: the bytes of
 the state dict put once per iteration and fetched by every actor's node (on one machine actors read it from
 shared memory), for the benchmarked network, the shipped 5x5 network and the paper-size Dotsformer (5x5).
+
+``--shared N``: a setup "ray xN shared" of N actors whose leaves go to one inference actor (``inference=shared``;
+on the CPU here, ``threads`` CPUs of its own). Its games are the others' only up to float noise (the forward
+passes run over other batches), so for it only the positions are checked, which every game fixes. The local
+instance gets enough logical CPUs for the largest setup (more than the cores when they are few).
 """
 
 from __future__ import annotations
@@ -63,9 +69,11 @@ def main(argv=None):
     p.add_argument("--iterations", type=int, default=3, help="timed iterations per setup")
     p.add_argument("--start", type=int, default=0, help="first searched move (0: whole games searched)")
     p.add_argument("--actors", default="1,2", help="Ray actor counts to measure")
+    p.add_argument("--shared", default="", help="Ray actor counts to measure with one shared inference actor")
     p.add_argument("--local-workers", default="1,2", help="local backend worker counts (1: in this process)")
     p.add_argument("--ray-address", default=None, help="auto or HOST:PORT; default: a local Ray instance")
-    p.add_argument("--num-cpus", type=int, default=os.cpu_count() or 1, help="CPUs of the local Ray instance")
+    p.add_argument("--num-cpus", type=int, default=None,
+                   help="CPUs of the local Ray instance (default: the cores, or what the largest setup needs)")
     args = p.parse_args(argv)
     base = make_train_config(args.model, "cpu", board=args.board, games_per_iteration=args.games,
                              simulations=args.simulations, seed=0)
@@ -73,10 +81,15 @@ def main(argv=None):
               for w in map(int, filter(None, args.local_workers.split(",")))}
     setups |= {f"ray x{a}": dataclasses.replace(base, workers=a, backend="ray")
                for a in map(int, filter(None, args.actors.split(",")))}
+    setups |= {f"ray x{a} shared": dataclasses.replace(base, workers=a, backend="ray", inference="shared")
+               for a in map(int, filter(None, args.shared.split(",")))}
+    need = max([c.workers * c.threads + (c.threads if c.inference == "shared" else 0) for c in setups.values()
+                if c.backend == "ray"], default=1)
+    num_cpus = args.num_cpus if args.num_cpus is not None else max(os.cpu_count() or 1, need)
     torch.manual_seed(0)
     net = build_model(base.model)
     use_ray = any(c.backend == "ray" for c in setups.values())
-    session = RaySession(args.ray_address, num_cpus=args.num_cpus) if use_ray else None
+    session = RaySession(args.ray_address, num_cpus=num_cpus) if use_ray else None
     times = {name: [] for name in setups}
     per = {name: [] for name in setups}
     try:
@@ -100,10 +113,10 @@ def main(argv=None):
     reference = next(iter(rows.values()))[0]
     print(f"self-play on {args.board}, {args.model} (cpu preset), {args.games} games x {args.iterations} iterations, "
           f"{args.simulations} simulations, from move {args.start}; {os.cpu_count()} cores here")
-    print(f"{'setup':<10} {'positions/s':>12} {'per iteration min-max':>22} {'positions':>10} {'seconds':>8} "
+    print(f"{'setup':<14} {'positions/s':>12} {'per iteration min-max':>22} {'positions':>10} {'seconds':>8} "
           f"{'vs first':>9}")
     for name, (rate, positions, seconds, low, high) in rows.items():
-        print(f"{name:<10} {rate:>12.1f} {low:>10.1f} - {high:<9.1f} {positions:>10d} {seconds:>8.2f} "
+        print(f"{name:<14} {rate:>12.1f} {low:>10.1f} - {high:<9.1f} {positions:>10d} {seconds:>8.2f} "
               f"{rate / reference:>8.2f}x")
     sizes = {f"{args.model} cpu {args.board} (benchmarked)": weights_bytes(build_model(base.model)),
              "shipped alphazero 5x5": shipped_5x5_bytes(),

@@ -281,6 +281,49 @@ def test_an_actor_that_dies_after_playing_its_share_is_replayed_once(tmp_path, r
     assert (stats["games"], stats["positions"]) == (want["games"], want["positions"]) == (5, want["positions"])
 
 
+def test_shared_inference_trains_and_gives_samples_of_the_local_count_and_shapes(tmp_path, ray_local, local_run):
+    """``inference=shared``: one inference actor evaluates the self-play actors' leaf batches (here 1 actor and
+    the inference actor, the test instance's 2 CPUs). Not compared with the local samples for equality: the
+    forward passes run over other batches of rows, so the floats differ in their last bits and a search may
+    play another move; the counts, keys, shapes and dtypes are the local run's. The option may change on
+    resume, and without the ray backend it is an error."""
+    from agents.models import build_model
+    from agents.training.config import parse_settings
+    from agents.training.loop import train
+    from agents.training.selfplay import RaySelfPlay
+
+    reference, local = local_run
+    out = tmp_path / "shared"
+    rows = train(tiny(backend="ray", workers=1, inference="shared"), str(out), **QUIET)
+    assert [r["iteration"] for r in rows] == [1, 2]
+    assert json.loads((out / "manifest.json").read_text())["iteration"] == 2
+    assert json.loads((out / "config.json").read_text())["inference"] == "shared"
+    for a, b in zip(local, rows):
+        assert (a["games"], a["positions"], a["nodes"]) == (b["games"], b["positions"], b["nodes"])
+    got, want = _replay(out), _replay(reference)
+    assert got.keys() == want.keys()
+    for key in want:
+        assert (got[key].shape, got[key].dtype) == (want[key].shape, want[key].dtype), key
+    # resumed with per-actor inference for a third iteration
+    rows = train(tiny(backend="ray", workers=2, iterations=3), str(out), resume=True, **QUIET)
+    assert [r["iteration"] for r in rows] == [1, 2, 3]
+    # the leaves went through the inference actor: one request per evaluator call
+    cfg = tiny(backend="ray", workers=1, inference="shared")
+    pool = RaySelfPlay(cfg)
+    try:
+        samples, stats = pool.play(build_model(cfg.model), 1, 0)
+        counts = ray_local.get(pool.inference.counts.remote())
+    finally:
+        pool.close()
+    assert stats["games"] == 5 and len(samples) == stats["positions"] == 5 * 12
+    assert counts["requests"] == stats["network_calls"] > 0 and 0 < counts["forwards"] <= counts["requests"]
+    assert parse_settings("resnet", ["inference=shared"]) == {"inference": "shared"}
+    with pytest.raises(ValueError, match=r"inference='shared' .* needs the ray backend \(--backend ray\)"):
+        tiny(inference="shared")
+    with pytest.raises(ValueError, match="inference must be 'local' or 'shared'"):
+        tiny(backend="ray", inference="gpu")
+
+
 def test_ray_training_bad_input_changes_nothing(tmp_path, ray_local, monkeypatch, capsys):
     from agents.training.loop import train
 

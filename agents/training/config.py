@@ -174,6 +174,7 @@ class TrainConfig:
     workers: int = 1  # self-play processes; each plays its share of the games with its own copy of the net
     threads: int = 1  # torch threads of the training process and of every self-play process
     backend: str = "local"  # where self-play runs: "local" (processes here) or "ray" (`workers` Ray actors)
+    inference: str = "local"  # ray backend: "local" (each actor its own net) or "shared" (one inference actor)
     eval_every: int = 5  # iterations between evaluations (games against the opponents, search accuracy)
     eval_positions: int = 200  # labelled positions for the accuracy metrics (boards the solver covers)
     eval_games: int = 20  # raw-policy games against each evaluation opponent (0: none)
@@ -182,6 +183,11 @@ class TrainConfig:
         family_of(self.model)  # a registered family's config
         if self.backend not in ("local", "ray"):
             raise ValueError(f"backend must be 'local' or 'ray', not {self.backend!r}")
+        if self.inference not in ("local", "shared"):
+            raise ValueError(f"inference must be 'local' or 'shared', not {self.inference!r}")
+        if self.inference == "shared" and self.backend != "ray":
+            raise ValueError("inference='shared' (one inference actor for every self-play actor) needs the ray "
+                             "backend (--backend ray)")
         if self.workers < 1 or self.threads < 1:
             raise ValueError(f"workers and threads must be >= 1, not {self.workers} and {self.threads}")
         if self.iterations < 0 or self.games_per_iteration < 1 or self.batch_size < 1 or self.epochs < 1:
@@ -331,8 +337,8 @@ def from_dict(data: dict) -> TrainConfig:
 
 
 # settings a resumed run may change: extend or anneal it, move it to another machine, evaluate differently
-RESUMABLE = ("iterations", "lr", "lr_halving", "workers", "threads", "backend", "device", "eval_every", "eval_games",
-             "eval_positions")
+RESUMABLE = ("iterations", "lr", "lr_halving", "workers", "threads", "backend", "inference", "device", "eval_every",
+             "eval_games", "eval_positions")
 
 
 def _convert(kind: str, key: str, text: str):

@@ -20,10 +20,17 @@
   (this process, or ``config.workers`` spawned processes); ``"ray"``, :class:`RaySelfPlay` (``config.workers``
   Ray actors on a cluster or a local Ray instance). Both split the games into the same contiguous shares and
   put the results back in game order, so they give the same samples.
+* Inference on Ray (``config.inference``): ``"local"``, every actor evaluates its leaf batches with its own
+  CPU copy of the network; ``"shared"``, one :class:`InferenceActor` (on a GPU when ``device`` is cuda and the
+  cluster has one, else on ``threads`` CPUs) holds the network, and the actors send it their leaf batches
+  (:class:`RemoteEvaluator`); the batches that reach it together go through one forward pass. The float
+  results then depend on which batches met (a forward pass over other rows), so a shared-inference run
+  gives the local run's games only up to float noise, not exactly.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 import uuid
@@ -38,8 +45,10 @@ from agents.search import make_search, run_many
 from agents.training.samples import Record, Samples
 from baselines.greedy import GreedyAgent
 from dnb_env.core import GameState, parse_board
+from dnb_env.observations import encode_batch
 
-__all__ = ["self_play", "SelfPlayPool", "RaySelfPlay", "SelfPlayActor", "make_pool", "internal_nodes", "opening_move"]
+__all__ = ["self_play", "SelfPlayPool", "RaySelfPlay", "SelfPlayActor", "InferenceActor", "RemoteEvaluator", "make_pool",
+           "internal_nodes", "opening_move"]
 
 
 def opening_move(state: GameState, rng: np.random.Generator, random_share: float) -> int:
@@ -75,13 +84,14 @@ def internal_nodes(root, played: int, min_visits: float, min_abs_q: float) -> li
 
 
 def self_play(net, config, iteration: int, start: int, games: range | None = None,
-              backend: str = "auto") -> tuple[Samples, dict]:
+              backend: str = "auto", evaluator=None) -> tuple[Samples, dict]:
     """Play the iteration's ``games`` (default all ``games_per_iteration``) from start step ``start``;
     returns the samples and stats (``games``, ``positions``, ``nodes``, ``first_player_win_rate``,
-    ``network_calls``, ``trace [n, 4]``). ``backend``: the search's (module docstring)."""
+    ``network_calls``, ``trace [n, 4]``). ``backend``: the search's (module docstring). ``evaluator``: what
+    evaluates the leaves instead of ``net`` on ``config.device`` (a :class:`RemoteEvaluator`)."""
     cur = config.curriculum
     value = config.model.value
-    evaluator = NetworkEvaluator(net, config.device)
+    evaluator = NetworkEvaluator(net, config.device) if evaluator is None else evaluator
     mcfg = config.mcts()
     games = range(config.games_per_iteration) if games is None else games
     n = len(games)
@@ -212,22 +222,105 @@ def make_pool(config, ray_address: str | None = None, fault=None):
     return SelfPlayPool(config)
 
 
+class InferenceActor:
+    """A Ray actor holding the network on ``device`` for every self-play actor (``inference="shared"``). The
+    learner publishes the weights once per iteration (:meth:`set_weights`, with a key naming them); a call of
+    :meth:`evaluate_planes` carries the key it expects and gets None back when the actor holds other weights
+    (it was restarted), whereupon the caller publishes them again. An async actor: the calls that have arrived
+    while it was busy are evaluated together in one forward pass, and each gets its rows back."""
+
+    def __init__(self, config, device: str = "cpu"):
+        import torch
+
+        torch.set_num_threads(config.threads)
+        self.evaluator = NetworkEvaluator(build_model(config.model), device)
+        self.key = None
+        self.pending: list = []
+        self.requests = self.forwards = 0
+
+    async def set_weights(self, weights: dict, key: str) -> None:
+        self.evaluator.net.load_state_dict(weights)
+        self.evaluator.net.eval()
+        self.key = key
+
+    async def evaluate_planes(self, planes, masks, key: str):
+        if key != self.key:
+            return None
+        future = asyncio.get_running_loop().create_future()
+        self.pending.append((planes, masks, future))
+        if len(self.pending) == 1:  # the first of a batch: let the calls already delivered join it, then run it
+            await asyncio.sleep(0)
+            batch, self.pending = self.pending, []
+            try:
+                priors, values = self.evaluator.evaluate_planes(np.concatenate([b[0] for b in batch]),
+                                                                np.concatenate([b[1] for b in batch]))
+            except Exception as exc:  # noqa: BLE001 - every caller of the batch gets the error
+                for b in batch:
+                    b[2].set_exception(exc)
+            else:
+                self.requests += len(batch)
+                self.forwards += 1
+                at = np.cumsum([0] + [len(b[0]) for b in batch])
+                for b, lo, hi in zip(batch, at[:-1], at[1:]):
+                    b[2].set_result((priors[lo:hi], values[lo:hi]))
+        return await future
+
+    async def counts(self) -> dict:
+        """``requests`` (leaf batches received) and ``forwards`` (forward passes run) since the start."""
+        return {"requests": self.requests, "forwards": self.forwards}
+
+
+class RemoteEvaluator:
+    """:class:`NetworkEvaluator`'s interface (``evaluate``, ``evaluate_planes``, ``encoder``, ``calls``) over an
+    :class:`InferenceActor`: each call is one ``ray.get`` of the actor's ``evaluate_planes`` with the weights'
+    ``key``; when the actor holds other weights (restarted) the evaluator publishes ``weights`` to it and asks
+    again."""
+
+    def __init__(self, actor, encoder: str, key: str, weights: dict):
+        import ray
+
+        self.ray, self.actor, self.encoder, self.key, self.weights = ray, actor, encoder, key, weights
+        self.calls = 0
+
+    def evaluate(self, states):
+        planes = encode_batch(self.encoder, states)
+        masks = np.stack([s.legal_mask() for s in states]).astype(bool)
+        return self.evaluate_planes(planes, masks)
+
+    def evaluate_planes(self, planes, masks):
+        self.calls += 1
+        planes = np.ascontiguousarray(planes, dtype=np.float32)
+        masks = np.asarray(masks).astype(bool)
+        for _ in range(3):
+            out = self.ray.get(self.actor.evaluate_planes.remote(planes, masks, self.key))
+            if out is not None:
+                return out
+            self.ray.get(self.actor.set_weights.remote(self.weights, self.key))
+        raise RuntimeError(f"the inference actor does not keep the weights {self.key}")
+
+
 class SelfPlayActor:
     """A Ray actor (CPU) with its own copy of the network, playing shares of iterations' games with
     :func:`self_play`. ``crash_marker``: a test hook, a path; the first actor that finds a file there takes
-    it and dies just before returning its share (``os._exit``), once."""
+    it and dies just before returning its share (``os._exit``), once. ``inference``: an
+    :class:`InferenceActor`'s handle; a call of :meth:`play` with a weights ``key`` evaluates its leaves there."""
 
-    def __init__(self, config, crash_marker: str | None = None):
+    def __init__(self, config, crash_marker: str | None = None, inference=None):
         import torch
 
         torch.set_num_threads(config.threads)
         self.config = dataclasses.replace(config, device="cpu")
         self.net = build_model(config.model)
         self.crash_marker = crash_marker
+        self.inference = inference
 
-    def play(self, weights: dict, iteration: int, start: int, lo: int, hi: int) -> tuple[Samples, dict]:
+    def play(self, weights: dict, iteration: int, start: int, lo: int, hi: int,
+             key: str | None = None) -> tuple[Samples, dict]:
         self.net.load_state_dict(weights)
-        result = self_play(self.net, self.config, iteration, start, range(lo, hi))
+        evaluator = None
+        if self.inference is not None and key is not None:
+            evaluator = RemoteEvaluator(self.inference, self.config.model.encoder, key, weights)
+        result = self_play(self.net, self.config, iteration, start, range(lo, hi), evaluator=evaluator)
         if self.crash_marker is not None:
             try:
                 os.rename(self.crash_marker, self.crash_marker + ".taken")
@@ -264,6 +357,10 @@ class RaySelfPlay:
 
     ``fault("self_play")`` is called once the shares are submitted (tests kill an actor there); the actors
     are named ``dnb-self-play-<run>-<k>`` in Ray's namespace.
+
+    ``config.inference == "shared"``: one :class:`InferenceActor` more (``dnb-inference-<run>``; 1 GPU when
+    ``device`` is cuda and the cluster has a GPU, else ``threads`` CPUs, counted in the resource check), to
+    which the weights are published once per iteration before the shares start.
     """
 
     RESTARTS = 3
@@ -273,14 +370,24 @@ class RaySelfPlay:
 
         self.config, self.fault = config, fault or (lambda stage: None)
         self.session = RaySession(address)
+        self.inference, self.published = None, 0
         try:
-            check_resources(self.session.resources(), cpus=config.workers * config.threads,
-                            what=f"self-play ({config.workers} actors x {config.threads} threads)")
+            resources = self.session.resources()
+            shared = config.inference == "shared"
+            gpu = shared and config.device.startswith("cuda") and resources.get("GPU", 0) >= 1
+            cpus = config.workers * config.threads + (config.threads if shared and not gpu else 0)
+            check_resources(resources, cpus=cpus, gpus=1 if gpu else 0,
+                            what=f"self-play ({config.workers} actors x {config.threads} threads"
+                                 + (f" + an inference actor on {'a GPU' if gpu else 'CPU'})" if shared else ")"))
             ray = self.ray = self.session.ray
+            run = uuid.uuid4().hex[:8]
+            if shared:
+                self.inference = ray.remote(num_cpus=0 if gpu else config.threads, num_gpus=1 if gpu else 0,
+                                            max_restarts=self.RESTARTS, max_task_retries=self.RESTARTS)(
+                    InferenceActor).options(name=f"dnb-inference-{run}").remote(config, "cuda" if gpu else "cpu")
             actor = ray.remote(num_cpus=config.threads, max_restarts=self.RESTARTS,
                                max_task_retries=self.RESTARTS)(SelfPlayActor)
-            run = uuid.uuid4().hex[:8]
-            self.actors = [actor.options(name=f"dnb-self-play-{run}-{k}").remote(config, crash_marker)
+            self.actors = [actor.options(name=f"dnb-self-play-{run}-{k}").remote(config, crash_marker, self.inference)
                            for k in range(config.workers)]
         except BaseException:
             self.session.close()
@@ -288,7 +395,12 @@ class RaySelfPlay:
 
     def play(self, net, iteration: int, start: int) -> tuple[Samples, dict]:
         weights = self.ray.put({k: v.detach().cpu() for k, v in net.state_dict().items()})  # once per iteration
-        refs = [actor.play.remote(weights, iteration, start, games.start, games.stop)
+        key = None
+        if self.inference is not None:  # published to the inference actor before any share starts
+            self.published += 1
+            key = f"{iteration}.{self.published}"
+            self.ray.get(self.inference.set_weights.remote(weights, key))
+        refs = [actor.play.remote(weights, iteration, start, games.start, games.stop, key)
                 for actor, games in zip(self.actors, shares_of(self.config))]
         self.fault("self_play")
         return merge_results(self.config.board, self.ray.get(refs))
@@ -307,4 +419,7 @@ class RaySelfPlay:
         for actor in getattr(self, "actors", []):
             self.ray.kill(actor)
         self.actors = []
+        if getattr(self, "inference", None) is not None:
+            self.ray.kill(self.inference)
+            self.inference = None
         self.session.close()
