@@ -64,37 +64,31 @@ def opening(moves, seed=0):
     return s.history
 
 
-def ours(sims, history=()):
-    search = MCTS(UniformEvaluator(), MCTSConfig(simulations=sims, prune=False, batch_size=8, reuse_tree=False),
-                  np.random.default_rng(0))
-    state = GameState.new(5, 5)
-    for a in history:
-        state = state.apply(a)
-    t = time.perf_counter()
-    search.run(state)
-    return sims / (time.perf_counter() - t)
+def _config(sims, batch_size=8):
+    return MCTSConfig(simulations=sims, prune=False, batch_size=batch_size, reuse_tree=False)
 
 
-def native_search(sims, history=(), evaluator=None, batch_size=8):
-    from agents.search.native import NativeMCTS
-
-    search = NativeMCTS(evaluator or UniformEvaluator(), MCTSConfig(simulations=sims, prune=False,
-                        batch_size=batch_size, reuse_tree=False), np.random.default_rng(0))
-    state = GameState.new(5, 5)
-    for a in history:
-        state = state.apply(a)
+def _timed_run(search, sims, history):
+    """(simulations/s, visit counts) of one search from the 5x5 position after ``history``."""
+    state = GameState.from_actions(5, 5, history)
     t = time.perf_counter()
     counts = search.run(state)
     return sims / (time.perf_counter() - t), counts
 
 
+def ours(sims, history=()):
+    return _timed_run(MCTS(UniformEvaluator(), _config(sims), np.random.default_rng(0)), sims, history)[0]
+
+
+def native_search(sims, history=(), evaluator=None, batch_size=8):
+    from agents.search.native import NativeMCTS
+
+    search = NativeMCTS(evaluator or UniformEvaluator(), _config(sims, batch_size), np.random.default_rng(0))
+    return _timed_run(search, sims, history)
+
+
 def python_counts(sims, history=()):
-    search = MCTS(UniformEvaluator(), MCTSConfig(simulations=sims, prune=False, batch_size=8, reuse_tree=False),
-                  np.random.default_rng(0))
-    state = GameState.new(5, 5)
-    for a in history:
-        state = state.apply(a)
-    return search.run(state)
+    return _timed_run(MCTS(UniformEvaluator(), _config(sims), np.random.default_rng(0)), sims, history)[1]
 
 
 def openspiel_cpp(sims, history=()):

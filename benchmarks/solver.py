@@ -31,7 +31,7 @@ import pyspiel
 from open_spiel.python.algorithms import minimax
 
 from baselines.solver import Solver, SolverBudgetExceeded, native_available
-from dnb_env.analysis import realistic_move
+from dnb_env.analysis import realistic_position
 from dnb_env.core import GameState
 
 KNOWN = {"1x1": -1, "1x2": 0, "2x2": 2, "2x3": -2, "2x4": 2, "3x3": -3}
@@ -40,15 +40,6 @@ EMPTY_BOARDS = {"3x4": 0, "4x4": 0}
 MIDGAME = (24, 26, 28, 30, 32, 34, 36, 38)
 WIN_QUERY_FROM = 38  # from this many undrawn edges on, the table times the win/loss query
 COMPARE = (20, 22, 24)
-
-
-def position(board, undrawn, rng):
-    while True:
-        s = GameState.new(board)
-        while s.num_actions - s.edges.bit_count() > undrawn and not s.is_terminal():
-            s = s.apply(realistic_move(s, rng))
-        if s.num_actions - s.edges.bit_count() == undrawn:
-            return s
 
 
 def p90(xs):
@@ -84,7 +75,7 @@ def midgame_table(out, n, budget, rng):
         query = "win/loss" if k >= WIN_QUERY_FROM else "value"
         times, nodes, results, over = [], [], [], 0
         for _ in range(n):
-            s = position("5x5", k, rng)
+            s = realistic_position("5x5", k, rng)
             solver = Solver(engine="alphabeta", max_undrawn=60, node_limit=budget)
             try:
                 if query == "value":
@@ -118,7 +109,7 @@ def compare_engines(out, n, rng):
         ab_t = rg_t = 0.0
         agree = 0
         for _ in range(n):
-            s = position("5x5", k, rng)
+            s = realistic_position("5x5", k, rng)
             va, dt = timed(lambda: Solver(engine="alphabeta").value(s))
             ab_t += dt
             vr, dt = timed(lambda: Solver(engine="retrograde").value(s))
@@ -134,7 +125,7 @@ def versus_openspiel(out, n, late, rng):
     ours_t = theirs_t = 0.0
     agree = 0
     for _ in range(n):
-        s = position("3x3", late, rng)
+        s = realistic_position("3x3", late, rng)
         t = time.perf_counter()
         v = Solver().game_value(s)
         ours_t += time.perf_counter() - t

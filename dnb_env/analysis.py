@@ -35,6 +35,7 @@ from dnb_env import native
 from dnb_env.core import GameState, Geometry
 
 __all__ = [
+    "realistic_position",
     "double_deal_moves",
     "capture_or_decline_moves",
     "MoveClass",
@@ -419,3 +420,14 @@ def realistic_move(state: GameState, rng, capture_prob: float = 0.85) -> int:
         return rng.choice(scoring)
     safe = [a for a in legal if classes[a] == MoveClass.SAFE]
     return rng.choice(safe or legal)
+
+
+def realistic_position(board, undrawn: int, rng) -> GameState:
+    """A position with exactly ``undrawn`` undrawn edges reached by :func:`realistic_move` from the empty
+    ``board`` (a game that ends first is played again). ``rng`` is a ``random.Random``."""
+    while True:
+        s = GameState.new(board)
+        while s.num_actions - s.edges.bit_count() > undrawn and not s.is_terminal():
+            s = s.apply(realistic_move(s, rng))
+        if s.num_actions - s.edges.bit_count() == undrawn:
+            return s

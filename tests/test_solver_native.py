@@ -12,7 +12,7 @@ import time
 import pytest
 
 from baselines.solver import Solver, SolverAgent, SolverBudgetExceeded, SolverTooLarge, native_available
-from dnb_env.analysis import realistic_move
+from dnb_env.analysis import realistic_position
 from dnb_env.core import GameState
 from dnb_env.symmetry import symmetries, transform_state
 
@@ -23,16 +23,6 @@ if native_available():
 
     RULES = dict(_native.SOLVER_RULES)
     ALL = _native.SOLVER_ALL_RULES
-
-
-def realistic(board: str, undrawn: int, rng: random.Random) -> GameState:
-    """A position with exactly ``undrawn`` undrawn edges reached by realistic_move (as benchmarks/solver.py)."""
-    while True:
-        s = GameState.new(board)
-        while s.num_actions - s.edges.bit_count() > undrawn and not s.is_terminal():
-            s = s.apply(realistic_move(s, rng))
-        if s.num_actions - s.edges.bit_count() == undrawn:
-            return s
 
 
 def exact(state: GameState, rules: int | None = None) -> "_native.ExactSolver":
@@ -54,7 +44,7 @@ def test_values_and_move_values_match_the_retrograde_solver(board, undrawn, coun
     rng = random.Random(f"{board}-{undrawn}")
     ab, ref = Solver(engine="alphabeta"), Solver(engine="retrograde")
     for _ in range(count):
-        s = realistic(board, undrawn, rng)
+        s = realistic_position(board, undrawn, rng)
         assert ab.value(s) == ref.value(s), str(s)
         assert ab.move_values(s) == ref.move_values(s), str(s)
         assert ab.game_value(s) == ref.game_value(s)
@@ -75,7 +65,7 @@ def test_values_match_brute_force_on_random_small_positions(brute):
 
 def test_symmetric_positions_share_table_entries():
     rng = random.Random(3)
-    s = realistic("4x4", 30, rng)
+    s = realistic_position("4x4", 30, rng)
     ex = exact(s)
     v = ex.value(s.edges)
     first = ex.stats()["nodes"]
@@ -91,7 +81,7 @@ def test_midgame_5x5_is_in_reach():
     rng = random.Random(8)
     solver = Solver(engine="alphabeta")
     for _ in range(3):
-        s = realistic("5x5", 32, rng)
+        s = realistic_position("5x5", 32, rng)
         lo, hi = solver.bounds(s)
         assert lo == hi
         mv = solver.move_values(s)
@@ -128,7 +118,7 @@ def test_the_exhaustive_check_catches_an_unsound_rule():
 
 def _rule_positions(board: str, undrawn: int, count: int, seed: int) -> list[GameState]:
     rng = random.Random(seed)
-    return [realistic(board, undrawn, rng) for _ in range(count)]
+    return [realistic_position(board, undrawn, rng) for _ in range(count)]
 
 
 @pytest.mark.parametrize("rule, counter", [
@@ -190,7 +180,7 @@ def test_win_query_agrees_with_the_sign_of_the_value():
     seen = set()
     for board, undrawn in [("3x3", 16), ("4x4", 22), ("5x5", 26), ("5x5", 30)]:
         for _ in range(6):
-            s = realistic(board, undrawn, rng)
+            s = realistic_position(board, undrawn, rng)
             final = solver.game_value(s)
             sign = (final > 0) - (final < 0)
             seen.add(sign)

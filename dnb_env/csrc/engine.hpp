@@ -151,6 +151,11 @@ inline Board empty_board() {
 
 inline bool is_terminal(const Geometry& g, const Board& b) { return b.drawn == g.num_actions; }
 
+// The legal-move mask of `b` into out[num_actions]: 1 on undrawn edges.
+inline void legal_mask(const Geometry& g, const Board& b, int8_t* out) {
+  for (int a = 0; a < g.num_actions; ++a) out[a] = int8_t(!test_bit(b.edges, a));
+}
+
 inline bool box_complete(const Geometry& g, const uint64_t* edges, int box) {
   const auto& s = g.box_sides[box];
   return test_bit(edges, s[0]) && test_bit(edges, s[1]) && test_bit(edges, s[2]) && test_bit(edges, s[3]);

@@ -254,7 +254,7 @@ inline void observe(const Geometry& g, Encoder e, const LearnerGame& G, float* o
   if (G.done) {
     std::memset(mask, 0, size_t(g.num_actions));
   } else {
-    for (int a = 0; a < g.num_actions; ++a) mask[a] = int8_t(!test_bit(G.board.edges, a));
+    legal_mask(g, G.board, mask);
   }
 }
 

@@ -305,11 +305,7 @@ class Boards {
     const int A = g_->num_actions;
     auto m = output<int8_t>(out, "out", "int8", {size(), A});
     int8_t* p = m.mutable_data();
-    for (py::ssize_t i = 0; i < size(); ++i) {
-      const uint64_t* e = boards_[i].edges;
-      int8_t* row = p + i * A;
-      for (int k = 0; k < A; ++k) row[k] = int8_t(!test_bit(e, k));
-    }
+    for (py::ssize_t i = 0; i < size(); ++i) legal_mask(*g_, boards_[i], p + i * A);
     return m;
   }
 

@@ -210,7 +210,7 @@ class Forest {
         for (int64_t k = 0; k < counts[i]; ++k) {
           const size_t row = size_t(offsets_[i] + k);
           const Board& b = t.leaf_board(size_t(k));
-          for (int a = 0; a < A; ++a) mp[row * size_t(A) + size_t(a)] = int8_t(!test_bit(b.edges, a));
+          legal_mask(*g, b, mp + row * size_t(A));
           std::memcpy(ep + row * kEdgeWords, b.edges, sizeof b.edges);
           std::memcpy(op + row * 2 * kBoxWords, b.owners, sizeof b.owners);
           vp[row] = b.player;
