@@ -1,12 +1,18 @@
-"""Train RLlib's PPO with action masking on the PettingZoo AEC env, by self-play, and measure it.
+"""Train RLlib's PPO with action masking on the PettingZoo AEC env, by self-play or against a fixed opponent.
 
     python examples/rllib_ppo.py --board 3x3 --iterations 50 --eval-games 400      # needs pip install 'dnb[ray]'
+    python examples/rllib_ppo.py --board 3x3 --opponent greedy --out runs/rllib-ppo-3x3-greedy
 
 * The env is :mod:`dnb_env.pettingzoo_env` behind RLlib's own PettingZoo wrapper
   (``ray.rllib.env.wrappers.pettingzoo_env.PettingZooEnv``, RLlib's multi-agent API): it returns an
   observation for the agent to move only, so the extra turn after a completed box is simply the same agent
   observed again, and the final +1/-1/0 reaches both agents when the game ends.
-* Self-play: both seats map to one policy (``shared``), so every game trains it from both sides.
+* Self-play (default): both seats map to one policy (``shared``), so every game trains it from both sides.
+* Fixed opponent (``--opponent SPEC``, any agent of the registry, e.g. ``greedy`` or ``alphabeta:depth=2``):
+  the opponent's moves are played inside the env (:func:`make_env` with ``opponent``), so RLlib sees one
+  agent, the learner, whose seat alternates from game to game (``player_0`` in even games); it is observed
+  only when it is to move, and gets the final reward when the game ends on either side's move. The
+  opponent is seeded from ``--seed`` and the env runner's index.
 * Masking: :func:`masked_module_class` is PPO's default torch RLModule over the ``observations`` part of
   the observation dict, with the logits of the moves that ``action_mask`` forbids set to the float minimum
   (in sampling, evaluation and the loss). The env wrapper renames our ``observation`` key, flattens the
@@ -55,7 +61,8 @@ def _masked_obs(obs: dict) -> dict:
 
 
 def make_env(env_config: dict):
-    """RLlib's env creator: the wrapped AEC env of ``env_config`` (board, obs_type) as a MultiAgentEnv."""
+    """RLlib's env creator: the wrapped AEC env of ``env_config`` (board, obs_type) as a MultiAgentEnv; with
+    ``opponent`` (an agent spec) that agent plays one seat inside the env (see the module docstring)."""
     from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
     class MaskedPettingZooEnv(PettingZooEnv):
@@ -76,8 +83,52 @@ def make_env(env_config: dict):
             obs, rew, term, trunc, info = super().step(action)
             return {a: _masked_obs(o) for a, o in obs.items()}, rew, term, trunc, info
 
-    return MaskedPettingZooEnv(pettingzoo_env.env(board=env_config.get("board", "3x3"),
-                                                  obs_type=env_config.get("obs_type", "chainloop6")))
+    class FixedOpponentEnv(MaskedPettingZooEnv):
+        """The learner against ``opponent``: only the learner's observations, rewards and ends are returned."""
+
+        def __init__(self, env, opponent):
+            super().__init__(env)
+            self.opponent, self.games, self.learner = opponent, 0, None
+
+        def _play_opponent(self):
+            aec = self.env.unwrapped
+            while aec.agents and aec.agent_selection != self.learner and not aec.state_.is_terminal():
+                aec.step(self.opponent.select_action(aec.state_))
+
+        def _learner_view(self):
+            aec = self.env.unwrapped
+            done = aec.state_.is_terminal()
+            obs = {self.learner: _masked_obs(aec.observe(self.learner))}
+            return (obs, {self.learner: float(aec._cumulative_rewards[self.learner])},
+                    {self.learner: done, "__all__": done}, {self.learner: False, "__all__": False},
+                    {self.learner: {}})
+
+        def reset(self, *, seed=None, options=None):
+            self.env.reset(seed=seed, options=options)
+            self.learner = self.env.unwrapped.possible_agents[self.games % 2]
+            self.games += 1
+            self.opponent.reset()
+            self._play_opponent()
+            return self._learner_view()[0], {}
+
+        def step(self, action):
+            aec = self.env.unwrapped
+            if aec.state_.is_terminal() or aec.agent_selection != self.learner:
+                raise ValueError(f"step({action!r}): the game is over or it is not {self.learner}'s turn")
+            aec.step(action[self.learner])
+            self._play_opponent()
+            return self._learner_view()
+
+    board = env_config.get("board", "3x3")
+    aec = pettingzoo_env.env(board=board, obs_type=env_config.get("obs_type", "chainloop6"))
+    if not env_config.get("opponent"):
+        return MaskedPettingZooEnv(aec)
+    from agents.arena import parse_agent_spec
+    from registry import make_agent
+
+    name, options = parse_agent_spec(env_config["opponent"])
+    seed = int(env_config.get("seed", 0)) * 1000 + int(getattr(env_config, "worker_index", 0))
+    return FixedOpponentEnv(aec, make_agent(name, board=board, seed=seed, **options))
 
 
 def masked_module_class():
@@ -117,7 +168,8 @@ def masked_module_class():
     return MaskedPPOTorchRLModule
 
 
-def build_config(board: str, obs_type: str, seed: int, batch: int, minibatch: int, epochs: int, hidden: int):
+def build_config(board: str, obs_type: str, seed: int, batch: int, minibatch: int, epochs: int, hidden: int,
+                 opponent: str | None = None):
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -127,7 +179,8 @@ def build_config(board: str, obs_type: str, seed: int, batch: int, minibatch: in
     module = RLModuleSpec(module_class=masked_module_class(),
                           model_config={"fcnet_hiddens": [hidden, hidden], "head_fcnet_hiddens": [hidden]})
     return (PPOConfig()
-            .environment("dnb_pettingzoo", env_config={"board": board, "obs_type": obs_type})
+            .environment("dnb_pettingzoo", env_config={"board": board, "obs_type": obs_type, "opponent": opponent,
+                                                       "seed": seed})
             .multi_agent(policies={POLICY}, policy_mapping_fn=lambda agent_id, episode, **kw: POLICY)
             .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={POLICY: module}))
             .env_runners(num_env_runners=0, num_envs_per_env_runner=1)
@@ -163,6 +216,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--board", default="3x3")
     p.add_argument("--obs-type", default="chainloop6")
+    p.add_argument("--opponent", default=None,
+                   help="train against this fixed agent (a spec, e.g. greedy) instead of by self-play")
     p.add_argument("--iterations", type=int, default=50, help="PPO iterations (each --batch env steps)")
     p.add_argument("--batch", type=int, default=4000, help="env steps per iteration (both seats)")
     p.add_argument("--minibatch", type=int, default=256)
@@ -174,6 +229,11 @@ def main(argv=None):
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1; more is slower on small nets)")
     p.add_argument("--out", default="runs/rllib-ppo-3x3")
     args = p.parse_args(argv)
+    if args.opponent:  # a bad spec fails here, before Ray starts
+        from agents.arena import parse_agent_spec
+        from registry.agents import check_spec
+
+        check_spec(*parse_agent_spec(args.opponent))
     ray = require_ray()
     import torch
 
@@ -183,7 +243,7 @@ def main(argv=None):
         ray.init(num_cpus=args.num_cpus, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         algo = build_config(args.board, args.obs_type, args.seed, args.batch, args.minibatch, args.epochs,
-                            args.hidden).build_algo()
+                            args.hidden, args.opponent).build_algo()
         t = time.perf_counter()
         history = []
         for it in range(args.iterations):
@@ -203,7 +263,8 @@ def main(argv=None):
     finally:
         if started:
             ray.shutdown()
-    print(f"RLlib PPO (self-play, masked) through the PettingZoo env on {args.board}: {args.iterations} iterations "
+    mode = f"against {args.opponent}" if args.opponent else "self-play"
+    print(f"RLlib PPO ({mode}, masked) through the PettingZoo env on {args.board}: {args.iterations} iterations "
           f"of {args.batch} steps in {train_s:.0f} s")
     results = report.results_of(0)
     print(format_results(results))

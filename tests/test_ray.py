@@ -209,6 +209,50 @@ def test_ray_self_play_gives_the_local_samples_and_a_run_moves_between_backends(
         _assert_same_samples(_replay(out), _replay(reference))
 
 
+TWO_NODES = """
+import json, sys
+import ray
+from ray.cluster_utils import Cluster
+sys.path.insert(0, sys.argv[2])
+from test_ray import QUIET, TOUR, tiny
+from agents.arena import TournamentConfig, run_tournament
+from agents.training.loop import train
+
+out = sys.argv[1]
+cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+cluster.add_node(num_cpus=1)  # a second raylet with its own object store: a two-machine cluster on one host
+cluster.wait_for_nodes()
+try:
+    ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
+    train(tiny(backend="ray", workers=2), out + "/train", ray_address=cluster.address, **QUIET)
+    run_tournament(TournamentConfig(**TOUR, backend="ray", ray_address=cluster.address), out=out + "/tour",
+                   progress=False, echo=None)
+    actors = [a for a in ray._private.state.actors().values() if a["ActorClassName"].endswith("SelfPlayActor")]
+    nodes = {a["Address"]["NodeID"] for a in actors}
+    print(json.dumps({"nodes": len(ray.nodes()), "actors": len(actors), "actor_nodes": len(nodes)}))
+finally:
+    ray.shutdown()
+    cluster.shutdown()
+"""
+
+
+def test_a_two_node_cluster_plays_the_local_samples_and_games(tmp_path, ray_local, local_run):
+    """`--ray-address` on a real multi-node Ray cluster (two raylets, two object stores, here on one host): one
+    self-play actor per node, and the samples and tournament games of the local backend."""
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", TWO_NODES, str(tmp_path), os.path.join(root, "tests")], env=env,
+                          capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    placed = json.loads(done.stdout.strip().splitlines()[-1])
+    assert placed == {"nodes": 2, "actors": 2, "actor_nodes": 2}
+    _assert_same_samples(_replay(tmp_path / "train"), _replay(local_run[0]))
+    local = run_tournament(TournamentConfig(**TOUR), out=str(tmp_path / "local"), progress=False, echo=None)
+    assert _games(tmp_path / "tour") == _games(tmp_path / "local") and local.games == 12
+
+
 def test_ray_evaluation_games_give_the_local_scores(tmp_path, ray_local):
     """With --backend ray the raw policy's games against random and greedy are played on a self-play actor,
     in the local order with the same generators: the same scores in every metrics row (2x2)."""
@@ -409,6 +453,58 @@ def test_rllib_ppo_example_smoke(tmp_path, ray_local):
         assert 0.0 <= s["ci95"][0] <= s["score"] <= s["ci95"][1] <= 1.0
     assert json.loads((tmp_path / "summary.json").read_text())["config"]["board"] == "2x2"
     assert ray_local.is_initialized()  # it joined the Ray of this process and left it running
+
+
+def test_rllib_fixed_opponent_env_and_run(tmp_path, ray_local):
+    pytest.importorskip("ray.rllib.algorithms.ppo",
+                        reason="RLlib's dependencies are not installed (pip install 'dnb[ray]')")
+    import importlib.util
+    import pathlib
+
+    import numpy as np
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "examples" / "rllib_ppo.py"
+    spec = importlib.util.spec_from_file_location("rllib_ppo", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    env = mod.make_env({"board": "2x2", "opponent": "greedy", "seed": 3})
+    for game in range(4):
+        learner = ("player_0", "player_1")[game % 2]  # the learner's seat alternates
+        obs, _ = env.reset()
+        state = env.env.unwrapped.state_
+        assert list(obs) == [learner] and state.current_player == game % 2
+        if game % 2:  # greedy opened the game: one move on an empty board
+            assert len(state.history) == 1
+        rewards, terminated = {}, {"__all__": False}
+        while not terminated["__all__"]:
+            assert list(obs) == [learner] and env.env.unwrapped.state_.current_player == game % 2
+            legal = np.flatnonzero(obs[learner]["action_mask"])
+            before = env.env.unwrapped.state_
+            obs, rewards, terminated, _, _ = env.step({learner: int(legal[-1])})
+            after = env.env.unwrapped.state_
+            # every opponent move in between is one a greedy player may make: it takes a box when it can
+            replies = after.history[len(before.history) + 1:]
+            s = before.apply(int(legal[-1]))
+            for move in replies:
+                assert s.current_player != game % 2
+                if any(s.apply(a).scores[s.current_player] > s.scores[s.current_player] for a in s.legal_actions()):
+                    assert s.apply(move).scores[s.current_player] > s.scores[s.current_player]
+                s = s.apply(move)
+            assert s.history == after.history
+        final = env.env.unwrapped.state_
+        assert final.is_terminal() and list(rewards) == [learner]
+        assert rewards[learner] == final.returns()[game % 2]
+    with pytest.raises(ValueError, match="not player_1's turn|game is over"):
+        env.step({"player_1": 0})
+    with pytest.raises(ValueError, match="unknown agent 'nobody'"):
+        mod.main(["--board", "2x2", "--opponent", "nobody", "--out", str(tmp_path / "bad")])
+    assert not (tmp_path / "bad").exists()
+    summary = mod.main(["--board", "2x2", "--opponent", "greedy", "--iterations", "1", "--batch", "100",
+                        "--minibatch", "50", "--epochs", "1", "--hidden", "16", "--eval-games", "4",
+                        "--out", str(tmp_path)])
+    assert summary["config"]["opponent"] == "greedy"
+    assert summary["history"][0]["num_env_steps_sampled"] == 100  # the learner's moves only
+    assert sum(summary["greedy"][k] for k in ("wins", "draws", "losses")) == 4
 
 
 def test_the_ray_extra_is_in_all_and_leaves_gymnasium_alone():
