@@ -50,6 +50,9 @@ class PolicyAgent:
     def reset(self) -> None:
         pass
 
+    def seed(self, seed) -> None:
+        self.rng = np.random.default_rng(seed)
+
     def action_probabilities(self, state: GameState) -> np.ndarray:
         check_state(self, state)  # select_action starts here too
         return self.evaluator.evaluate([state])[0][0]

@@ -266,27 +266,33 @@ def test_ray_evaluation_games_give_the_local_scores(tmp_path, ray_local):
     assert len(ray) == 3
 
 
-def test_ray_evaluation_call_matches_score_against_directly(ray_local):
-    """The actor's call against the local function on the same network: the same scores, and the opponents
-    come back as the games left them (their next games match the local ones too)."""
+def test_ray_evaluation_shares_match_score_against_directly(ray_local):
+    """The evaluation games split over two actors against the local function on the same network: the same
+    scores; and a game's result depends on nothing but its task (any subset, in any order, gives the same)."""
     from agents.models import build_model
     from agents.models.evaluator import NetworkEvaluator
     from agents.network_agent import PolicyAgent
-    from agents.training.evaluation import default_opponents, score_against
+    from agents.training.evaluation import (default_opponents, evaluation_games, play_evaluation_games,
+                                            score_against)
     from agents.training.selfplay import RaySelfPlay
 
-    cfg = tiny(backend="ray", workers=1)
+    cfg = tiny(backend="ray", workers=2)
     net = build_model(cfg.model).eval()
-    local_opp, ray_opp = default_opponents(3), default_opponents(3)
     pool = RaySelfPlay(cfg)
     try:
         for it in (1, 2):
-            want = score_against(PolicyAgent(NetworkEvaluator(net, "cpu"), seed=10 + it), local_opp, cfg.board, 5,
+            want = score_against(PolicyAgent(NetworkEvaluator(net, "cpu")), default_opponents(3), cfg.board, 5,
                                  seed=10 + it)
-            got, ray_opp = pool.score_against(net, ray_opp, 5, seed=10 + it, player_seed=10 + it)
+            got = pool.score_against(net, default_opponents(99), 5, seed=10 + it)  # the opponents' own seeds do not matter
             assert got == want and set(got) == {"win_rate_vs_random", "win_rate_vs_greedy"}
     finally:
         pool.close()
+    tasks = evaluation_games(default_opponents(0), 6)
+    player = PolicyAgent(NetworkEvaluator(net, "cpu"))
+    full = play_evaluation_games(player, default_opponents(0), cfg.board, tasks, seed=4)
+    backwards = play_evaluation_games(player, default_opponents(0), cfg.board, tasks[::-1], seed=4)
+    assert backwards[::-1] == full and len(set(full)) > 1
+    assert play_evaluation_games(player, default_opponents(0), cfg.board, tasks, seed=5) != full
 
 
 def test_an_actor_killed_mid_iteration_is_restarted_and_its_share_replayed_whole(tmp_path, ray_local, local_run):

@@ -162,6 +162,7 @@ def test_training_runs_resumes_and_is_reproducible(tmp_path):
     for key in ("win_rate_vs_random", "win_rate_vs_greedy"):
         assert 0 <= last[key] <= 1 and (last[key] * 2 * 2) % 1 == 0
     assert last["win_rate_vs_random"] == full[-1]["win_rate_vs_random"]
+    assert last["win_rate_vs_greedy"] == full[-1]["win_rate_vs_greedy"]  # every game seeded by itself
     with pytest.raises(RunError, match="--resume"):
         train(cfg, str(tmp_path / "b"), **QUIET)
     with pytest.raises(ValueError, match="another config"):

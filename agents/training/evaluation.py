@@ -19,7 +19,7 @@ from agents.search import make_search, run_many
 from dnb_env.core import GameState
 
 __all__ = ["Labelled", "MIDDLE_GAME", "labelled_positions", "accuracy", "policy_moves", "search_moves",
-           "score_against", "default_opponents"]
+           "score_against", "default_opponents", "evaluation_games", "play_evaluation_games", "evaluation_scores"]
 
 
 class Labelled(NamedTuple):
@@ -119,23 +119,46 @@ def default_opponents(seed: int = 0) -> dict:
     return {"random": RandomAgent(seed=seed), "greedy": GreedyAgent(seed=seed)}
 
 
-def score_against(player, opponents: dict, board: str, games: int, seed: int = 0) -> dict:
-    """``player``'s score (wins + draws/2) over ``games`` games against each of ``opponents`` (name ->
-    Agent): first player alternating, the same guided random opening (num_actions // 6 moves) for both
-    colour assignments. Returns ``{"win_rate_vs_<name>": score}``."""
+def evaluation_games(opponents: dict, games: int) -> list[tuple[str, int]]:
+    """The evaluation games against ``opponents``: ``(name, game number)``, ``games`` per opponent."""
+    return [(name, g) for name in opponents for g in range(max(0, games))]
+
+
+def play_evaluation_games(player, opponents: dict, board: str, tasks, seed: int = 0) -> list[float]:
+    """``player``'s result (1 win, 0.5 draw, 0 loss) in each game of ``tasks`` (:func:`evaluation_games`).
+    Game ``g`` against the ``j``-th opponent: the player's seat is ``g % 2``, the guided random opening
+    (num_actions // 6 moves) is the same for both colour assignments, and both agents are reseeded from
+    ``(seed, j, g)`` first (agents without ``seed`` are played as they are). Every game therefore depends on
+    nothing but its task, so a share of the games played anywhere (a Ray actor) gives the local results."""
     from agents.arena import make_opening, play_game
 
-    if games <= 0:
-        return {}
     k = GameState.new(board).num_actions // 6
-    out = {}
-    for name, opponent in opponents.items():
-        score = 0.0
-        for g in range(games):
-            opening = make_opening(board, k, "guided", seed + g // 2)
-            seat = g % 2  # the player's seat
-            rec = play_game(board, *((player, opponent) if seat == 0 else (opponent, player)), opening)
-            diff = rec["scores"][seat] - rec["scores"][1 - seat]
-            score += 1.0 if diff > 0 else 0.5 if diff == 0 else 0.0
-        out[f"win_rate_vs_{name}"] = score / games
-    return out
+    names = list(opponents)
+    results = []
+    for name, g in tasks:
+        opponent = opponents[name]
+        player_seed, opponent_seed = np.random.SeedSequence([seed, names.index(name), g]).generate_state(2)
+        for agent, agent_seed in ((player, player_seed), (opponent, opponent_seed)):
+            if hasattr(agent, "seed"):
+                agent.seed(int(agent_seed))
+        opening = make_opening(board, k, "guided", seed + g // 2)
+        seat = g % 2  # the player's seat
+        rec = play_game(board, *((player, opponent) if seat == 0 else (opponent, player)), opening)
+        diff = rec["scores"][seat] - rec["scores"][1 - seat]
+        results.append(1.0 if diff > 0 else 0.5 if diff == 0 else 0.0)
+    return results
+
+
+def evaluation_scores(tasks, results, games: int) -> dict:
+    """``{"win_rate_vs_<name>": score}`` from the results of ``tasks``, ``games`` per opponent."""
+    totals: dict[str, float] = {}
+    for (name, _), result in zip(tasks, results, strict=True):
+        totals[name] = totals.get(name, 0.0) + result
+    return {f"win_rate_vs_{name}": total / games for name, total in totals.items()}
+
+
+def score_against(player, opponents: dict, board: str, games: int, seed: int = 0) -> dict:
+    """``player``'s score (wins + draws/2) over ``games`` games against each of ``opponents`` (name ->
+    Agent), played here (:func:`play_evaluation_games`). Returns ``{"win_rate_vs_<name>": score}``."""
+    tasks = evaluation_games(opponents, games)
+    return evaluation_scores(tasks, play_evaluation_games(player, opponents, board, tasks, seed), games)

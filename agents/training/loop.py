@@ -119,12 +119,10 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
                    "replay": len(replay), "self_play_s": t1 - t0, "train_s": t2 - t1}
             evaluate = iteration % config.eval_every == 0 or iteration == config.iterations
             row.update(accuracy(net, positions, config.device, eval_simulations if evaluate else None))
-            if evaluate and config.backend == "ray":  # the games on a self-play actor: the local scores
-                scores, opponents = pool.score_against(net, opponents, config.eval_games, seed=config.seed + iteration,
-                                                       player_seed=config.seed + iteration)
-                row.update(scores)
+            if evaluate and config.backend == "ray":  # the games on the self-play actors: the local scores
+                row.update(pool.score_against(net, opponents, config.eval_games, seed=config.seed + iteration))
             elif evaluate:
-                player = PolicyAgent(NetworkEvaluator(net, config.device), seed=config.seed + iteration)
+                player = PolicyAgent(NetworkEvaluator(net, config.device))
                 row.update(score_against(player, opponents, config.board, config.eval_games, seed=config.seed + iteration))
             row["rolled_back"] = curriculum.update(rollback, iteration, config.curriculum)
             metrics.append(row)

@@ -330,17 +330,16 @@ class SelfPlayActor:
                 os._exit(1)
         return result
 
-    def score_against(self, weights: dict, opponents: dict, games: int, seed: int, player_seed: int) -> tuple[dict, dict]:
-        """:func:`~agents.training.evaluation.score_against` of the raw policy of ``weights`` (seeded
-        ``player_seed``) against ``opponents``, played here in the local path's order; returns the scores and
-        the opponents as the games left them (their generators go on from there at the next evaluation)."""
+    def evaluation_games(self, weights: dict, opponents: dict, tasks: list, seed: int) -> list[float]:
+        """The raw policy of ``weights`` in the evaluation games ``tasks`` against ``opponents``
+        (:func:`~agents.training.evaluation.play_evaluation_games`): each game's results."""
         from agents.network_agent import PolicyAgent
-        from agents.training.evaluation import score_against
+        from agents.training.evaluation import play_evaluation_games
 
         self.net.load_state_dict(weights)
         self.net.eval()
-        player = PolicyAgent(NetworkEvaluator(self.net, "cpu"), seed=player_seed)
-        return score_against(player, opponents, self.config.board, games, seed=seed), opponents
+        player = PolicyAgent(NetworkEvaluator(self.net, "cpu"))
+        return play_evaluation_games(player, opponents, self.config.board, tasks, seed)
 
 
 class RaySelfPlay:
@@ -405,15 +404,22 @@ class RaySelfPlay:
         self.fault("self_play")
         return merge_results(self.config.board, self.ray.get(refs))
 
-    def score_against(self, net, opponents: dict, games: int, seed: int, player_seed: int) -> tuple[dict, dict]:
-        """The evaluation games (:meth:`SelfPlayActor.score_against`) as one call on the first actor, which
-        holds its CPUs and sits idle between self-play shares (a task of its own could wait for ever on a
-        cluster the actors fill); a dying actor is restarted and the call run again whole. The games run in
-        the local path's order with its agents' generators carried from game to game, so the scores are
-        the local backend's; returns them and the opponents as the games left them."""
+    def score_against(self, net, opponents: dict, games: int, seed: int) -> dict:
+        """The evaluation games of :func:`~agents.training.evaluation.score_against`, split in contiguous
+        shares over the self-play actors (which hold the CPUs and sit idle between iterations' shares; a
+        task of its own could wait for ever on a cluster the actors fill). Every game is seeded by its own
+        task, so the scores are the local backend's; a dying actor is restarted and its share run again."""
+        from agents.training.evaluation import evaluation_games, evaluation_scores
+
+        tasks = evaluation_games(opponents, games)
+        if not tasks:
+            return {}
         weights = self.ray.put({k: v.detach().cpu() for k, v in net.state_dict().items()})
-        ref = self.actors[0].score_against.remote(weights, opponents, games, seed, player_seed)
-        return self.ray.get(ref)
+        shares = [list(share) for share in np.array_split(np.arange(len(tasks)), len(self.actors))]
+        opponents_ref = self.ray.put(opponents)
+        refs = [actor.evaluation_games.remote(weights, opponents_ref, [tasks[i] for i in share], seed)
+                for actor, share in zip(self.actors, shares) if share]
+        return evaluation_scores(tasks, [r for part in self.ray.get(refs) for r in part], games)
 
     def close(self) -> None:
         for actor in getattr(self, "actors", []):
