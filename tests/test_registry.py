@@ -56,7 +56,7 @@ def test_cli_bad_board(capsys):
     ("demo", ["board as RxC boxes (default: 5x5)", "(default: 0)"]),
     ("tournament", ["(default: 5x5)", "(default: 20)", "(default: 0)", "(default: round_robin)", "--threads",
                     "(default: 1)", "(default: 200)", "(default: one per CPU"]),
-    ("train", ["iterations (int): cpu 60, paper 100", "curriculum.epsilon (float): cpu 0.1, paper 0.7",
+    ("train", ["iterations (int): cpu 60, paper 100", "curriculum.epsilon (float | None): cpu None, paper None",
                "model.dim [dotsformer]: cpu 32, paper 84", "model.blocks [resnet]", "(default: the preset's"]),
 ])
 def test_cli_help_shows_defaults(command, shown, capsys, monkeypatch):

@@ -107,12 +107,18 @@ def test_total_loss_covers_aux_heads_only_when_present():
 
 
 def test_rollback_rules():
-    cfg = tiny().curriculum  # dotsformer rule, min_gap 3 (cpu preset), epsilon 0.1
+    cfg = tiny().curriculum  # dotsformer rule, min_gap 3 (cpu preset), epsilon auto
+    assert cfg.epsilon is None and cfg.epsilon_for("margin", 25) == 0.02 and cfg.epsilon_for("win", 25) == 0.7
+    assert tiny(epsilon=0.1).curriculum.epsilon_for("margin", 25) == 0.1
     # step, q, v, z: roots at step 6 right 3 of 4; steps 10 right
     trace = np.array([[6, 0.5, 0.2, 1], [6, -0.4, 0.0, -1], [6, 0.3, 0.1, 1], [6, 0.5, 0.3, -1], [10, 0.9, 0.9, 1],
                       [7, 0.0, 0.0, 1]])
-    stats = measure(trace, 6, cfg)
-    assert stats["root_accuracy"] == 0.75 and stats["step_accuracy"] == 1.0
+    stats = measure(trace, 6, cfg, 0.1)
+    assert stats["root_accuracy"] == 0.75 and stats["step_accuracy"] == 1.0 and stats["epsilon"] == 0.1
+    # margin units on 5x5: narrow wins (1 and 3 boxes of 25) called right count with half a box, not with 0.1
+    narrow = np.array([[6, 0.04, 0.0, 0.04], [6, 0.08, 0.0, 0.12], [6, -0.05, 0.0, -0.04], [6, 0.3, 0.0, -0.2]])
+    assert measure(narrow, 6, cfg, 0.1)["root_accuracy"] == 0.0
+    assert measure(narrow, 6, cfg, cfg.epsilon_for("margin", 25))["root_accuracy"] == 0.75
     cur = Curriculum.begin(6)
     assert not cur.update(stats, 2, cfg)  # too soon after the start
     assert cur.update(stats, 3, cfg) and cur.start == 5
@@ -174,6 +180,15 @@ def test_training_runs_resumes_and_is_reproducible(tmp_path):
     rows = train(tiny(iterations=3, lr=1e-4), str(tmp_path / "b"), resume=True, **QUIET)
     assert [m["lr"] for m in rows] == [cfg.lr, cfg.lr, 1e-4]
     assert json.loads((tmp_path / "b" / "config.json").read_text())["lr"] == 1e-4
+    # so may the rollback rule's epsilon (rows record it: auto on 2x2 margins is half a box, 0.125), no other
+    # curriculum setting
+    with pytest.raises(ValueError, match=r"curriculum.tau_root"):
+        train(tiny(iterations=4, lr=1e-4, tau_root=0.5), str(tmp_path / "b"), resume=True, **QUIET)
+    said = []
+    rows = train(tiny(iterations=4, lr=1e-4, epsilon=0.3), str(tmp_path / "b"), resume=True, progress=False,
+                 echo=said.append)
+    assert "resuming with changed settings: curriculum.epsilon None -> 0.3, iterations 3 -> 4" in said
+    assert [m["epsilon"] for m in rows] == [0.125, 0.125, 0.125, 0.3]
     agent = make_agent("alphazero", board="2x2", checkpoint=str(tmp_path / "b" / "checkpoint.pt"), simulations=20)
     assert agent.search.config.value == cfg.model.value == "margin"  # the search uses the trained units
     s = GameState.new(2, 2)

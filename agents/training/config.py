@@ -104,6 +104,9 @@ class CurriculumConfig:
       first searched position of a game (step S); step positions are those at S + k * ``step_interval``.
       A prediction is correct when the search's Q has the sign of the game's result and |Q| >=
       ``epsilon`` (in the model's value units; with ``value="margin"`` a result of 0 needs |Q| < epsilon).
+      ``epsilon=None`` (the default) is 0.7 in win units (Table A2) and half a box in margin units
+      (0.5 / boxes): a margin Q is the final box difference over the number of boxes, so a fixed epsilon
+      such as 0.1 (2.5 boxes on 5x5) would count every correct call of a narrow win as wrong.
     * ``"boxeszero"`` (Table 2): ``mqr >= mqr_threshold`` and ``nvr >= nvr_threshold``, or ``max_gap``
       iterations since the last advance; mqr = share of searched positions with |Q| > ``mq_threshold``,
       nvr = share with |v| >= ``nv_threshold`` and v * Q >= 0 (v = the network's value of the root).
@@ -119,7 +122,13 @@ class CurriculumConfig:
     start_step: int | None = None
     step_size: int = 1
     min_gap: int = 10
-    epsilon: float = 0.7
+    epsilon: float | None = None
+
+    def epsilon_for(self, value: str, boxes: int) -> float:
+        """``epsilon`` in the units of ``value`` ("win" or "margin") on a board of ``boxes`` boxes."""
+        if self.epsilon is not None:
+            return self.epsilon
+        return 0.7 if value == "win" else 0.5 / boxes
     tau_root: float = 0.7
     tau_step: float = 0.7
     step_interval: int = 4
@@ -215,7 +224,7 @@ PRESETS = {
     # simulations count; rollbacks may come every 3 iterations
     "cpu": ("cpu", {"search.simulations": 100, "search.prune": True, "model.value": "margin", "games_per_iteration": 32,
                     "batch_size": 256, "epochs": 4, "iterations": 60, "replay.buffer_iterations": 8,
-                    "curriculum.min_gap": 3, "curriculum.epsilon": 0.1, "curriculum.node_q": 0.2}),
+                    "curriculum.min_gap": 3, "curriculum.node_q": 0.2}),
 }
 
 
@@ -337,8 +346,9 @@ def from_dict(data: dict) -> TrainConfig:
 
 
 # settings a resumed run may change: extend or anneal it, move it to another machine, evaluate differently
+# (and the rollback rule's epsilon: every metrics row records the one it was measured with)
 RESUMABLE = ("iterations", "lr", "lr_halving", "workers", "threads", "backend", "inference", "device", "eval_every",
-             "eval_games", "eval_positions")
+             "eval_games", "eval_positions", "curriculum.epsilon")
 
 
 def _convert(kind: str, key: str, text: str):

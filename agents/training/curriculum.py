@@ -18,16 +18,17 @@ __all__ = ["Curriculum", "measure", "TRACE_COLUMNS", "rollback_table"]
 TRACE_COLUMNS = ("step", "q", "v", "z")  # one row per searched position of an iteration's games
 
 
-def measure(trace: np.ndarray, start: int, cfg) -> dict:
-    """The rollback statistics of one iteration's self-play trace ``[n, 4]`` (columns ``TRACE_COLUMNS``)."""
+def measure(trace: np.ndarray, start: int, cfg, epsilon: float) -> dict:
+    """The rollback statistics of one iteration's self-play trace ``[n, 4]`` (columns ``TRACE_COLUMNS``);
+    ``epsilon``: ``cfg.epsilon_for`` the run's value unit and board (recorded in the result)."""
     if len(trace) == 0:
         return {}
     step, q, v, z = trace.T
-    eps = cfg.epsilon
+    eps = epsilon
     correct = np.where(z == 0, np.abs(q) < eps, (np.sign(q) == np.sign(z)) & (np.abs(q) >= eps))
     root = step == start
     later = (step > start) & ((step - start) % cfg.step_interval == 0)
-    out = {"mqr": float(np.mean(np.abs(q) > cfg.mq_threshold)),
+    out = {"epsilon": float(eps), "mqr": float(np.mean(np.abs(q) > cfg.mq_threshold)),
            "nvr": float(np.mean((np.abs(v) >= cfg.nv_threshold) & (v * q >= 0)))}
     if root.any():
         out["root_accuracy"] = float(correct[root].mean())

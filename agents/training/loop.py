@@ -31,6 +31,7 @@ from agents.training.plots import plot_training
 from agents.training.replay import Replay
 from agents.training.selfplay import make_pool
 from agents.training.store import RunError, RunStore
+from dnb_env.core import parse_board
 
 __all__ = ["train", "train_steps"]
 
@@ -54,11 +55,21 @@ def train_steps(net, optimizer, replay: Replay, config, iteration: int, rng: np.
     return {k: v / steps for k, v in totals.items()} | {"train_steps": steps}
 
 
-def _check_resume(saved, config) -> None:
-    mine, theirs = config_mod.to_dict(config), config_mod.to_dict(saved)
-    differs = sorted(k for k in mine if k not in config_mod.RESUMABLE and mine[k] != theirs[k])
+def _flat(config) -> dict:
+    """The config as ``{"key" or "section.key": value}``."""
+    return {f"{name}.{k}" if isinstance(value, dict) and name != "model" else name: v
+            for name, value in config_mod.to_dict(config).items()
+            for k, v in (value.items() if isinstance(value, dict) and name != "model" else [(None, value)])}
+
+
+def _check_resume(saved, config) -> list[str]:
+    """The resumable settings that ``config`` changes against the run's ``saved`` one ("key old -> new");
+    a change of any other setting is an error."""
+    mine, theirs = _flat(config), _flat(saved)
+    differs = sorted(k for k in mine if k not in config_mod.RESUMABLE and mine[k] != theirs.get(k))
     if differs:
         raise ValueError(f"the run was trained with another config (differs in {differs}); use another --out")
+    return [f"{k} {theirs.get(k)} -> {mine[k]}" for k in mine if k in config_mod.RESUMABLE and mine[k] != theirs.get(k)]
 
 
 def train(config, out: str, resume: bool = False, progress: bool = True, echo=print, eval_simulations: int = 200,
@@ -85,7 +96,9 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
     if resume:
         if not store.has_run():
             raise RunError(f"--resume: {out} holds no training run to continue")
-        _check_resume(store.read_config(), config)
+        changed = _check_resume(store.read_config(), config)
+        if changed:
+            echo(f"resuming with changed settings: {', '.join(changed)}")
         committed = store.load(config.board)
         if committed is not None:
             net.load_state_dict(committed.payload["state_dict"])
@@ -100,6 +113,7 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
         store.write_config(config)
         positions = labelled_positions(config.board, config.eval_positions, seed=config.seed + 12345)
         opponents = default_opponents(config.seed) if opponents is None else opponents
+        epsilon = config.curriculum.epsilon_for(config.model.value, int(np.prod(parse_board(config.board))))
         bar = _progress(config.iterations, start, progress)
         for iteration in range(start + 1, config.iterations + 1):
             rng = np.random.default_rng([config.seed, iteration])  # reproducible per iteration, also on resume
@@ -114,7 +128,7 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
             losses = train_steps(net, optimizer, replay, config, iteration, rng)
             t2 = time.perf_counter()
             trace = stats.pop("trace")
-            rollback = measure(trace, curriculum.start, config.curriculum)
+            rollback = measure(trace, curriculum.start, config.curriculum, epsilon)
             row = {"iteration": iteration, "start_step": curriculum.start, **stats, **losses, **rollback, "lr": lr,
                    "replay": len(replay), "self_play_s": t1 - t0, "train_s": t2 - t1}
             evaluate = iteration % config.eval_every == 0 or iteration == config.iterations
