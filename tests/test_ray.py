@@ -419,18 +419,25 @@ def test_train_without_ray_names_the_extra(tmp_path, no_ray, capsys):
 
 
 # ------------------------------------------------------------------------------------------ RLlib
-def test_rllib_ppo_example_smoke(tmp_path, ray_local):
+@pytest.fixture(scope="module")
+def rllib_example():
+    """``examples/rllib_ppo.py`` as a module (skips where RLlib's dependencies are missing)."""
     pytest.importorskip("ray.rllib.algorithms.ppo",
                         reason="RLlib's dependencies are not installed (pip install 'dnb[ray]')")
     import importlib.util
     import pathlib
 
-    import numpy as np
-
     path = pathlib.Path(__file__).resolve().parents[1] / "examples" / "rllib_ppo.py"
     spec = importlib.util.spec_from_file_location("rllib_ppo", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    return mod
+
+
+def test_rllib_ppo_example_smoke(tmp_path, ray_local, rllib_example):
+    mod = rllib_example
+    import numpy as np
+
     # RLlib's PettingZoo wrapper: the extra turn is the same agent observed again, with the mask renamed for RLlib
     env = mod.make_env({"board": "2x2"})
     obs, _ = env.reset(seed=0)
@@ -461,18 +468,10 @@ def test_rllib_ppo_example_smoke(tmp_path, ray_local):
     assert ray_local.is_initialized()  # it joined the Ray of this process and left it running
 
 
-def test_rllib_fixed_opponent_env_and_run(tmp_path, ray_local):
-    pytest.importorskip("ray.rllib.algorithms.ppo",
-                        reason="RLlib's dependencies are not installed (pip install 'dnb[ray]')")
-    import importlib.util
-    import pathlib
-
+def test_rllib_fixed_opponent_env_and_run(tmp_path, ray_local, rllib_example):
+    mod = rllib_example
     import numpy as np
 
-    path = pathlib.Path(__file__).resolve().parents[1] / "examples" / "rllib_ppo.py"
-    spec = importlib.util.spec_from_file_location("rllib_ppo", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     env = mod.make_env({"board": "2x2", "opponent": "greedy", "seed": 3})
     for game in range(4):
         learner = ("player_0", "player_1")[game % 2]  # the learner's seat alternates
