@@ -213,19 +213,18 @@ TWO_NODES = """
 import json, sys
 import ray
 from ray.cluster_utils import Cluster
-sys.path.insert(0, sys.argv[2])
-from test_ray import QUIET, TOUR, tiny
 from agents.arena import TournamentConfig, run_tournament
+from agents.training.config import from_dict
 from agents.training.loop import train
 
-out = sys.argv[1]
+out, config, tour = sys.argv[1], from_dict(json.loads(sys.argv[2])), json.loads(sys.argv[3])
 cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
 cluster.add_node(num_cpus=1)  # a second raylet with its own object store: a two-machine cluster on one host
 cluster.wait_for_nodes()
 try:
     ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
-    train(tiny(backend="ray", workers=2), out + "/train", ray_address=cluster.address, **QUIET)
-    run_tournament(TournamentConfig(**TOUR, backend="ray", ray_address=cluster.address), out=out + "/tour",
+    train(config, out + "/train", ray_address=cluster.address, progress=False, echo=lambda *_: None)
+    run_tournament(TournamentConfig(**tour, backend="ray", ray_address=cluster.address), out=out + "/tour",
                    progress=False, echo=None)
     actors = [a for a in ray._private.state.actors().values() if a["ActorClassName"].endswith("SelfPlayActor")]
     nodes = {a["Address"]["NodeID"] for a in actors}
@@ -241,9 +240,10 @@ def test_a_two_node_cluster_plays_the_local_samples_and_games(tmp_path, ray_loca
     self-play actor per node, and the samples and tournament games of the local backend."""
     import subprocess
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
-    done = subprocess.run([sys.executable, "-c", TWO_NODES, str(tmp_path), os.path.join(root, "tests")], env=env,
+    from agents.training.config import to_dict
+
+    config = json.dumps(to_dict(tiny(backend="ray", workers=2)))
+    done = subprocess.run([sys.executable, "-c", TWO_NODES, str(tmp_path), config, json.dumps(TOUR)],
                           capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     placed = json.loads(done.stdout.strip().splitlines()[-1])
