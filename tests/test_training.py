@@ -108,8 +108,8 @@ def test_total_loss_covers_aux_heads_only_when_present():
 
 def test_rollback_rules():
     cfg = tiny().curriculum  # dotsformer rule, min_gap 3 (cpu preset), epsilon auto
-    assert cfg.epsilon is None and cfg.epsilon_for("margin", 25) == 0.02 and cfg.epsilon_for("win", 25) == 0.7
-    assert tiny(epsilon=0.1).curriculum.epsilon_for("margin", 25) == 0.1
+    assert cfg.epsilon is None and cfg.epsilon_for("margin", "5x5") == 0.02 and cfg.epsilon_for("win", "5x5") == 0.7
+    assert tiny(epsilon=0.1).curriculum.epsilon_for("margin", "5x5") == 0.1
     # step, q, v, z: roots at step 6 right 3 of 4; steps 10 right
     trace = np.array([[6, 0.5, 0.2, 1], [6, -0.4, 0.0, -1], [6, 0.3, 0.1, 1], [6, 0.5, 0.3, -1], [10, 0.9, 0.9, 1],
                       [7, 0.0, 0.0, 1]])
@@ -118,7 +118,7 @@ def test_rollback_rules():
     # margin units on 5x5: narrow wins (1 and 3 boxes of 25) called right count with half a box, not with 0.1
     narrow = np.array([[6, 0.04, 0.0, 0.04], [6, 0.08, 0.0, 0.12], [6, -0.05, 0.0, -0.04], [6, 0.3, 0.0, -0.2]])
     assert measure(narrow, 6, cfg, 0.1)["root_accuracy"] == 0.0
-    assert measure(narrow, 6, cfg, cfg.epsilon_for("margin", 25))["root_accuracy"] == 0.75
+    assert measure(narrow, 6, cfg, cfg.epsilon_for("margin", "5x5"))["root_accuracy"] == 0.75
     cur = Curriculum.begin(6)
     assert not cur.update(stats, 2, cfg)  # too soon after the start
     assert cur.update(stats, 3, cfg) and cur.start == 5

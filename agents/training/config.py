@@ -123,12 +123,6 @@ class CurriculumConfig:
     step_size: int = 1
     min_gap: int = 10
     epsilon: float | None = None
-
-    def epsilon_for(self, value: str, boxes: int) -> float:
-        """``epsilon`` in the units of ``value`` ("win" or "margin") on a board of ``boxes`` boxes."""
-        if self.epsilon is not None:
-            return self.epsilon
-        return 0.7 if value == "win" else 0.5 / boxes
     tau_root: float = 0.7
     tau_step: float = 0.7
     step_interval: int = 4
@@ -159,6 +153,13 @@ class CurriculumConfig:
             return self.start_step
         rows, cols = parse_board(board)
         return round(32 * ((rows + 1) * cols + rows * (cols + 1)) / 60)
+
+    def epsilon_for(self, value: str, board: str) -> float:
+        """``epsilon`` in the units of ``value`` ("win" or "margin") on ``board``."""
+        if self.epsilon is not None:
+            return self.epsilon
+        rows, cols = parse_board(board)
+        return 0.7 if value == "win" else 0.5 / (rows * cols)
 
 
 def _model_default():

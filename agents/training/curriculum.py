@@ -24,11 +24,10 @@ def measure(trace: np.ndarray, start: int, cfg, epsilon: float) -> dict:
     if len(trace) == 0:
         return {}
     step, q, v, z = trace.T
-    eps = epsilon
-    correct = np.where(z == 0, np.abs(q) < eps, (np.sign(q) == np.sign(z)) & (np.abs(q) >= eps))
+    correct = np.where(z == 0, np.abs(q) < epsilon, (np.sign(q) == np.sign(z)) & (np.abs(q) >= epsilon))
     root = step == start
     later = (step > start) & ((step - start) % cfg.step_interval == 0)
-    out = {"epsilon": float(eps), "mqr": float(np.mean(np.abs(q) > cfg.mq_threshold)),
+    out = {"epsilon": float(epsilon), "mqr": float(np.mean(np.abs(q) > cfg.mq_threshold)),
            "nvr": float(np.mean((np.abs(v) >= cfg.nv_threshold) & (v * q >= 0)))}
     if root.any():
         out["root_accuracy"] = float(correct[root].mean())

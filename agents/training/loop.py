@@ -31,7 +31,6 @@ from agents.training.plots import plot_training
 from agents.training.replay import Replay
 from agents.training.selfplay import make_pool
 from agents.training.store import RunError, RunStore
-from dnb_env.core import parse_board
 
 __all__ = ["train", "train_steps"]
 
@@ -113,7 +112,7 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
         store.write_config(config)
         positions = labelled_positions(config.board, config.eval_positions, seed=config.seed + 12345)
         opponents = default_opponents(config.seed) if opponents is None else opponents
-        epsilon = config.curriculum.epsilon_for(config.model.value, int(np.prod(parse_board(config.board))))
+        epsilon = config.curriculum.epsilon_for(config.model.value, config.board)
         bar = _progress(config.iterations, start, progress)
         for iteration in range(start + 1, config.iterations + 1):
             rng = np.random.default_rng([config.seed, iteration])  # reproducible per iteration, also on resume
