@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml Makefile setup.py $(wildcard dnb_env/csrc/*.c
 setup: $(VENV)/.installed
 
 demo: setup
-	$(VENV)/bin/dnb tournament --board 5x5 --agents random,greedy,alphabeta:depth=2,prsboxes,alphazero \
+	$(VENV)/bin/dnb tournament --board 5x5 --agents random,greedy,alphabeta:depth=2,prsboxes,alphazero,dotsformer \
 		--games 10 --openings 10:guided --workers 2 --seed 0 --out results/demo-5x5
 	@echo "Play these agents in the browser and browse results/demo-5x5: $(VENV)/bin/dnb serve  (then open http://127.0.0.1:8000/)"
 

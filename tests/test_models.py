@@ -140,7 +140,8 @@ def test_missing_shipped_weights_say_so():
         make_agent("alphazero", board="7x7")
 
 
-@pytest.mark.parametrize("name,board", [("alphazero", "3x3"), ("alphazero", "5x5"), ("dotsformer", "3x3")])
+@pytest.mark.parametrize("name,board", [("alphazero", "3x3"), ("alphazero", "5x5"), ("dotsformer", "3x3"),
+                                        ("dotsformer", "5x5")])
 def test_shipped_weights_load_and_play(name, board):
     agent = make_agent(name, board=board, simulations=32, seed=0)
     assert agent.search.config.value == "margin"  # the units the shipped nets were trained in
