@@ -107,6 +107,7 @@ class CurriculumConfig:
       ``epsilon=None`` (the default) is 0.7 in win units (Table A2) and half a box in margin units
       (0.5 / boxes): a margin Q is the final box difference over the number of boxes, so a fixed epsilon
       such as 0.1 (2.5 boxes on 5x5) would count every correct call of a narrow win as wrong.
+      ``epsilon=0`` is the sign alone (a drawn game then never counts as called right).
     * ``"boxeszero"`` (Table 2): ``mqr >= mqr_threshold`` and ``nvr >= nvr_threshold``, or ``max_gap``
       iterations since the last advance; mqr = share of searched positions with |Q| > ``mq_threshold``,
       nvr = share with |v| >= ``nv_threshold`` and v * Q >= 0 (v = the network's value of the root).
