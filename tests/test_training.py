@@ -172,23 +172,28 @@ def test_training_runs_resumes_and_is_reproducible(tmp_path):
     with pytest.raises(RunError, match="--resume"):
         train(cfg, str(tmp_path / "b"), **QUIET)
     with pytest.raises(ValueError, match="another config"):
-        train(tiny(iterations=3, games_per_iteration=5), str(tmp_path / "b"), resume=True, **QUIET)
+        train(tiny(iterations=3, simulations=12), str(tmp_path / "b"), resume=True, **QUIET)
     with pytest.raises(RunError, match="holds no training run"):
         train(cfg, str(tmp_path / "nowhere"), resume=True, **QUIET)
     assert not (tmp_path / "nowhere").exists()
     # extending a run with a lower learning rate is allowed, and each row says what it trained with
     rows = train(tiny(iterations=3, lr=1e-4), str(tmp_path / "b"), resume=True, **QUIET)
     assert [m["lr"] for m in rows] == [cfg.lr, cfg.lr, 1e-4]
+    # so may its data schedule: games per iteration, gradient passes, batch size
+    rows = train(tiny(iterations=4, lr=1e-4, games_per_iteration=6, epochs=1, batch_size=64), str(tmp_path / "b"),
+                 resume=True, **QUIET)
+    assert [(m["games"], m["epochs"], m["batch_size"]) for m in rows] == [(4, 4, 256)] * 3 + [(6, 1, 64)]
+    assert rows[-1]["train_steps"] == max(1, rows[-1]["replay"] // 64)
     assert json.loads((tmp_path / "b" / "config.json").read_text())["lr"] == 1e-4
     # so may the rollback rule's epsilon (rows record it: auto on 2x2 margins is half a box, 0.125), no other
     # curriculum setting
     with pytest.raises(ValueError, match=r"curriculum.tau_root"):
         train(tiny(iterations=4, lr=1e-4, tau_root=0.5), str(tmp_path / "b"), resume=True, **QUIET)
     said = []
-    rows = train(tiny(iterations=4, lr=1e-4, epsilon=0.3), str(tmp_path / "b"), resume=True, progress=False,
-                 echo=said.append)
-    assert "resuming with changed settings: curriculum.epsilon None -> 0.3, iterations 3 -> 4" in said
-    assert [m["epsilon"] for m in rows] == [0.125, 0.125, 0.125, 0.3]
+    rows = train(tiny(iterations=5, lr=1e-4, games_per_iteration=6, epochs=1, batch_size=64, epsilon=0.3),
+                 str(tmp_path / "b"), resume=True, progress=False, echo=said.append)
+    assert "resuming with changed settings: curriculum.epsilon None -> 0.3, iterations 4 -> 5" in said
+    assert [m["epsilon"] for m in rows] == [0.125] * 4 + [0.3]
     agent = make_agent("alphazero", board="2x2", checkpoint=str(tmp_path / "b" / "checkpoint.pt"), simulations=20)
     assert agent.search.config.value == cfg.model.value == "margin"  # the search uses the trained units
     s = GameState.new(2, 2)

@@ -347,10 +347,11 @@ def from_dict(data: dict) -> TrainConfig:
     return _assemble(config_from_dict(data["model"]), settings)
 
 
-# settings a resumed run may change: extend or anneal it, move it to another machine, evaluate differently
-# (and the rollback rule's epsilon: every metrics row records the one it was measured with)
+# settings a resumed run may change: extend or anneal it, move it to another machine, evaluate differently,
+# schedule its data (games per iteration, gradient passes, batch size) and the rollback rule's epsilon; every
+# metrics row records the lr, games, epochs, batch_size and epsilon it ran with, so the run stays reproducible
 RESUMABLE = ("iterations", "lr", "lr_halving", "workers", "threads", "backend", "inference", "device", "eval_every",
-             "eval_games", "eval_positions", "curriculum.epsilon")
+             "eval_games", "eval_positions", "games_per_iteration", "epochs", "batch_size", "curriculum.epsilon")
 
 
 def _convert(kind: str, key: str, text: str):
