@@ -9,6 +9,10 @@ is right when it keeps the win, by the exact solver. Each agent under test (spec
 accuracy per step comes with a Wilson 95% interval, and the agent's mean time per move ends its row.
 BoxesZero's own searched 90-hour row on 5x5 is printed beside it for reference.
 
+``--classes`` adds where the moves went: per agent and step, the agent's moves by Definition 3 class
+(safe / conceding / scoring) as "right/chosen" (a safe move that loses the win is a wrong safe move: the
+parity fight of the chains, which the greedy rule cannot see), and the same for the solver's winning moves.
+
 Labels come from :class:`baselines.solver.Solver` (the native alpha-beta solver when the extension is
 built: every 5x5 step from 22 on, 38 undrawn edges; the retrograde solver otherwise, up to 24 undrawn,
 step 36 on 5x5). Steps beyond ``--max-undrawn`` are reported as out of reach. A move is labelled by
@@ -25,6 +29,7 @@ import time
 
 from agents.arena import make_opening, parse_agent_spec, wilson_interval
 from baselines.solver import Solver
+from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState
 from registry import make_agent
 
@@ -78,6 +83,7 @@ def main(argv=None):
     p.add_argument("--players", default="alphabeta:depth=2,greedy", help="the two agents whose games give positions")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--max-undrawn", type=int, default=None, help="solver reach (default: 40 native, 24 retrograde)")
+    p.add_argument("--classes", action="store_true", help="also break each agent's moves down by move class")
     args = p.parse_args(argv)
     steps = [int(k) for k in args.steps.split(",")] if args.steps else default_steps(args.board)
     players = tuple(_split(args.players))
@@ -93,6 +99,8 @@ def main(argv=None):
     if ref:
         print(f"{'BoxesZero 6b, 90 h, searched (Table 4)':<48}" + "".join(f"{BOXESZERO_90H.get(k, float('nan')):<29.3f}" for k in steps))
     res = {}
+    classes = {k: [move_classes(s) for s, _ in sets[k]] for k in steps} if args.classes else {}
+    breakdown = []
     for spec in _split(args.agents):
         name, kw = parse_agent_spec(spec)
         agent = make_agent(name, board=args.board, seed=0, **kw)
@@ -103,19 +111,45 @@ def main(argv=None):
                 cells.append("out of reach" if a - k > reach else "no positions")
                 continue
             hits = 0
-            for s, winning in sets[k]:
+            tally = {c: [0, 0] for c in _CLASSES}  # class -> [right, chosen]
+            for j, (s, winning) in enumerate(sets[k]):
                 agent.reset()
                 t = time.perf_counter()
                 move = agent.select_action(s)
                 spent += time.perf_counter() - t
                 moves += 1
                 hits += move in winning
+                if args.classes:
+                    kind = tally[MoveClass(classes[k][j][move])]
+                    kind[0] += move in winning
+                    kind[1] += 1
+            if args.classes:
+                res.update({(spec, k, c.name.lower()): tuple(v) for c, v in tally.items()})
+                breakdown.append((spec, k, tally))
             n = len(sets[k])
             lo, hi = wilson_interval(hits, n)
             res[(spec, k)] = hits / n
             cells.append(f"{hits / n:.3f} [{lo:.3f}, {hi:.3f}] n={n}")
         print(f"{spec[-47:]:<48}" + "".join(f"{c:<29}" for c in cells) + f"{spent / max(moves, 1):.3f} s/move")
+    if args.classes:
+        _print_classes(sets, classes, breakdown)
     return res
+
+
+_CLASSES = (MoveClass.SAFE, MoveClass.CONCEDING, MoveClass.SCORING)
+
+
+def _print_classes(sets: dict, classes: dict, breakdown: list) -> None:
+    """Moves by class as right/chosen, per agent and step; first the solver's winning moves (all right)."""
+    print("\nmoves by class, right/chosen (a move is right if it keeps the win)")
+    print(f"{'agent':<48}{'step':<6}" + "".join(f"{c.name.lower():<12}" for c in _CLASSES))
+    for k, items in sets.items():
+        if items:
+            counts = {c: sum(int(MoveClass(cls[m]) is c) for (_, win), cls in zip(items, classes[k]) for m in win)
+                      for c in _CLASSES}
+            print(f"{'winning moves of all positions (solver)':<48}{k:<6}" + "".join(f"{counts[c]:<12}" for c in _CLASSES))
+    for spec, k, tally in breakdown:
+        print(f"{spec[-47:]:<48}{k:<6}" + "".join(f"{f'{r}/{n}':<12}" for r, n in tally.values()))
 
 
 if __name__ == "__main__":

@@ -68,6 +68,13 @@ def test_midgame_benchmark_runs_and_the_solver_is_always_right():
     steps = load("midgame").default_steps("2x3")
     assert all(res[("solver", k)] == 1.0 for k in steps)
     assert min(res[("random", k)] for k in steps) < 1.0
+    # --classes: every move lands in one class; the solver's are all right, random's not
+    res = load("midgame").main(["--board", "2x3", "--agents", "solver,random", "--positions", "8", "--classes"])
+    for agent in ("solver", "random"):
+        for k in steps:
+            tally = [res[(agent, k, c)] for c in ("safe", "conceding", "scoring")]
+            assert sum(n for _, n in tally) == 8 and sum(r for r, _ in tally) == round(8 * res[(agent, k)])
+    assert all(r == n for k in steps for c in ("safe", "conceding", "scoring") for r, n in [res[("solver", k, c)]])
 
 
 def test_native_benchmark_runs():
