@@ -267,6 +267,7 @@ async function agentLoop() {
         thinking = false;
         showError(e.status === 409 && e.data && e.data.error === "agent_thinking"
           ? new Error(`${e.message} \u2014 press "Ask the agent again" in a moment`) : e);
+        render();  // the error and the end of thinking show together, before the state is fetched again
         try { const g = await gameRequest(mine, "GET", `/api/games/${game.id}`); if (g) game = g; } catch (e2) { /* keep the last state */ }
         looping = false;
         if (mine === epoch) render();
