@@ -100,7 +100,6 @@ def main(argv=None):
         print(f"{'BoxesZero 6b, 90 h, searched (Table 4)':<48}" + "".join(f"{BOXESZERO_90H.get(k, float('nan')):<29.3f}" for k in steps))
     res = {}
     classes = {k: [move_classes(s) for s, _ in sets[k]] for k in steps} if args.classes else {}
-    breakdown = []
     for spec in _split(args.agents):
         name, kw = parse_agent_spec(spec)
         agent = make_agent(name, board=args.board, seed=0, **kw)
@@ -125,22 +124,22 @@ def main(argv=None):
                     kind[1] += 1
             if args.classes:
                 res.update({(spec, k, c.name.lower()): tuple(v) for c, v in tally.items()})
-                breakdown.append((spec, k, tally))
             n = len(sets[k])
             lo, hi = wilson_interval(hits, n)
             res[(spec, k)] = hits / n
             cells.append(f"{hits / n:.3f} [{lo:.3f}, {hi:.3f}] n={n}")
         print(f"{spec[-47:]:<48}" + "".join(f"{c:<29}" for c in cells) + f"{spent / max(moves, 1):.3f} s/move")
     if args.classes:
-        _print_classes(sets, classes, breakdown)
+        _print_classes(sets, classes, res)
     return res
 
 
 _CLASSES = (MoveClass.SAFE, MoveClass.CONCEDING, MoveClass.SCORING)
 
 
-def _print_classes(sets: dict, classes: dict, breakdown: list) -> None:
-    """Moves by class as right/chosen, per agent and step; first the solver's winning moves (all right)."""
+def _print_classes(sets: dict, classes: dict, res: dict) -> None:
+    """Moves by class as right/chosen, per agent and step (``res[(spec, step, class)]``); first the solver's
+    winning moves (all right)."""
     print("\nmoves by class, right/chosen (a move is right if it keeps the win)")
     print(f"{'agent':<48}{'step':<6}" + "".join(f"{c.name.lower():<12}" for c in _CLASSES))
     for k, items in sets.items():
@@ -148,8 +147,9 @@ def _print_classes(sets: dict, classes: dict, breakdown: list) -> None:
             counts = {c: sum(int(MoveClass(cls[m]) is c) for (_, win), cls in zip(items, classes[k]) for m in win)
                       for c in _CLASSES}
             print(f"{'winning moves of all positions (solver)':<48}{k:<6}" + "".join(f"{counts[c]:<12}" for c in _CLASSES))
-    for spec, k, tally in breakdown:
-        print(f"{spec[-47:]:<48}{k:<6}" + "".join(f"{f'{r}/{n}':<12}" for r, n in tally.values()))
+    for spec, k in (key[:2] for key in res if len(key) == 3 and key[2] == _CLASSES[0].name.lower()):
+        print(f"{spec[-47:]:<48}{k:<6}" + "".join(f"{'{}/{}'.format(*res[(spec, k, c.name.lower())]):<12}"
+                                                   for c in _CLASSES))
 
 
 if __name__ == "__main__":

@@ -129,7 +129,8 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
             trace = stats.pop("trace")
             rollback = measure(trace, curriculum.start, config.curriculum, epsilon)
             row = {"iteration": iteration, "start_step": curriculum.start, **stats, **losses, **rollback, "lr": lr,
-                   "epochs": config.epochs, "batch_size": config.batch_size, "replay": len(replay), "self_play_s": t1 - t0, "train_s": t2 - t1}
+                   "epochs": config.epochs, "batch_size": config.batch_size, "replay": len(replay),
+                   "self_play_s": t1 - t0, "train_s": t2 - t1}
             evaluate = iteration % config.eval_every == 0 or iteration == config.iterations
             row.update(accuracy(net, positions, config.device, eval_simulations if evaluate else None))
             if evaluate and config.backend == "ray":  # the games on the self-play actors: the local scores
