@@ -9,6 +9,12 @@ is right when it keeps the win, by the exact solver. Each agent under test (spec
 accuracy per step comes with a Wilson 95% interval, and the agent's mean time per move ends its row.
 BoxesZero's own searched 90-hour row on 5x5 is printed beside it for reference.
 
+``--replay FILE`` takes the positions from a training run's replay instead (``runs/NAME/iterations/N/
+replay.npz``: the positions its self-play played, not the internal tree nodes; ``--iteration`` keeps one
+iteration's). Then it measures how well a network fits the positions it trained on, or, with the run's
+newest iteration, on positions its self-play reached that it has not trained on yet; the replay's own label
+(the most probable move of its ``pi``) is scored as the agent ``replay label``.
+
 ``--classes`` adds where the moves went: per agent and step, the agent's moves by Definition 3 class
 (safe / conceding / scoring) as "right/chosen" (a safe move that loses the win is a wrong safe move: the
 parity fight of the chains, which the greedy rule cannot see), and the same for the solver's winning moves.
@@ -26,6 +32,8 @@ from __future__ import annotations
 
 import argparse
 import time
+
+import numpy as np
 
 from agents.arena import make_opening, parse_agent_spec, wilson_interval
 from baselines.solver import Solver
@@ -74,6 +82,35 @@ def winning_positions(board: str, steps: list[int], count: int, players: tuple[s
     return out
 
 
+def replay_positions(samples, steps: list[int], count: int, iteration: int | None = None,
+                     max_undrawn: int | None = None) -> tuple[dict[int, list], dict[int, list]]:
+    """Per step up to ``count`` (state, winning moves) pairs of the played positions of ``samples`` (a
+    replay's :class:`~agents.training.samples.Samples`; of ``iteration`` only, if given), and the replay's
+    label move of each (the argmax of its ``pi``)."""
+    solver = Solver(max_undrawn)
+    a = GameState.new(samples.board).num_actions
+    if iteration is not None and not (samples.iteration == iteration).any():
+        raise SystemExit(f"the replay holds no samples of iteration {iteration} "
+                         f"(it holds {sorted(set(samples.iteration.tolist()))})")
+    out: dict[int, list] = {k: [] for k in steps}
+    labels: dict[int, list] = {k: [] for k in steps}
+    for k in steps:
+        if a - k > solver.max_undrawn:
+            continue
+        rows = (~samples.node) & (samples.step == k)
+        if iteration is not None:
+            rows &= samples.iteration == iteration
+        idx = np.flatnonzero(rows)
+        for i, s in zip(idx, samples.states(idx)):
+            if len(out[k]) >= count:
+                break
+            winning = solver.winning_moves(s)
+            if winning:
+                out[k].append((s, winning))
+                labels[k].append(int(np.argmax(samples.pi[i])))
+    return out, labels
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--board", default="5x5")
@@ -84,25 +121,42 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--max-undrawn", type=int, default=None, help="solver reach (default: 40 native, 24 retrograde)")
     p.add_argument("--classes", action="store_true", help="also break each agent's moves down by move class")
+    p.add_argument("--replay", default=None, help="take the positions from this replay file (a run's replay.npz)")
+    p.add_argument("--iteration", type=int, default=None, help="with --replay: only this iteration's positions")
     args = p.parse_args(argv)
-    steps = [int(k) for k in args.steps.split(",")] if args.steps else default_steps(args.board)
-    players = tuple(_split(args.players))
-    if len(players) != 2:
-        raise SystemExit("--players needs two agent specs")
+    if args.iteration is not None and args.replay is None:
+        raise SystemExit("--iteration selects positions of a --replay file")
     t0 = time.perf_counter()
-    sets = winning_positions(args.board, steps, args.positions, players, args.seed, args.max_undrawn)
+    steps = [int(k) for k in args.steps.split(",")] if args.steps else default_steps(args.board)
+    labels = {}
+    if args.replay:
+        from agents.training.replay import Replay
+
+        samples = Replay.load(args.replay).samples
+        if samples.board != args.board:
+            raise SystemExit(f"{args.replay} is a replay of {samples.board}, not of --board {args.board}")
+        sets, labels = replay_positions(samples, steps, args.positions, args.iteration, args.max_undrawn)
+        source = f"the replay {args.replay}" + ("" if args.iteration is None else f", iteration {args.iteration}")
+    else:
+        players = tuple(_split(args.players))
+        if len(players) != 2:
+            raise SystemExit("--players needs two agent specs")
+        sets = winning_positions(args.board, steps, args.positions, players, args.seed, args.max_undrawn)
+        source = f"{players[0]} vs {players[1]} games"
     reach = Solver(args.max_undrawn).max_undrawn
     a = GameState.new(args.board).num_actions
-    print(f"{args.board}: winning positions from {players[0]} vs {players[1]} games ({time.perf_counter() - t0:.0f} s)")
+    print(f"{args.board}: winning positions from {source} ({time.perf_counter() - t0:.0f} s)")
     ref = args.board == "5x5"
     print(f"{'agent':<48}" + "".join(f"step {k:<24}" for k in steps))
     if ref:
         print(f"{'BoxesZero 6b, 90 h, searched (Table 4)':<48}" + "".join(f"{BOXESZERO_90H.get(k, float('nan')):<29.3f}" for k in steps))
     res = {}
     classes = {k: [move_classes(s) for s, _ in sets[k]] for k in steps} if args.classes else {}
+    players = [(REPLAY_LABEL, lambda k, j, s: labels[k][j])] if labels else []
     for spec in _split(args.agents):
         name, kw = parse_agent_spec(spec)
-        agent = make_agent(name, board=args.board, seed=0, **kw)
+        players.append((spec, _chooser(make_agent(name, board=args.board, seed=0, **kw))))
+    for spec, choose in players:
         cells = []
         moves, spent = 0, 0.0
         for k in steps:
@@ -112,9 +166,8 @@ def main(argv=None):
             hits = 0
             tally = {c: [0, 0] for c in _CLASSES}  # class -> [right, chosen]
             for j, (s, winning) in enumerate(sets[k]):
-                agent.reset()
                 t = time.perf_counter()
-                move = agent.select_action(s)
+                move = choose(k, j, s)
                 spent += time.perf_counter() - t
                 moves += 1
                 hits += move in winning
@@ -128,10 +181,22 @@ def main(argv=None):
             lo, hi = wilson_interval(hits, n)
             res[(spec, k)] = hits / n
             cells.append(f"{hits / n:.3f} [{lo:.3f}, {hi:.3f}] n={n}")
-        print(f"{spec[-47:]:<48}" + "".join(f"{c:<29}" for c in cells) + f"{spent / max(moves, 1):.3f} s/move")
+        timing = "" if spec == REPLAY_LABEL else f"{spent / max(moves, 1):.3f} s/move"
+        print(f"{spec[-47:]:<48}" + "".join(f"{c:<29}" for c in cells) + timing)
     if args.classes:
         _print_classes(sets, classes, res)
     return res
+
+
+REPLAY_LABEL = "replay label"
+
+
+def _chooser(agent):
+    def choose(k, j, state):
+        agent.reset()
+        return agent.select_action(state)
+
+    return choose
 
 
 _CLASSES = (MoveClass.SAFE, MoveClass.CONCEDING, MoveClass.SCORING)

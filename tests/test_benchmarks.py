@@ -77,6 +77,58 @@ def test_midgame_benchmark_runs_and_the_solver_is_always_right():
     assert all(r == n for k in steps for c in ("safe", "conceding", "scoring") for r, n in [res[("solver", k, c)]])
 
 
+def _replay_file(path, board: str, games: int, seed: int) -> str:
+    """A replay of ``games`` random games whose label (pi) at every position is the solver's move, in
+    iterations 1 and 2."""
+    import numpy as np
+
+    from agents.training.replay import Replay
+    from agents.training.samples import Record, Samples
+    from dnb_env.core import GameState
+    from registry import make_agent
+
+    rng, solver = np.random.default_rng(seed), make_agent("solver", board=board, seed=seed)
+    replay = Replay.empty(board)
+    for game in range(games):
+        s, records = GameState.new(board), []
+        while not s.is_terminal():
+            pi = np.zeros(s.num_actions, np.float32)
+            pi[solver.select_action(s)] = 1.0
+            move = int(rng.choice(s.legal_actions()))
+            records.append(Record(s, move, pi, 0.0, z=0.0))
+            s = s.apply(move)
+        replay.add(Samples.from_records(board, records, iteration=1 + game % 2))
+    replay.save(str(path))
+    return str(path)
+
+
+def test_midgame_benchmark_on_a_replay(tmp_path):
+    midgame = load("midgame")
+    path = _replay_file(tmp_path / "replay.npz", "2x3", games=40, seed=3)
+    res = midgame.main(["--board", "2x3", "--agents", "solver,random", "--positions", "4", "--replay", path])
+    steps = midgame.default_steps("2x3")
+    # the replay's labels are the solver's moves: right in every winning position, like the solver itself
+    assert all(res[(agent, k)] == 1.0 for agent in ("solver", midgame.REPLAY_LABEL) for k in steps)
+    assert min(res[("random", k)] for k in steps) < 1.0
+    # --iteration: only that iteration's played positions, a part of all of them
+    from agents.training.replay import Replay
+
+    samples = Replay.load(path).samples
+    every, _ = midgame.replay_positions(samples, steps, 100)
+    second, labels = midgame.replay_positions(samples, steps, 100, iteration=2)
+    assert sum(map(len, second.values())) > 0 and any(len(second[k]) < len(every[k]) for k in steps)
+    for k in steps:
+        assert len(labels[k]) == len(second[k])
+        assert {s.edges for s, _ in second[k]} <= {s.edges for s, _ in every[k]}
+        assert all(len(s.history) == k for s, _ in every[k])
+    with pytest.raises(SystemExit, match="no samples of iteration 3"):
+        midgame.main(["--board", "2x3", "--agents", "random", "--replay", path, "--iteration", "3"])
+    with pytest.raises(SystemExit, match="replay of 2x3, not of --board 3x3"):
+        midgame.main(["--board", "3x3", "--agents", "random", "--replay", path])
+    with pytest.raises(SystemExit, match="--iteration selects"):
+        midgame.main(["--board", "2x3", "--agents", "random", "--iteration", "2"])
+
+
 def test_native_benchmark_runs():
     from dnb_env import native
 
