@@ -33,20 +33,14 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
-
 from agents.arena import make_opening, parse_agent_spec, wilson_interval
+from agents.training.evaluation import MIDGAME_STEPS, midgame_steps, replay_positions
 from baselines.solver import Solver
 from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState
 from registry import make_agent
 
-BOXESZERO_90H = {22: 0.671, 24: 0.745, 26: 0.880, 28: 0.975, 30: 1.0}  # BoxesZero Table 4, 5x5, searched
-
-
-def default_steps(board: str) -> list[int]:
-    a = GameState.new(board).num_actions
-    return sorted({round(k * a / 60) for k in BOXESZERO_90H})
+BOXESZERO_90H = dict(zip(MIDGAME_STEPS, (0.671, 0.745, 0.880, 0.975, 1.0)))  # BoxesZero Table 4, 5x5, searched
 
 
 def _split(text: str) -> list[str]:
@@ -82,35 +76,6 @@ def winning_positions(board: str, steps: list[int], count: int, players: tuple[s
     return out
 
 
-def replay_positions(samples, steps: list[int], count: int, iteration: int | None = None,
-                     max_undrawn: int | None = None) -> tuple[dict[int, list], dict[int, list]]:
-    """Per step up to ``count`` (state, winning moves) pairs of the played positions of ``samples`` (a
-    replay's :class:`~agents.training.samples.Samples`; of ``iteration`` only, if given), and the replay's
-    label move of each (the argmax of its ``pi``)."""
-    solver = Solver(max_undrawn)
-    a = GameState.new(samples.board).num_actions
-    if iteration is not None and not (samples.iteration == iteration).any():
-        raise SystemExit(f"the replay holds no samples of iteration {iteration} "
-                         f"(it holds {sorted(set(samples.iteration.tolist()))})")
-    out: dict[int, list] = {k: [] for k in steps}
-    labels: dict[int, list] = {k: [] for k in steps}
-    for k in steps:
-        if a - k > solver.max_undrawn:
-            continue
-        rows = (~samples.node) & (samples.step == k)
-        if iteration is not None:
-            rows &= samples.iteration == iteration
-        idx = np.flatnonzero(rows)
-        for i, s in zip(idx, samples.states(idx)):
-            if len(out[k]) >= count:
-                break
-            winning = solver.winning_moves(s)
-            if winning:
-                out[k].append((s, winning))
-                labels[k].append(int(np.argmax(samples.pi[i])))
-    return out, labels
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--board", default="5x5")
@@ -127,7 +92,7 @@ def main(argv=None):
     if args.iteration is not None and args.replay is None:
         raise SystemExit("--iteration selects positions of a --replay file")
     t0 = time.perf_counter()
-    steps = [int(k) for k in args.steps.split(",")] if args.steps else default_steps(args.board)
+    steps = [int(k) for k in args.steps.split(",")] if args.steps else midgame_steps(args.board)
     labels = {}
     if args.replay:
         from agents.training.replay import Replay
@@ -135,7 +100,10 @@ def main(argv=None):
         samples = Replay.load(args.replay).samples
         if samples.board != args.board:
             raise SystemExit(f"{args.replay} is a replay of {samples.board}, not of --board {args.board}")
-        sets, labels = replay_positions(samples, steps, args.positions, args.iteration, args.max_undrawn)
+        try:
+            sets, labels = replay_positions(samples, steps, args.positions, args.iteration, args.max_undrawn)
+        except ValueError as exc:
+            raise SystemExit(f"{args.replay}: {exc}") from None
         source = f"the replay {args.replay}" + ("" if args.iteration is None else f", iteration {args.iteration}")
     else:
         players = tuple(_split(args.players))

@@ -65,7 +65,7 @@ def test_network_benchmark_runs():
 
 def test_midgame_benchmark_runs_and_the_solver_is_always_right():
     res = load("midgame").main(["--board", "2x3", "--agents", "solver,random", "--positions", "8"])
-    steps = load("midgame").default_steps("2x3")
+    steps = load("midgame").midgame_steps("2x3")
     assert all(res[("solver", k)] == 1.0 for k in steps)
     assert min(res[("random", k)] for k in steps) < 1.0
     # --classes: every move lands in one class; the solver's are all right, random's not
@@ -106,7 +106,7 @@ def test_midgame_benchmark_on_a_replay(tmp_path):
     midgame = load("midgame")
     path = _replay_file(tmp_path / "replay.npz", "2x3", games=40, seed=3)
     res = midgame.main(["--board", "2x3", "--agents", "solver,random", "--positions", "4", "--replay", path])
-    steps = midgame.default_steps("2x3")
+    steps = midgame.midgame_steps("2x3")
     # the replay's labels are the solver's moves: right in every winning position, like the solver itself
     assert all(res[(agent, k)] == 1.0 for agent in ("solver", midgame.REPLAY_LABEL) for k in steps)
     assert min(res[("random", k)] for k in steps) < 1.0
@@ -127,6 +127,20 @@ def test_midgame_benchmark_on_a_replay(tmp_path):
         midgame.main(["--board", "3x3", "--agents", "random", "--replay", path])
     with pytest.raises(SystemExit, match="--iteration selects"):
         midgame.main(["--board", "2x3", "--agents", "random", "--iteration", "2"])
+
+
+def test_replay_fit_trains_on_earlier_iterations_and_scores_the_held_one(tmp_path):
+    path = _replay_file(tmp_path / "replay.npz", "2x3", games=40, seed=3)  # iterations 1 and 2
+    fit = load("replay_fit")
+    rows = fit.main(["--replay", path, "--held", "2", "--seen", "1", "--model", "resnet", "--set", "model.blocks=1",
+                     "--set", "model.width=8", "--set", "batch_size=64", "--epochs", "2", "--positions", "20"])
+    assert [r["epoch"] for r in rows] == [1, 2]
+    samples_before_held = 20 * 17  # 20 games of iteration 1, one sample per move of 2x3
+    assert all(r["train_steps"] == samples_before_held // 64 for r in rows)
+    scores = [v for r in rows for k, v in r.items() if k.startswith(("held", "seen"))]
+    assert scores and all(0.0 <= v <= 1.0 for v in scores)
+    with pytest.raises(SystemExit, match="--held 3"):
+        fit.main(["--replay", path, "--held", "3"])
 
 
 def test_native_benchmark_runs():

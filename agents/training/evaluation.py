@@ -18,7 +18,7 @@ from agents.models.evaluator import NetworkEvaluator
 from agents.search import make_search, run_many
 from dnb_env.core import GameState
 
-__all__ = ["Labelled", "MIDDLE_GAME", "labelled_positions", "accuracy", "policy_moves", "search_moves",
+__all__ = ["Labelled", "MIDDLE_GAME", "MIDGAME_STEPS", "midgame_steps", "labelled_positions", "replay_positions", "accuracy", "policy_moves", "search_moves",
            "score_against", "default_opponents", "evaluation_games", "play_evaluation_games", "evaluation_scores"]
 
 
@@ -32,6 +32,13 @@ class Labelled(NamedTuple):
 
 
 MIDDLE_GAME = 22 / 60  # BoxesZero's middle-game test sets start at step 22 of the 60 edges of 5x5
+MIDGAME_STEPS = (22, 24, 26, 28, 30)  # the steps of BoxesZero's 5x5 middle-game test sets (Table 4)
+
+
+def midgame_steps(board: str) -> list[int]:
+    """:data:`MIDGAME_STEPS` scaled from the 60 edges of 5x5 to ``board``."""
+    a = GameState.new(board).num_actions
+    return sorted({round(k * a / 60) for k in MIDGAME_STEPS})
 
 
 def labelled_positions(board: str, count: int, seed: int = 0, first: int | None = None) -> list[Labelled]:
@@ -68,6 +75,38 @@ def labelled_positions(board: str, count: int, seed: int = 0, first: int | None 
         hard = any(a not in optimal for a in GreedyAgent.candidates(s))
         out.append(Labelled(s, optimal, winning, hard))
     return out
+
+
+def replay_positions(samples, steps: list[int], count: int, iteration: int | None = None,
+                     max_undrawn: int | None = None) -> tuple[dict[int, list], dict[int, list]]:
+    """Per step up to ``count`` (state, winning moves) pairs of the played positions of ``samples`` (a
+    replay's :class:`~agents.training.samples.Samples`; of ``iteration`` only, if given), and the replay's
+    label move of each (the argmax of its ``pi``). Positions are labelled by the exact solver; steps beyond
+    its reach (``max_undrawn``) get none."""
+    from baselines.solver import Solver
+
+    solver = Solver(max_undrawn)
+    a = GameState.new(samples.board).num_actions
+    if iteration is not None and not (samples.iteration == iteration).any():
+        raise ValueError(f"the replay holds no samples of iteration {iteration} "
+                         f"(it holds {sorted(set(samples.iteration.tolist()))})")
+    out: dict[int, list] = {k: [] for k in steps}
+    labels: dict[int, list] = {k: [] for k in steps}
+    for k in steps:
+        if a - k > solver.max_undrawn:
+            continue
+        rows = (~samples.node) & (samples.step == k)
+        if iteration is not None:
+            rows &= samples.iteration == iteration
+        idx = np.flatnonzero(rows)
+        for i, s in zip(idx, samples.states(idx)):
+            if len(out[k]) >= count:
+                break
+            winning = solver.winning_moves(s)
+            if winning:
+                out[k].append((s, winning))
+                labels[k].append(int(np.argmax(samples.pi[i])))
+    return out, labels
 
 
 def policy_moves(net, states: list[GameState], device: str = "cpu") -> list[int]:
