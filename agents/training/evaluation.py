@@ -18,8 +18,9 @@ from agents.models.evaluator import NetworkEvaluator
 from agents.search import make_search, run_many
 from dnb_env.core import GameState
 
-__all__ = ["Labelled", "MIDDLE_GAME", "MIDGAME_STEPS", "midgame_steps", "labelled_positions", "replay_positions", "accuracy", "policy_moves", "search_moves",
-           "score_against", "default_opponents", "evaluation_games", "play_evaluation_games", "evaluation_scores"]
+__all__ = ["Labelled", "MIDDLE_GAME", "MIDGAME_STEPS", "midgame_steps", "labelled_positions", "replay_positions",
+           "accuracy", "policy_moves", "search_moves", "score_against", "default_opponents", "evaluation_games",
+           "play_evaluation_games", "evaluation_scores"]
 
 
 class Labelled(NamedTuple):
