@@ -47,7 +47,7 @@ __all__ = [
 #: lookup tables and observation planes of a typo ("5x500") from exhausting memory.
 MAX_SIZE = 32
 
-_BOARD_RE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*$")
+_BOARD_RE = re.compile(r"^\s*([0-9]+)\s*[xX]\s*([0-9]+)\s*$", re.ASCII)  # ASCII digits only: not "３x３"
 
 
 class IllegalActionError(ValueError):
@@ -348,11 +348,23 @@ class GameState:
                 "of boxes, as printed by str(state)"
             )
         indent = min(len(ln) - len(ln.lstrip()) for ln in drawing[::2])
+        if any(ln[:indent].strip() for ln in drawing):
+            raise ValueError("a row of boxes starts left of the rows of dots: the drawing's lines are not aligned")
         drawing = [ln[indent:] for ln in drawing]
         rows = (len(drawing) - 1) // 2
         cols = drawing[0].count("+") - 1
         g = geometry(rows, cols)
         width = 4 * cols + 1
+        for i, ln in enumerate(drawing):  # a ragged drawing is refused, not read as a smaller board
+            if len(ln) > width:
+                raise ValueError(f"line {i + 1} of the drawing, {ln!r}, is wider than its first row of dots "
+                                 f"({cols + 1} dots, {width} characters)")
+            grid = [ch for j, ch in enumerate(ln) if j % 4 == 0]
+            if i % 2 == 0 and (len(ln) != width or set(grid) != {"+"}):
+                raise ValueError(f"row of dots {i // 2}, {ln!r}, does not have the {cols + 1} dots 4 characters "
+                                 f"apart of the first row: every row of dots of a drawing has the same dots")
+            if i % 2 == 1 and not set(grid) <= {"|", " "}:
+                raise ValueError(f"row of boxes {i // 2}, {ln!r}, has something other than '|' between its boxes")
         drawing = [ln.ljust(width) for ln in drawing]
         edges = owner0 = owner1 = 0
         for r in range(rows + 1):

@@ -26,7 +26,8 @@ Options (keyword arguments of ``gym.make``):
   refuses it, render its ``"rgb_array"`` frames instead).
 
 Reset options (``env.reset(options={...})``), for that episode only (the next reset without them goes
-back to the settings above); any other key, or options that are not a dict, raise:
+back to the settings above; a value of None counts as not given); any other key, or options that are not
+a dict, raise:
 
 * ``learner_player``: 0, 1 or ``"random"``.
 * ``history``: actions played from the empty board; the episode starts from that position (after the
@@ -124,6 +125,7 @@ def _reset_options(options) -> dict:
     unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
     if unknown:
         raise ValueError(f"unknown reset option(s) {', '.join(unknown)}; supported: {', '.join(RESET_OPTIONS)}")
+    options = {k: v for k, v in options.items() if v is not None}  # None: not given (the env's own setting)
     if "learner_player" in options:
         _check_choice("learner_player", options["learner_player"], (0, 1, "random"))
     return options

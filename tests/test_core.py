@@ -233,6 +233,24 @@ def test_from_text_reads_the_mover_from_the_status_line():
         GameState.from_text(str(end).replace("player 1 wins", "player 0 wins"))
 
 
+@pytest.mark.parametrize("text", [
+    "+---+   +\n|\n+   +",  # the last row of dots has 2 dots, the first 3: was read as 1x2
+    "+---+---+\n|   |   |\n+---+---+   +",  # a row of dots longer than the first
+    "+---+\n| 0 |   |\n+---+",  # a row of boxes longer than the rows of dots
+    "+---+\n+---+\n+---+",  # a row of dots where a row of boxes belongs
+    " +---+\n|   |\n +---+",  # a row of boxes left of the dots
+])
+def test_from_text_refuses_ragged_drawings(text):
+    with pytest.raises(ValueError, match="row|aligned"):
+        GameState.from_text(text)
+
+
+@pytest.mark.parametrize("board", ["３x３", "3x٣", "²x2"])
+def test_board_names_take_ascii_digits_only(board):
+    with pytest.raises(ValueError, match="malformed board name"):
+        parse_board(board)
+
+
 @pytest.mark.parametrize("text", [12345, None, b"+---+\n\n+---+"])
 def test_from_text_wants_a_str(text):
     with pytest.raises(TypeError, match="from_text reads a board drawing as a str"):

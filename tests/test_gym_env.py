@@ -274,7 +274,11 @@ def test_reset_options_learner_player_and_history():
     ]:
         with pytest.raises(error, match=match):
             env.reset(options=bad)
+    _, info = env.reset(options={"history": None, "learner_player": None})  # None: not given, as in Gymnasium
+    assert env.state.history == () and info["learner_player"] == 0
     vec = DotsAndBoxesVectorEnv(num_envs=2, rows=2, cols=2, opponent=lambda s: s.legal_actions()[0])
+    vec.reset(seed=0, options={"history": None})
+    assert [g.state.history for g in vec.games] == [()] * 2
     _, info = vec.reset(seed=0, options={"history": [3], "learner_player": 0})
     assert [g.state.history for g in vec.games] == [(3, 0)] * 2 and info["learner_player"].tolist() == [0, 0]
     with pytest.raises(ValueError, match="unknown reset option"):
