@@ -39,7 +39,11 @@ that made it (and 0 for the other), through PettingZoo's `TerminateIllegalWrappe
 The extra turn after a completed box shows in `agent_selection`: the same agent is selected again.
 
 An action must be an integer action number (a float such as `1.5` is illegal, never rounded), as in the
-Gymnasium env.
+Gymnasium env. In `env()`, an action outside the action space raises `IllegalActionError` (a `ValueError`)
+and changes nothing, also under `python -O` (PettingZoo's own check is an `assert`).
+
+Once every agent has stepped `None` after the end and left `agents`, `last()` raises `GameOverError` (a
+`KeyError`, as PettingZoo's classic envs raise there, saying that the game is over): `reset()` first.
 
 ### Reset options
 
@@ -63,19 +67,60 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import AgentSelector, wrappers  # noqa: F401
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
-from dnb_env.core import GameState, parse_board
+from dnb_env.core import GameState, IllegalActionError, parse_board
 from dnb_env.observations import encode, encoder_shape
 
-__all__ = ["env", "raw_env", "parallel_env"]
+__all__ = ["env", "raw_env", "parallel_env", "GameOverError"]
 
 
 def env(**kwargs):
     """The wrapped AEC env (illegal moves end the game with -1; out-of-range and order checks)."""
     e = raw_env(**kwargs)
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    e = wrappers.OrderEnforcingWrapper(e)
+    e = _OutOfBoundsWrapper(e)
+    e = _OrderEnforcingWrapper(e)
     return e
+
+
+class GameOverError(KeyError):
+    """``last()`` asked about an agent that left the game (it stepped None after the end); a KeyError, as
+    PettingZoo's classic envs raise there, with a message that says so."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
+
+def _check_selected(e) -> None:
+    agent = e.agent_selection
+    if agent not in e.agents:
+        raise GameOverError(f"the game is over and {agent} has left it (every agent steps None after its "
+                            "termination and is then removed): call reset() to play again")
+
+
+class _OutOfBoundsWrapper(wrappers.AssertOutOfBoundsWrapper):
+    """PettingZoo's AssertOutOfBoundsWrapper as a real check: an action outside the action space raises
+    :class:`IllegalActionError` (a ValueError) and changes nothing, also under ``python -O`` (where the
+    assert is gone and the mask lookup of TerminateIllegalWrapper raised a bare IndexError)."""
+
+    def step(self, action) -> None:
+        agent = self.agent_selection
+        dead = self.terminations.get(agent, False) or self.truncations.get(agent, False)
+        if not (action is None and dead) and not self.action_space(agent).contains(action):
+            raise IllegalActionError(f"action {action!r} of {agent} is not in its action space "
+                                     f"{self.action_space(agent)} (None only after the agent's termination)")
+        wrappers.BaseWrapper.step(self, action)
+
+
+class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order checks, and :class:`GameOverError` from ``last()`` once the agents have left."""
+
+    def last(self, observe: bool = True):
+        if self._has_reset:
+            _check_selected(self)
+        return super().last(observe)
+
+    def __str__(self) -> str:
+        return str(self.env)
 
 
 def parallel_env(**kwargs):
@@ -135,6 +180,10 @@ class raw_env(AECEnv):
         s = self.state_
         mask = s.legal_mask() if (agent == self.agent_selection and not s.is_terminal()) else np.zeros(s.num_actions, np.int8)
         return {"observation": encode(self.obs_type, s.as_seen_by(player)), "action_mask": mask}
+
+    def last(self, observe: bool = True):
+        _check_selected(self)
+        return super().last(observe)
 
     def reset(self, seed=None, options=None):
         if options is not None and not isinstance(options, dict):

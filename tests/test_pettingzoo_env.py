@@ -126,3 +126,43 @@ def test_reset_history_starts_from_that_position_and_bad_options_change_nothing(
     with pytest.warns(UserWarning, match="learner_player"):
         env.reset(options={"learner_player": 1})
     assert raw.state_.history == ()
+
+
+# ---------------------------------------------------------------- misuse gets clear errors
+@pytest.mark.parametrize("make", [pettingzoo_env.env, pettingzoo_env.raw_env])
+def test_last_after_the_agents_left_says_the_game_is_over(make):
+    env = make(rows=1, cols=1)
+    env.reset(seed=0)
+    for action in (0, 1, 2, 3):  # 1x1: the fourth edge (player 1's) ends the game
+        env.step(action)
+    final = env.last()  # before the agents step None: the final observation, as in PettingZoo
+    assert final[2] is True
+    while env.agents:
+        env.step(None)
+    with pytest.raises(pettingzoo_env.GameOverError, match="game is over.*reset") as info:
+        env.last()  # was KeyError: 'player_0'
+    assert isinstance(info.value, KeyError)
+    env.reset(seed=0)
+    assert env.last()[2] is False
+
+
+@pytest.mark.parametrize("action", [999, -1, 1.5, None])
+def test_out_of_range_actions_raise_a_value_error_and_change_nothing(action):
+    from dnb_env.core import IllegalActionError
+
+    env = pettingzoo_env.env(rows=1, cols=1)
+    env.reset(seed=0)
+    with pytest.raises(IllegalActionError, match="not in its action space"):
+        env.step(action)  # was an assert (AssertionError; under python -O an IndexError)
+    assert env.unwrapped.state_.history == () and not any(env.terminations.values())
+
+
+def test_out_of_range_actions_are_checked_under_python_O():
+    import subprocess
+    import sys
+
+    code = ("from dnb_env import pettingzoo_env\nfrom dnb_env.core import IllegalActionError\n"
+            "e = pettingzoo_env.env(rows=1, cols=1); e.reset(seed=0)\n"
+            "try:\n    e.step(999)\nexcept IllegalActionError as exc:\n    print('refused:', exc)\n")
+    done = subprocess.run([sys.executable, "-O", "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("refused: action 999"), done.stdout + done.stderr
