@@ -79,8 +79,13 @@ def load_checkpoint(path: str, board: str | None = None, encoder: str | None = N
                     family: str | None = None) -> dict:
     if not os.path.exists(path):
         raise CheckpointError(f"checkpoint {path} does not exist")
+    if not os.path.isfile(path):  # a folder (IsADirectoryError), a pipe or a device (endless reads)
+        what = "a folder" if os.path.isdir(path) else "not a regular file"
+        raise CheckpointError(f"checkpoint {path} is {what}, not a checkpoint file")
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
+    except PermissionError as exc:
+        raise CheckpointError(f"checkpoint {path} cannot be read: {exc.strerror or exc}") from None
     except Exception as exc:  # truncated, not a torch file, or holding code
         raise CheckpointError(f"checkpoint {path} is corrupt or not a checkpoint ({_why_unreadable(path, exc)})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -104,6 +106,12 @@ def test_checkpoint_round_trip_and_errors(tmp_path):
         load_checkpoint(str(tmp_path / "v99.pt"))
     with pytest.raises(CheckpointError, match="does not exist"):
         load_checkpoint(str(tmp_path / "missing.pt"))
+    (tmp_path / "folder.pt").mkdir()
+    with pytest.raises(CheckpointError, match="folder.pt is a folder, not a checkpoint file"):
+        load_network(str(tmp_path / "folder.pt"))  # was IsADirectoryError
+    os.mkfifo(tmp_path / "pipe.pt")
+    with pytest.raises(CheckpointError, match="not a regular file"):
+        load_checkpoint(str(tmp_path / "pipe.pt"))  # not read (it would wait for a writer forever)
     payload["version"] = 2
     payload["state_dict"] = {k: v[..., :1] if v.ndim else v for k, v in payload["state_dict"].items()}
     torch.save(payload, tmp_path / "wrong.pt")
