@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -256,6 +257,12 @@ def test_damaged_run_files_give_clear_errors(tmp_path):
     (tmp_path / "r" / "manifest.json").write_text(json.dumps({"iteration": 1, "dir": "iterations/000001"}))
     rows = train(tiny(iterations=3), str(tmp_path / "r"), resume=True, **QUIET)
     assert [m["iteration"] for m in rows] == [1, 2, 3]
+    # a manifest naming a folder outside the run's iterations is refused, not followed (here to a good copy)
+    shutil.copytree(tmp_path / "r" / "iterations" / "000003", tmp_path / "outside")
+    for bad in ("../outside", "../../etc", str(tmp_path / "outside"), "iterations/../../outside", "iterations", "."):
+        (tmp_path / "r" / "manifest.json").write_text(json.dumps({"iteration": 3, "dir": bad}))
+        with pytest.raises(RunError, match=r"manifest.json names the folder .* not an iteration folder"):
+            train(tiny(iterations=4), str(tmp_path / "r"), resume=True, **QUIET)
     (tmp_path / "r" / "manifest.json").write_text("{")
     with pytest.raises(RunError, match="manifest.json is damaged"):
         train(tiny(iterations=4), str(tmp_path / "r"), resume=True, **QUIET)
@@ -277,7 +284,7 @@ def test_self_play_workers_play_the_same_games(tmp_path):
 
 def test_labelled_positions_are_middle_and_late_game_with_exact_labels():
     from agents.training.evaluation import labelled_positions
-    from baselines.solver import Solver
+    from dnb_env.solver import Solver
 
     positions = labelled_positions("3x3", 8, seed=5)
     solver = Solver()
@@ -390,7 +397,7 @@ def test_positions_in_the_solver_zone_are_labelled_with_every_optimal_move():
     before the solver options existed loads with them off."""
     from agents.models import build_model
     from agents.training.selfplay import self_play
-    from baselines.solver import Solver
+    from dnb_env.solver import Solver
 
     cfg = tiny(games_per_iteration=6)
     assert cfg.mcts().solve_root == 7 and cfg.mcts().solve_leaf == 7

@@ -117,6 +117,11 @@ class RunStore:
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise RunError(f"{path} is damaged ({type(exc).__name__}: {exc}); point it at the last good "
                            f"folder under {self._p('iterations')} to recover") from None
+        top = os.path.realpath(self._p("iterations"))
+        real = os.path.realpath(self._p(folder))
+        if os.path.isabs(folder) or os.path.commonpath([real, top]) != top or real == top:
+            raise RunError(f"{path} names the folder {folder!r}, which is not an iteration folder of the run "
+                           f"(iterations/NNNNNN under {self.path}); point it at the last good one to recover")
         return {"iteration": iteration, "dir": folder}
 
     def load(self, board: str) -> Committed | None:
