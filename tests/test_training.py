@@ -338,6 +338,39 @@ def test_cli_trains_either_family(tmp_path, capsys):
     assert "unknown model family 'gpt'" in capsys.readouterr().err
 
 
+def test_cli_train_out_that_cannot_be_written(tmp_path, capsys, monkeypatch):
+    """A file, a path under a file and a read-only folder as --out: `dnb: error:` and exit code 2 (were
+    FileExistsError, NotADirectoryError and PermissionError tracebacks), and nothing written."""
+    import os
+
+    from agents.training import store as store_mod
+    from registry.cli import main as cli
+
+    mine = tmp_path / "file.txt"
+    mine.write_text("mine\n")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    if os.access(ro, os.W_OK):  # root: the mode does not stop writes, so the permission check is simulated
+        real = os.access
+        monkeypatch.setattr(os, "access", lambda p, mode, **kw: os.path.abspath(p) != str(ro) and real(p, mode, **kw))
+    args = ["--board", "1x1", "--iterations", "1", "--games", "1", "--simulations", "2", "--no-progress"]
+    try:
+        for out, message in ((mine, f"the run folder {mine} is a file"), (mine / "sub", f"cannot be made: {mine} is a file"),
+                             (ro, "permission denied"), (ro / "run", "permission denied")):
+            assert cli(["train", "--out", str(out), *args]) == 2
+            err = capsys.readouterr().err
+            assert err.startswith("dnb: error: ") and message in err and "Traceback" not in err, err
+        assert mine.read_text() == "mine\n" and list(ro.iterdir()) == []
+    finally:
+        ro.chmod(0o700)
+    # what the check cannot foresee (a read-only file system): the same error when the config is written
+    monkeypatch.setattr(store_mod, "write_json_atomic", lambda path, obj: (_ for _ in ()).throw(
+        PermissionError(30, "Read-only file system", path)))
+    assert cli(["train", "--out", str(tmp_path / "rofs"), *args]) == 2
+    assert "dnb: error: cannot write the run folder" in capsys.readouterr().err
+
+
 def test_aux_labels_of_a_drawn_position():
     # box (0, 0) has three sides: 7 captures it; 3 leaves it (a sacrifice of the initiative to come);
     # 9 and 10 give box (1, 0) its third side

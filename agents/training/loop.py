@@ -106,6 +106,7 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
             echo(f"resuming after iteration {start} (first searched move {curriculum.start})")
     elif store.has_run():
         raise RunError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+    store.check_writable()  # a file, or a folder that cannot be written: a RunError before anything starts
     pool = make_pool(config, ray_address, fault)  # Ray's checks come before anything is written
     bar = None
     try:

@@ -143,9 +143,25 @@ class RunStore:
         return Committed(m["iteration"], payload, replay, metrics)
 
     # ------------------------------------------------------------------ writing
+    def check_writable(self) -> None:
+        """RunError unless the run folder is a folder that can be written, or can be made where it is named
+        (its nearest existing ancestor is a writable folder). Creates nothing: called before a run starts."""
+        probe = os.path.abspath(self.path)
+        while not os.path.lexists(probe) and os.path.dirname(probe) != probe:
+            probe = os.path.dirname(probe)
+        if not os.path.isdir(probe):
+            what = "is" if probe == os.path.abspath(self.path) else f"cannot be made: {probe} is"
+            raise RunError(f"the run folder {self.path} {what} a file, not a folder; choose another --out")
+        if not os.access(probe, os.W_OK | os.X_OK):
+            raise RunError(f"cannot write the run folder {self.path}: permission denied ({probe})")
+
     def write_config(self, config) -> None:
-        os.makedirs(self.path, exist_ok=True)
-        write_json_atomic(self._p("config.json"), config_mod.to_dict(config))
+        try:
+            os.makedirs(self.path, exist_ok=True)
+            write_json_atomic(self._p("config.json"), config_mod.to_dict(config))
+        except OSError as exc:  # what check_writable could not foresee (a read-only file system, ...)
+            where = f" ({exc.filename})" if exc.filename and exc.filename != self.path else ""
+            raise RunError(f"cannot write the run folder {self.path}: {exc.strerror or exc}{where}") from None
 
     def commit(self, iteration: int, net, optimizer, config, curriculum: Curriculum, replay: Replay,
                metrics: list[dict], plot=None) -> None:
