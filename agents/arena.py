@@ -68,7 +68,15 @@ __all__ = [
     "wilson_interval",
     "bradley_terry_elo",
     "TournamentReport",
+    "MAX_GAMES",
+    "MAX_WORKERS",
 ]
+
+#: Most games one tournament schedules, all pairs together (pairs x games per pair): the schedule is built
+#: in memory (about 200 bytes a game), so a typo such as ``--games 1000000000000`` is refused up front.
+MAX_GAMES = 1_000_000
+#: Most worker processes (``workers``) and threads per process (``threads``) a tournament accepts.
+MAX_WORKERS = 1024
 
 
 def parse_agent_spec(spec: str) -> tuple[str, dict]:
@@ -138,6 +146,12 @@ class TournamentConfig:
         for name in ("workers", "threads"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+            if getattr(self, name) > MAX_WORKERS:
+                raise ValueError(f"{name} must be at most {MAX_WORKERS}, got {getattr(self, name)}")
+        pairs = len(self.pairs())
+        if pairs * self.games > MAX_GAMES:
+            raise ValueError(f"a tournament plays at most {MAX_GAMES:,} games in all (pairs x games per pair), "
+                             f"got {pairs} pair{'s' * (pairs != 1)} x {self.games:,} games")
         if self.bootstrap < 0:
             raise ValueError(f"bootstrap must be >= 0, got {self.bootstrap}")
 
@@ -618,7 +632,7 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
         if session is not None:
             finished = _ray_games(session.ray, config, entries, tasks)
         elif config.workers > 1 and len(tasks) > 1:
-            pool = _worker_pool(config.workers, config.threads, config.board, entries)
+            pool = _worker_pool(min(config.workers, len(tasks)), config.threads, config.board, entries)  # no idle ones
             finished = pool.imap_unordered(_worker_play, tasks)
         else:
             in_process.enter_context(limit_threads(config.threads))

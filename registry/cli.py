@@ -196,14 +196,16 @@ def main(argv: list[str] | None = None) -> int:
     tour.add_argument("--board", default="5x5", help="board as RxC boxes")
     tour.add_argument("--agents", required=True,
                       help="comma-separated specs name[:key=value,...], e.g. random,alphabeta:depth=3,prsboxes")
-    tour.add_argument("--games", type=int, default=20, help="games per pair (first player alternates)")
+    tour.add_argument("--games", type=int, default=20,
+                      help="games per pair (first player alternates; at most 1,000,000 games in all)")
     tour.add_argument("--openings", default="0",
                       help="K random opening moves, fewer than the board's edges: K or K:guided (safe moves "
                            "while there are any) or K:pure (any moves)")
     tour.add_argument("--mode", choices=["round_robin", "gauntlet"], default="round_robin",
                       help="every pair, or the first agent against each other one")
     tour.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                      help="processes playing games (default: one per CPU, here %(default)s)")
+                      help="processes playing games, 1..1024, no more than there are games to play "
+                           "(default: one per CPU, here %(default)s)")
     tour.add_argument("--threads", type=int, default=1, help="numpy/BLAS and torch threads of each worker process")
     tour.add_argument("--seed", type=int, default=0, help="seed of the openings and of the agents")
     _backend_options(tour, "games run as Ray tasks (each with --threads CPUs); the local instance has --workers CPUs")

@@ -247,10 +247,33 @@ def test_cli_out_that_cannot_be_written(tmp_path, capsys):
     (["--games", "-2"], "games must be >= 1, got -2"),
     (["--workers", "-1"], "workers must be >= 1, got -1"),
     (["--threads", "0"], "threads must be >= 1, got 0"),
+    # refused before the schedule is built (1e12 games grew to 1.5 GB in 8 s) or a process is spawned
+    (["--games", "1000000000000"], "at most 1,000,000 games in all (pairs x games per pair), got 1 pair x "
+                                   "1,000,000,000,000 games"),
+    (["--games", "2000000", "--agents", "random,greedy,alphabeta"], "got 3 pairs x 2,000,000 games"),
+    (["--workers", "100000"], "workers must be at most 1024, got 100000"),
+    (["--threads", "100000"], "threads must be at most 1024, got 100000"),
 ])
-def test_cli_rejects_tournaments_that_cannot_be_played(flags, message, capsys):
-    assert cli_main(["tournament", "--board", "2x2", "--agents", "random,greedy", "--no-progress", *flags]) == 2
+def test_cli_rejects_tournaments_that_cannot_be_played(flags, message, capsys, monkeypatch, tmp_path):
+    import agents.arena
+
+    monkeypatch.setattr(agents.arena, "_worker_pool", lambda *a: pytest.fail("a worker pool was started"))
+    out = tmp_path / "t"
+    assert cli_main(["tournament", "--board", "2x2", "--agents", "random,greedy", "--no-progress", "--out", str(out),
+                     *flags]) == 2
     assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_workers_are_capped_at_the_games_to_play(monkeypatch, capsys):
+    import agents.arena
+
+    asked = []
+    real = agents.arena._worker_pool
+    monkeypatch.setattr(agents.arena, "_worker_pool", lambda workers, *rest: asked.append(workers) or real(workers, *rest))
+    assert cli_main(["tournament", "--board", "1x1", "--agents", "random,greedy", "--games", "2", "--workers", "64",
+                     "--no-progress"]) == 0
+    assert asked == [2]  # two processes for a two-game run, not 64
 
 
 def test_read_jsonl_keeps_good_lines_and_ends_the_last_one(tmp_path):
