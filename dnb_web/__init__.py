@@ -9,10 +9,10 @@ games                  :mod:`dnb_web.games`: ``Game`` (seat, opponent, position,
                        ``GameStore`` (random ids from ``secrets.token_urlsafe``, a cap on live games)
 insight                :mod:`dnb_web.insight`: move classes and chains (``dnb_env.analysis``), the exact
                        solver under a node budget, the agent's probabilities / visit counts and value
-HTTP layer             :mod:`dnb_web.app`: ``create_app(WebConfig(...))``; agents and analysis run on a few
-                       daemon threads under a time limit (503 at once when abandoned moves fill them), time
-                       limits and search sizes forced on agents; a Host-header check; bad input gets a 4xx
-                       JSON error and changes nothing
+HTTP layer             :mod:`dnb_web.app`: ``create_app(WebConfig(...))``; each agent move in a process of
+                       its own, killed at the time limit; analyses on a few daemon threads (503 at once
+                       when abandoned ones fill them); time limits and search sizes forced on agents; a
+                       Host-header check; bad input gets a 4xx JSON error and changes nothing
 =====================  ==================================================================================
 
     dnb serve                          # http://127.0.0.1:8000
@@ -20,7 +20,9 @@ HTTP layer             :mod:`dnb_web.app`: ``create_app(WebConfig(...))``; agent
 
 Version history: 0.1 (issue #17) first version. 0.2: bounded thinking time (daemon worker threads, forced
 time limits, search caps per board), Host-header check, symlink-safe tournament files, idle sweep and LRU
-eviction of games, insight for UCT / OpenSpiel MCTS / the solver, page race and retry fixes.
+eviction of games, insight for UCT / OpenSpiel MCTS / the solver, page race and retry fixes. 0.3: agent
+moves in processes killed at their time limit (a move past it no longer keeps a slot), every search budget
+capped (solver zones too; node budgets of 0 and non-finite options refused), 400 for unusable paths.
 """
 
 from dnb_web.app import WebConfig, create_app

@@ -7,14 +7,19 @@
 Game state lives in :class:`dnb_web.games.Game` objects owned by the app's :class:`GameStore`; positions
 are :class:`dnb_env.core.GameState`; agents come from ``make_agent`` (default: :func:`registry.make_agent`).
 
-Thinking time is bounded in three ways. (1) Each agent move and analysis runs on a daemon thread of a
-small pool (:class:`_Pool`, ``workers`` jobs at once); the request waits at most the game's time limit.
-A thread cannot be killed, so a job past its limit keeps its slot until it ends: when abandoned jobs fill
-the pool, further jobs get 503 at once instead of queueing, and daemon threads never hold up the
-server's exit (Ctrl-C). Building and listing agents has a pool of its own. (2) An agent that takes a
-``time_limit`` option is given 0.8 x the game's limit (a spec cannot raise it or turn it off). (3) The
-options that size a search (``simulations``, ``rollouts``, ``depth``, ``node_limit``, ...) are capped by
-the board (:func:`option_caps`), defaults included, so that no single move runs away.
+Thinking time is bounded in three ways. (1) Each agent move runs in a process of its own, forked from the
+server, which builds the agent from the game's spec (:class:`_MoveRunner`, ``workers`` moves at once); a
+move still running at the game's time limit is killed with its process (504), so no request, however slow
+its agent, keeps a slot past its deadline from the other games' moves. Moves wait in order for a slot.
+Analyses run on daemon threads of a small pool of their own (:class:`_Pool`, ``workers`` at once; they
+keep each game's solver and analyst between requests): a thread cannot be killed, so an analysis past its
+limit keeps its slot until it ends, and when such analyses fill the pool, further analyses get 503 at
+once instead of queueing; daemon threads never hold up the server's exit (Ctrl-C). Building and listing
+agents has a pool of its own. (2) An agent that takes a ``time_limit`` option is given 0.8 x the game's
+limit (a spec cannot raise it or turn it off). (3) The options that size a search (``simulations``,
+``rollouts``, ``depth``, ``node_limit``, the solver's zones, ...) are capped by the board
+(:func:`option_caps`), defaults included, node budgets of 0 (unlimited) and non-finite numbers (nan, inf)
+in any option are refused, so that no single move runs away.
 
 Every error is JSON ``{"error": code, "message": text}`` with a 4xx status for bad input (which changes
 nothing), a 5xx status for an agent that crashed or ran out of time, and 500 ``internal_error`` for
@@ -26,11 +31,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import csv
 import inspect
 import itertools
 import json
 import logging
+import math
 import os
 import re
 import threading
@@ -63,7 +70,8 @@ class WebConfig:
     max_games: live games at once; max_think_s: the longest time limit per agent move a game may ask for
     time_limit_s: the default time limit per agent move; max_body: largest request body in bytes
     solver_nodes: alpha-beta node budget of each exact-solver query of the insight view
-    workers: agent moves and analyses at once (daemon threads); build_workers: agent builds at once
+    workers: agent moves at once (a process each) and analyses at once (daemon threads); build_workers:
+    agent builds at once
     idle_s: a game without requests for this long is dropped (and the least recently used idle game
     makes room when ``max_games`` are live)
     allowed_hosts: ``Host`` header values served (``"*"``: any), against DNS rebinding
@@ -212,6 +220,122 @@ class _Pool:
         return fut
 
 
+class AgentFailed(Exception):
+    """An agent's move that raised (``"TypeName: message"`` of its exception) or whose process died."""
+
+
+def _move_process(conn, make_agent: Callable, name: str, kwargs: dict, rows: int, cols: int, seed,
+                  history: tuple) -> None:
+    """The process of one agent move (forked from the server, so it has every agent registered there):
+    build the agent ``name`` as the app's ``make_agent`` does, and send its move in the position that
+    ``history`` reaches, or ``("error", type, message)``, through ``conn``."""
+    import signal
+    import sys
+
+    from dnb_env.core import GameState
+
+    signal.set_wakeup_fd(-1)  # signals here are not the server's (its event loop listens on that fd)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which ends its moves
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if "torch" in sys.modules:  # one thread: the moves are the parallelism, and the parent's pool is not here
+        sys.modules["torch"].set_num_threads(1)
+    try:
+        agent = make_agent(name, board=f"{rows}x{cols}", seed=seed, **kwargs)
+        out = ("move", agent.select_action(GameState.from_actions(rows, cols, list(history))))
+    except BaseException as exc:  # noqa: BLE001  (reported by the server)
+        out = ("error", type(exc).__name__, str(exc))
+    try:
+        conn.send(out)
+    except Exception as exc:  # noqa: BLE001  (a move that cannot be pickled)
+        conn.send(("error", type(exc).__name__, f"its move {out[1]!r} cannot be sent back: {exc}"))
+    conn.close()
+
+
+class _MoveRunner:
+    """Agent moves, each in a process of its own forked from the server, at most ``size`` at once (one
+    thread of this class waits on each). A move still running at its time limit is killed with its
+    process: a slot is never held past a deadline, whatever the agent does (a thread cannot be stopped,
+    a process can). Moves wait for a slot in the order they came (each game has at most one in flight).
+    Each move builds its agent afresh from the game's spec, seeded from the game's seed and the ply (so a
+    seeded game replays), in a copy of the server as it is at that moment (every agent registered so far)."""
+
+    def __init__(self, size: int, make_agent: Callable):
+        import multiprocessing
+        import queue
+
+        self.make_agent = make_agent
+        self.context = multiprocessing.get_context("fork")
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.live: set = set()  # processes of the moves in progress
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self._serve, name=f"dnb-move-{i}", daemon=True) for i in range(size)]
+        for th in self.threads:
+            th.start()
+
+    def start(self, spec: tuple, rows: int, cols: int, seed, history: tuple,
+              timeout: float) -> concurrent.futures.Future:
+        """The move of the agent ``spec`` = (name, options) after ``history``: a future of the action, which
+        fails with TimeoutError when the move's process ran ``timeout`` seconds (it is killed then) and with
+        :class:`AgentFailed` when the agent raised or its process died. Cancel it to give up a place in the
+        queue."""
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        self.jobs.put((fut, spec, rows, cols, seed, tuple(history), timeout))
+        return fut
+
+    def _serve(self) -> None:
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                return
+            fut, *args = job
+            if not fut.set_running_or_notify_cancel():  # given up while it waited
+                continue
+            try:
+                result = self._run(*args)
+            except BaseException as exc:  # noqa: BLE001  (handed to the waiter)
+                _settle(fut, exc=exc)
+            else:
+                _settle(fut, result=result)
+
+    def _run(self, spec: tuple, rows: int, cols: int, seed, history: tuple, timeout: float):
+        name, kwargs = spec
+        move_seed = None if seed is None else (seed * 1_000_003 + len(history)) % 2**63
+        receive, send = self.context.Pipe(duplex=False)
+        proc = self.context.Process(target=_move_process, name="dnb-move", daemon=True,
+                                    args=(send, self.make_agent, name, kwargs, rows, cols, move_seed, history))
+        with self.lock:
+            proc.start()
+            self.live.add(proc)
+        send.close()
+        try:
+            if not receive.poll(timeout):
+                raise TimeoutError(f"no move within {timeout:g} s")
+            try:
+                out = receive.recv()
+            except EOFError:
+                proc.join(1.0)
+                raise AgentFailed(f"its process ended without a move (exit code {proc.exitcode})") from None
+        finally:
+            proc.join(1.0)  # a process that sent its move ends at once
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+            with self.lock:
+                self.live.discard(proc)
+            receive.close()
+        if out[0] == "error":
+            raise AgentFailed(f"{out[1]}: {out[2]}")
+        return out[1]
+
+    def close(self) -> None:
+        """End the moves in progress and the threads (queued moves are left unanswered)."""
+        for _ in self.threads:
+            self.jobs.put(None)
+        with self.lock:
+            for proc in self.live:
+                proc.kill()
+
+
 def _settle(fut: concurrent.futures.Future, result=None, exc: BaseException | None = None) -> None:
     try:
         if exc is None:
@@ -229,17 +353,29 @@ async def _wait(fut: concurrent.futures.Future, timeout: float):
 
 def option_caps(rows: int, cols: int) -> dict[str, int]:
     """The largest value of each option that sizes an agent's search on a ``rows`` x ``cols`` board:
-    simulations (of playouts up to ``edges`` moves long) shrink as the board grows."""
+    simulations (of playouts up to ``edges`` moves long) shrink as the board grows; node budgets; depths;
+    the exact solver's zones in undrawn edges (``solve_leaf``, ``solve_root``, ``solver_edges``,
+    ``max_undrawn``: the retrograde engine enumerates 2^k positions, so at most 24)."""
     edges = (rows + 1) * cols + rows * (cols + 1)
     return {"simulations": max(1000, 200_000 // edges), "rollouts": 16, "depth": edges,
             "node_limit": 5_000_000, "search_nodes": 300_000, "solver_nodes": 2_000_000, "solve_nodes": 200_000,
-            "search_depth": edges}
+            "search_depth": edges, "search_safe": edges, "search_full": edges, "solve_leaf": min(edges, 36),
+            "solve_root": min(edges, 34), "solver_edges": min(edges, 24), "max_undrawn": min(edges, 24)}
+
+
+#: Node budgets whose 0 means "no budget" in the agent (the exact solver's ``node_limit=0`` is unlimited):
+#: the web app wants each at least 1.
+NODE_BUDGETS = ("node_limit", "solver_nodes", "search_nodes", "solve_nodes")
 
 
 def _limit_options(factory, kwargs: dict, rows: int, cols: int, limit: float) -> dict:
     """``kwargs`` with the game's time limit and the board's caps applied. An agent that takes a
     ``time_limit`` gets at most 0.8 x ``limit`` (a smaller one of its spec is kept; none is refused); a
-    capped option above its cap is refused, a default above it lowered to it. WebError 400 otherwise."""
+    capped option above its cap (or a node budget below 1: 0 is unlimited) is refused, a default above it
+    lowered to it; a number that is not finite (nan, inf) is refused in any option. WebError 400 otherwise."""
+    for option, value in kwargs.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise WebError(400, "bad_agent", f"{option}={value} is not a finite number")
     params = inspect.signature(factory).parameters
     out = dict(kwargs)
     if "time_limit" in params:
@@ -257,6 +393,10 @@ def _limit_options(factory, kwargs: dict, rows: int, cols: int, limit: float) ->
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value > cap:
                 raise WebError(400, "bad_agent", f"{option}={value} is more than the web app allows on "
                                                  f"{rows}x{cols} (at most {cap})")
+            if option in NODE_BUDGETS and (value is None or isinstance(value, (int, float)) and value < 1):
+                raise WebError(400, "bad_agent", f"{option}={value}: a node budget must be at least 1 (the exact "
+                                                 f"solver reads 0 as unlimited); the web app takes 1..{cap} on "
+                                                 f"{rows}x{cols}")
         else:
             default = params[option].default
             if isinstance(default, (int, float)) and not isinstance(default, bool) and default > cap:
@@ -386,12 +526,20 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
     from registry.agents import check_spec
 
     store = GameStore(config.max_games, config.idle_s)
-    pool = _Pool(config.workers, "agent")  # agent moves and analyses
+    moves = _MoveRunner(config.workers, make_agent)  # agent moves: processes, killed at their time limit
+    pool = _Pool(config.workers, "analysis")  # analyses (threads: they keep each game's solver and analyst)
     builds = _Pool(config.build_workers, "build")  # building agents for new games and for /api/agents
     offered: dict[tuple[int, int], tuple[tuple, concurrent.futures.Future]] = {}  # board -> (checkpoints, job)
     offered_lock = threading.Lock()
     checkpoint_roots = list(config.checkpoint_roots) + [SHIPPED_DIR]
     log = logging.getLogger("dnb_web")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        try:
+            yield
+        finally:
+            moves.close()  # the moves in progress end with the server
 
     app = FastAPI(
         title="dnb: play and watch Dots-and-Boxes",
@@ -401,8 +549,9 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
         version="1",
         docs_url=None,  # FastAPI's Swagger UI loads from a CDN; /docs below renders the schema locally
         redoc_url=None,
+        lifespan=lifespan,
     )
-    app.state.store, app.state.config, app.state.pools = store, config, (pool, builds)
+    app.state.store, app.state.config, app.state.pools = store, config, (pool, builds, moves)
 
     @app.exception_handler(WebError)
     async def _web_error(request: Request, exc: WebError):
@@ -527,12 +676,12 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
         game = store.get(gid)
         game._check_open()
         if game.busy:
-            raise WebError(409, "agent_thinking", "the agent is still thinking about this position (a move past "
-                                                  "its time limit is still finishing); try again in a moment")
+            raise WebError(409, "agent_thinking", "the agent is still thinking about this position (another "
+                                                  "request asked for its move); try again in a moment")
         if game.turn != "agent":
             raise WebError(409, "not_your_turn", "it is the human's turn")
         generation, state = game.generation, game.state
-        fut = pool.start(game.agent.select_action, state)  # 503 at once when every slot is taken
+        fut = moves.start(game.spec, game.rows, game.cols, game.seed, state.history, game.time_limit)
         game.busy, game.error = True, None
 
         def release(f):
@@ -540,14 +689,25 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
             game.touch()
 
         fut.add_done_callback(release)
-        try:
-            action = await _wait(fut, game.time_limit)
-        except asyncio.TimeoutError:
+        queue_s = config.max_think_s  # the longest a move waits for a slot (taken by moves of that length)
+        for wait_s in (queue_s + game.time_limit, None):  # then a move that started late: its limit ends it
+            try:
+                await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), wait_s)
+            except Exception:  # noqa: BLE001  (sorted out below from the future; the game stays as it was)
+                pass
+            if not fut.done() and fut.cancel():  # it never got a slot: its place is given up
+                raise WebError(503, "busy", f"all {config.workers} agent move slots stayed taken for {queue_s:g} s "
+                                            "(moves of other games); try again in a moment")
+            if fut.done():
+                break
+        exc = fut.exception()
+        if isinstance(exc, TimeoutError):  # its process was killed at the time limit
             game.error = f"the agent did not move within the time limit of {game.time_limit:g} s"
-            raise WebError(504, "agent_timeout", game.error) from None
-        except Exception as exc:  # noqa: BLE001  (a crashing agent: reported, the game stays as it was)
-            game.error = f"the agent crashed: {type(exc).__name__}: {exc}"
-            raise WebError(500, "agent_failed", game.error) from None
+            raise WebError(504, "agent_timeout", game.error)
+        if exc is not None:  # a crashing agent, or its process died
+            game.error = f"the agent crashed: {exc}"
+            raise WebError(500, "agent_failed", game.error)
+        action = fut.result()
         if game.generation != generation:  # resigned meanwhile
             return _game_json(game)
         try:

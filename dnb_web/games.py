@@ -67,8 +67,12 @@ def parse_spec(spec, checkpoint_roots: list[str]) -> tuple[str, dict]:
 
 def allowed_path(path: str, roots: list[str], what: str, want: str = "dir") -> str:
     """``path`` (relative to the working directory) resolved, if it lies inside one of ``roots``; WebError
-    403 when outside them, 404 when it does not exist or is not a ``want`` ("dir" or "file")."""
-    real = os.path.realpath(path)
+    403 when outside them, 404 when it does not exist or is not a ``want`` ("dir" or "file"), 400 when it
+    cannot be a path at all (a NUL byte, an unencodable character)."""
+    try:
+        real = os.path.realpath(os.fsdecode(os.fsencode(path)))
+    except ValueError as exc:  # "embedded null byte"; UnicodeEncodeError (a lone surrogate) is one too
+        raise WebError(400, "bad_path", f"{what} {path!r} is not a usable path ({exc})") from None
     for root in roots:
         root = os.path.realpath(root)
         try:

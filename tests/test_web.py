@@ -63,7 +63,30 @@ def _slow(*, board, seed, delay: float = 1.0):
     return _Slow(delay)
 
 
-GATE = threading.Event()  # web_test_block agents think until the test sets it
+class _FileGate:
+    """A gate like threading.Event that the app's move worker processes see too: set() makes a file (at
+    ``path``, a fresh one for each test, given before the test's app forks its workers)."""
+
+    path = None
+
+    def set(self):
+        open(self.path, "w").close()
+
+    def clear(self):
+        if os.path.exists(self.path):
+            os.remove(self.path)
+
+    def is_set(self) -> bool:
+        return os.path.exists(self.path)
+
+    def wait(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not self.is_set() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return self.is_set()
+
+
+GATE = _FileGate()  # web_test_block agents think until the test sets it
 
 
 class _Blocked:
@@ -79,9 +102,11 @@ class _Blocked:
 
 
 @pytest.fixture(autouse=True)
-def misbehaving_agents(monkeypatch):
-    """The three agents above, registered for one test only (so that no other test sees them)."""
+def misbehaving_agents(monkeypatch, tmp_path):
+    """The agents above, registered for one test only (so that no other test sees them)."""
     from registry import agents
+
+    GATE.path = str(tmp_path / "gate")
 
     monkeypatch.setattr(agents, "_FACTORIES", dict(agents._FACTORIES))
     register_agent("web_test_crash", lambda *, board, seed: _Crash())
@@ -90,7 +115,7 @@ def misbehaving_agents(monkeypatch):
     register_agent("web_test_block", lambda *, board, seed: _Blocked())
     GATE.clear()
     yield
-    GATE.set()  # no thread is left thinking after the test
+    GATE.set()  # no thread or worker is left thinking after the test
 
 
 @pytest.fixture
@@ -357,6 +382,43 @@ def test_bad_new_game_requests(client, body, status, code):
     assert client.app.state.store.games == {}
 
 
+@pytest.mark.parametrize("spec, named", [
+    ("alphabeta:time_limit=nan,depth=24", "time_limit=nan is not a finite number"),  # nan slipped past min()
+    ("alphabeta:time_limit=inf", "time_limit=inf is not a finite number"),
+    ("mcts:uct_c=nan", "uct_c=nan is not a finite number"),
+    ("alphazero:c_puct=-inf", "c_puct=-inf is not a finite number"),
+    ("alphazero:solve_root=999", "solve_root=999 is more than the web app allows on 3x3 (at most 24)"),
+    ("dotsformer:solve_leaf=999", "solve_leaf=999 is more than"),
+    ("alphabeta:solve_leaf=999", "solve_leaf=999 is more than"),
+    ("solver:max_undrawn=30", "max_undrawn=30 is more than"),
+    ("prsboxes:solver_edges=999", "solver_edges=999 is more than"),
+    ("prsboxes:search_safe=999", "search_safe=999 is more than"),
+    ("solver:node_limit=0", "node_limit=0: a node budget must be at least 1"),  # 0 is the solver's unlimited
+    ("prsboxes:solver_nodes=0", "solver_nodes=0: a node budget must be at least 1"),
+    ("prsboxes:search_nodes=0", "search_nodes=0: a node budget must be at least 1"),
+    ("alphazero:solve_nodes=0", "solve_nodes=0: a node budget must be at least 1"),
+])
+def test_runaway_agent_options_are_refused(client, spec, named):
+    body = assert_error(client.post("/api/games", json={"board": "3x3", "opponent": spec, "human": 1, "time_limit": 1}),
+                        400, "bad_agent")
+    assert named in body["message"]
+    assert client.app.state.store.games == {}
+
+
+def test_paths_that_cannot_be_paths_are_400(client, roots):
+    """A NUL byte in a folder or checkpoint path, or a lone surrogate in a checkpoint path (JSON can carry
+    one): 400 (were 500s: os.path.realpath's ValueError)."""
+    for folder in (roots[0] + "/\x00x", "\x00"):
+        for url, extra in (("view", {}), ("plot", {"name": "a.png"}), ("game", {"id": "1-2-0"})):
+            assert_error(client.get(f"/api/tournaments/{url}", params={"folder": folder, **extra}), 400, "bad_path")
+    for path in (roots[1] + "/a\x00.pt", "\ud800.pt"):
+        body = json.dumps({"board": "3x3", "opponent": f"alphazero:checkpoint={path}"})  # the surrogate as a \u escape
+        body = assert_error(client.post("/api/games", content=body, headers={"content-type": "application/json"}),
+                            400, "bad_path")
+        assert "checkpoint" in body["message"]
+    assert client.app.state.store.games == {}
+
+
 def test_checkpoints_only_from_allowed_folders(client, roots):
     missing = os.path.join(roots[1], "missing.pt")
     assert_error(client.post("/api/games", json={"opponent": f"alphazero:checkpoint={missing}"}), 404, "not_found")
@@ -426,21 +488,16 @@ def wait_until(predicate, timeout: float = 30.0):
         time.sleep(0.02)
 
 
-def test_slow_agent_times_out_without_blocking(client):
-    g = new_game(client, board="2x2", human=1, opponent="web_test_block", time_limit=0.2)
+def test_slow_agent_times_out_and_its_move_is_ended(client):
+    g = new_game(client, board="2x2", human=1, opponent="web_test_block", time_limit=0.5)
     gid = g["id"]
     body = assert_error(client.post(f"/api/games/{gid}/agent-move"), 504, "agent_timeout")
-    assert "0.2" in body["message"] and not GATE.is_set()  # answered while the agent still thinks
-    # the abandoned move is still running: no second one, and the game is unchanged
-    assert_error(client.post(f"/api/games/{gid}/agent-move"), 409, "agent_thinking")
-    assert client.get("/api/games/" + gid).json()["history"] == []
-    other = new_game(client, board="2x2")  # other games go on meanwhile
+    assert "0.5" in body["message"] and not GATE.is_set()  # answered while the agent would still think
+    g = client.get("/api/games/" + gid).json()  # the move was ended with its worker: the game is unchanged
+    assert g["history"] == [] and not g["thinking"] and "time limit" in g["error"]
+    other = new_game(client, board="2x2")  # other games go on
     assert client.post(f"/api/games/{other['id']}/move", json={"action": 0}).status_code == 200
-    assert client.get("/api/games/" + gid).json()["thinking"] and not GATE.is_set()
     GATE.set()
-    wait_until(lambda: not client.get("/api/games/" + gid).json()["thinking"])
-    g = client.get("/api/games/" + gid).json()
-    assert g["history"] == [] and "time limit" in g["error"]
     assert client.post(f"/api/games/{gid}/agent-move").json()["history"] == [0]  # asked again, it moves
 
 
@@ -452,6 +509,7 @@ def test_agent_replies_run_off_the_event_loop(client):
     th = threading.Thread(target=lambda: result.setdefault("r", client.post(f"/api/games/{g['id']}/agent-move")))
     th.start()
     wait_until(lambda: client.get(f"/api/games/{g['id']}").json()["thinking"])
+    assert_error(client.post(f"/api/games/{g['id']}/agent-move"), 409, "agent_thinking")  # one move at a time
     other = new_game(client, board="2x2")
     assert client.post(f"/api/games/{other['id']}/move", json={"action": 0}).status_code == 200
     assert "r" not in result and not GATE.is_set()  # the slow request is still running
@@ -460,27 +518,55 @@ def test_agent_replies_run_off_the_event_loop(client):
     assert result["r"].status_code == 200 and result["r"].json()["history"] == [0]
 
 
-def test_abandoned_moves_fill_the_pool_and_later_jobs_get_503_at_once(roots):
+def test_moves_past_their_time_limit_leave_no_worker_taken(roots):
+    """However many moves run past their time limit, another game's move still gets a worker: each is
+    ended with its worker process at its limit. (They were threads that kept their slots: four games of
+    `alphabeta:time_limit=nan,depth=24` took every slot, and every later agent move got 503 until a restart.)"""
     config = WebConfig(results_roots=(roots[0],), checkpoint_roots=(roots[1],), workers=2)
     with TestClient(create_app(config), base_url=BASE) as c:
-        stuck = [new_game(c, human=1, opponent="web_test_block", time_limit=0.2) for _ in range(2)]
+        stuck = [new_game(c, human=1, opponent="web_test_block", time_limit=0.3) for _ in range(4)]
         for g in stuck:
             assert_error(c.post(f"/api/games/{g['id']}/agent-move"), 504, "agent_timeout")
-        g = new_game(c, human=1, opponent="random")  # building has a pool of its own
-        assert_error(c.post(f"/api/games/{g['id']}/agent-move"), 503, "busy")  # refused, not queued
-        assert_error(c.get(f"/api/games/{g['id']}/analysis"), 503, "busy")
-        assert c.get(f"/api/games/{g['id']}").json()["thinking"] is False
-        assert c.get("/api/agents?board=2x2").status_code == 200
-        assert not GATE.is_set()
-        GATE.set()
-        wait_until(lambda: c.app.state.pools[0].running == 0)
-        assert c.post(f"/api/games/{g['id']}/agent-move").json()["ply"] == 1
+        g = new_game(c, human=1, opponent="random")
+        r = c.post(f"/api/games/{g['id']}/agent-move")
+        assert r.status_code == 200 and r.json()["ply"] == 1 and not GATE.is_set()
         assert c.get(f"/api/games/{g['id']}/analysis").status_code == 200
+        # while two slow moves hold both workers, a third game's move waits for one (not 503) and is played
+        slow = [new_game(c, human=1, opponent="web_test_block", time_limit=1.5) for _ in range(2)]
+        results = {}
+        threads = [threading.Thread(target=lambda gid=s["id"]: results.setdefault(gid, c.post(
+            f"/api/games/{gid}/agent-move"))) for s in slow]
+        for th in threads:
+            th.start()
+        wait_until(lambda: all(c.get(f"/api/games/{s['id']}").json()["thinking"] for s in slow))
+        g = new_game(c, human=1, opponent="random")
+        r = c.post(f"/api/games/{g['id']}/agent-move")
+        assert r.status_code == 200 and r.json()["ply"] == 1
+        for th in threads:
+            th.join()
+        assert all(r.status_code == 504 for r in results.values()) and not GATE.is_set()
+
+
+def test_analysis_pool_refuses_at_once_when_full():
+    """Analyses run on threads that cannot be ended: when every slot is taken, the next one is refused
+    with 503 at once rather than queued behind jobs that may not end."""
+    from dnb_web.app import _Pool
+    from dnb_web.games import WebError
+
+    pool, gate = _Pool(2, "analysis"), threading.Event()
+    jobs = [pool.start(gate.wait, 30) for _ in range(2)]
+    with pytest.raises(WebError, match="all 2 analysis slots are taken") as err:
+        pool.start(gate.wait, 30)
+    assert err.value.status == 503
+    gate.set()
+    assert all(j.result(timeout=30) for j in jobs)
+    wait_until(lambda: pool.running == 0)
+    assert pool.start(lambda: 7).result(timeout=30) == 7
 
 
 def test_a_thinking_agent_does_not_hold_up_the_exit(tmp_path):
-    """Agent threads are daemon threads: the process ends although an abandoned move still thinks (a
-    ThreadPoolExecutor's threads are joined at exit: Ctrl-C would hang until the agent finished)."""
+    """The process ends although an agent would think for 10 minutes: its move is ended with its worker
+    process at the time limit, and the workers stop with the app (nothing is joined at exit that may not end)."""
     import subprocess
     import sys
     import textwrap

@@ -292,7 +292,30 @@ def test_replay_a_saved_game_and_a_tournament_folder(server, browser):
     page.close()
 
 
-BROWSER_GATE = threading.Event()  # web_browser_block agents think until the test sets it
+class _FileGate:
+    """A gate like threading.Event that the server's move processes (forked) see too: set() makes a file
+    (a fresh path for each test)."""
+
+    path = None
+
+    def set(self):
+        open(self.path, "w").close()
+
+    def clear(self):
+        if os.path.exists(self.path):
+            os.remove(self.path)
+
+    def is_set(self) -> bool:
+        return os.path.exists(self.path)
+
+    def wait(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not self.is_set() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return self.is_set()
+
+
+BROWSER_GATE = _FileGate()  # web_browser_block agents think until the test sets it
 
 
 class _Blocked:
@@ -306,27 +329,29 @@ class _Blocked:
         return state.legal_actions()[0]
 
 
-class _Flaky:
-    """Falls over on its first move, plays the first legal move after that."""
-    name = "web_browser_flaky"
+FLAKY_FELL = _FileGate()  # set by the first move of web_browser_flaky
 
-    def __init__(self):
-        self.calls = 0
+
+class _Flaky:
+    """Falls over on its first move, plays the first legal move after that (each move is built afresh in a
+    process of its own, so the first move is marked by a file)."""
+    name = "web_browser_flaky"
 
     def reset(self):
         pass
 
     def select_action(self, state):
-        self.calls += 1
-        if self.calls == 1:
+        if not FLAKY_FELL.is_set():
+            FLAKY_FELL.set()
             raise RuntimeError("a passing hiccup")
         return state.legal_actions()[0]
 
 
 @pytest.fixture
-def test_agents(monkeypatch):
+def test_agents(monkeypatch, tmp_path):
     from registry import agents
 
+    BROWSER_GATE.path, FLAKY_FELL.path = str(tmp_path / "gate"), str(tmp_path / "flaky-fell")
     monkeypatch.setattr(agents, "_FACTORIES", dict(agents._FACTORIES))  # registered for one test only
     agents.register_agent("web_browser_block", lambda *, board, seed: _Blocked())
     agents.register_agent("web_browser_flaky", lambda *, board, seed: _Flaky())
