@@ -38,6 +38,7 @@ import numpy as np
 from agents.base import check_state
 from dnb_env.analysis import capture_or_decline_moves, endgame_value
 from dnb_env.core import GameState
+from dnb_env.solver import Solver, SolverBudgetExceeded, native_available
 
 __all__ = ["Evaluator", "UniformEvaluator", "RolloutEvaluator", "MCTSConfig", "MCTS", "MCTSAgent", "Node", "ExactRoot",
            "begin_all", "final_value", "gc_paused", "run_many", "solve_extra", "solver_zone", "visits_to_policy"]
@@ -95,7 +96,7 @@ class MCTSConfig:
     prune: bool = True
     reuse_tree: bool = True
     value: str = "win"  # "win": results +1/-1/0 (AlphaZero); "margin": final box margin / number of boxes
-    # the exact solver (baselines.solver, alpha-beta; needs the C++ extension), 0 = off. Leaves with at most
+    # the exact solver (dnb_env.solver, alpha-beta; needs the C++ extension), 0 = off. Leaves with at most
     # solve_leaf undrawn edges are solved within solve_nodes nodes each (a solve that runs out lowers the
     # zone to one edge below that leaf for the rest of the search); a root with at most solve_root undrawn
     # edges is not searched: its policy is uniform over the moves of best margin (:class:`ExactRoot`),
@@ -129,8 +130,6 @@ def solver_zone(setting: int, num_actions: int, cap: int) -> int:
     """A solver zone option resolved for a board: ``-1`` (auto) is ``min(cap, 3 * num_actions // 5)`` undrawn
     edges (the last 60% of the game at most) when the C++ solver is built, else 0; other values as given
     (0 = off)."""
-    from baselines.solver import native_available
-
     if isinstance(setting, bool) or not isinstance(setting, int) or setting < -1:
         raise ValueError(f"a solver zone must be -1 (auto), 0 (off) or a number of undrawn edges, got {setting!r}")
     if setting == -1:
@@ -139,8 +138,6 @@ def solver_zone(setting: int, num_actions: int, cap: int) -> int:
 
 
 def _exact_solver(config: MCTSConfig, node_limit: int):
-    from baselines.solver import Solver, native_available  # lazy: baselines sit beside agents
-
     if not native_available():
         raise ImportError("solve_leaf / solve_root need the C++ extension dnb_env._native (the alpha-beta "
                           "solver), which is not built; reinstall with a C++17 compiler or set them to 0")
@@ -152,8 +149,6 @@ def solve_extra(solver, state: GameState, value: str) -> int | None:
     needs: the exact margin (``"margin"``) or one margin of the right sign (``"win"``: one or two
     null-window tests); None when the solver's node budget runs out. The C++ search's ``Tree::solve``
     asks the same queries in the same order, so both searches agree even where a budget runs out."""
-    from baselines.solver import SolverBudgetExceeded
-
     try:
         if value == "margin":
             lo, hi = solver.bounds(state)
@@ -180,8 +175,6 @@ class ExactRoot:
         cfg = self.config
         if not cfg.solve_root or state.num_actions - state.edges.bit_count() > cfg.solve_root:
             return None
-        from baselines.solver import SolverBudgetExceeded
-
         if self._solver is None:
             self._solver = _exact_solver(cfg, cfg.solve_root_nodes)
         try:

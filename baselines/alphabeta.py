@@ -30,6 +30,7 @@ import numpy as np
 from agents.base import check_state
 from dnb_env.analysis import double_deal_moves, endgame_value
 from dnb_env.core import GameState, MutableState
+from dnb_env.solver import Solver
 
 __all__ = ["AlphaBetaAgent"]
 
@@ -110,8 +111,6 @@ class AlphaBetaAgent:
         if undrawn > self._zone:
             return None
         if self._solver is None:
-            from baselines.solver import Solver  # lazy: solver imports this module's neighbours
-
             self._solver = Solver(max_undrawn=180, engine="alphabeta", node_limit=self.solve_nodes)
         lo, hi = self._solver.bounds(m.snapshot())
         if lo != hi:

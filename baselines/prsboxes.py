@@ -3,7 +3,7 @@
 Decision rules, in order:
 
 1. **Exact play near the end.** With at most ``solver_edges`` undrawn edges the exact solver
-   (:mod:`baselines.solver`) picks a move of best margin: default 36 with the native alpha-beta solver
+   (:mod:`dnb_env.solver`) picks a move of best margin: default 36 with the native alpha-beta solver
    (within ``solver_nodes`` nodes; past them the rules below decide), 20 with the retrograde table. The
    searches of rule 4 take exact values from the solver for every position inside that zone too.
 2. **Boxes on offer.** When a box can be completed, the agent decides between taking everything and
@@ -33,7 +33,6 @@ import numpy as np
 
 from agents.base import check_state
 from baselines.alphabeta import AlphaBetaAgent
-from baselines.solver import Solver, SolverBudgetExceeded, native_available
 from dnb_env.analysis import (
     double_deal_moves,
     MoveClass,
@@ -44,6 +43,7 @@ from dnb_env.analysis import (
     move_classes,
 )
 from dnb_env.core import GameState
+from dnb_env.solver import Solver, SolverBudgetExceeded, native_available
 
 __all__ = ["PRsBoxesAgent"]
 

@@ -1,354 +1,59 @@
-"""Exact solvers: native alpha-beta over the box margin, and retrograde analysis as the readable reference.
+"""The exact player: optimal moves from the exact solver engine (:mod:`dnb_env.solver`).
 
-A position's value is the margin (boxes) the player to move gets over the opponent from the boxes still
-unclaimed, under optimal play by both; it depends only on the set of drawn edges:
+    SolverAgent(seed=0).select_action(state)   optimal move (by margin), ties broken at random
+    SolverAgent(seed=0, fallback=agent)        ``agent`` plays where the solver cannot (too many undrawn
+                                               edges, or the node budget runs out)
 
-    v(S) = max over undrawn e of  g(S, e) + v(S + e)   if e completes g(S, e) > 0 boxes (same player again)
-                                  -v(S + e)              otherwise
+The registry's ``solver`` agent composes the fallback: ``make_agent("solver", fallback="prsboxes")`` (the
+default) hands :class:`baselines.prsboxes.PRsBoxesAgent` in, ``fallback="none"`` none.
 
-Two engines compute it (``Solver(engine=...)``):
-
-==============  =========================================================================================
-``alphabeta``   ``dnb_env._native.ExactSolver`` (``dnb_env/csrc/solver.hpp``): MTD(f) null-window alpha-beta,
-                a transposition table keyed by the drawn-edge set up to the board's symmetries, and only
-                reductions proven to keep the exact value (free captures, Berlekamp's all-but-two /
-                all-but-four rule, equivalent sacrifices, the simple-endgame recursion at the leaves). Reaches
-                the 5x5 midgame: about 36-38 undrawn edges in well under a second (benchmarks/solver.py).
-                Bounded by ``node_limit`` nodes per call: past it :class:`SolverBudgetExceeded` is raised.
-``retrograde``  pure numpy: the table of all 2^k subsets of the k undrawn edges, filled layer by layer from
-                the full board down. k = 24 (a whole 3x3 game) is 16.8M int8 entries and takes seconds; the
-                table is reused while a game stays inside it. Limited to k <= 30.
-``auto``        (default) ``alphabeta`` when the C++ extension is built and the board is at most 9x9,
-                ``retrograde`` otherwise.
-==============  =========================================================================================
-
-    solver = Solver()                     # max_undrawn: 40 (alphabeta) / 24 (retrograde) by default
-    solver.value(state)        -> int   exact margin for the player to move (remaining boxes)
-    solver.move_values(state)  -> dict action -> exact margin after playing it (same sign convention)
-    solver.game_value(state)   -> int   exact final margin for the player to move (boxes owned included)
-    solver.can_win(state)      -> bool  whether the player to move wins the game with best play (one
-                                        null-window search with alphabeta: cheaper than the value)
-    solver.outcome(state)      -> int   +1 win, 0 draw, -1 loss of the whole game for the player to move
-    SolverAgent(seed=0).select_action(state)   optimal move, ties broken at random
-
-Version history: 0.1 retrograde solver; 0.2 (issue: native exact solver) the alpha-beta engine, the
-``engine``, ``node_limit`` and ``tt_mb`` options, ``can_win``/``outcome``/``bounds`` and
-:class:`SolverBudgetExceeded`.
+Version history: 0.1 retrograde solver; 0.2 the native alpha-beta engine; 0.3 the engine moves to
+:mod:`dnb_env.solver`, and ``fallback`` is an Agent or a factory (composed by the registry), no longer a name.
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 import numpy as np
 
 from agents.base import check_state
 from dnb_env.core import GameState
+from dnb_env.solver import DEFAULT_NODE_LIMIT, Solver, SolverTooLarge
 
-try:
-    from dnb_env import _native
-except ImportError:  # the optional C++ extension is not built
-    _native = None
-
-__all__ = ["Solver", "SolverAgent", "SolverTooLarge", "SolverBudgetExceeded", "ENGINES", "native_available"]
-
-#: Engine names accepted by :class:`Solver`.
-ENGINES = ("auto", "alphabeta", "retrograde")
-#: Default ``max_undrawn`` per engine.
-DEFAULT_MAX_UNDRAWN = {"alphabeta": 40, "retrograde": 24}
-#: Default node budget of one alpha-beta call (about 10-30 s on one core).
-DEFAULT_NODE_LIMIT = 20_000_000
-_NATIVE_MAX_SIZE = 9
-
-
-def native_available() -> bool:
-    """Whether the alpha-beta engine (the C++ extension ``dnb_env._native``) can be used."""
-    return _native is not None and hasattr(_native, "ExactSolver")
-
-
-class SolverTooLarge(ValueError):
-    """The position is beyond what the solver was allowed to solve (too many undrawn edges)."""
-
-
-class SolverBudgetExceeded(SolverTooLarge):
-    """The alpha-beta search spent its node budget before proving the value.
-
-    ``bounds`` is ``(lo, hi)`` with ``lo <= value <= hi`` as far as the search got (margin of the remaining
-    boxes for the player to move), ``nodes`` the budget that was spent."""
-
-    def __init__(self, message: str, bounds: tuple[int, int] | None = None, nodes: int = 0):
-        super().__init__(message)
-        self.bounds = bounds
-        self.nodes = nodes
-
-
-class _Table:
-    """Values of every subset of ``undrawn`` (edges of ``root_edges``'s complement) drawn in addition."""
-
-    __slots__ = ("root_edges", "undrawn", "index", "values", "gain_req", "geometry")
-
-    def __init__(self, state: GameState):
-        g = state.geometry
-        self.geometry = g
-        self.root_edges = state.edges
-        self.undrawn = state.legal_actions()
-        self.index = {a: j for j, a in enumerate(self.undrawn)}
-        k = len(self.undrawn)
-        # per undrawn edge j: for each box beside it, the subset mask of its other undrawn sides
-        self.gain_req = []
-        for a in self.undrawn:
-            reqs = []
-            for b in g.action_boxes[a]:
-                req = 0
-                for e in g.box_sides[b]:
-                    if e != a and not state.edges >> e & 1:
-                        req |= 1 << self.index[e]
-                reqs.append(req)
-            self.gain_req.append(reqs)
-        self.values = self._solve(k)
-
-    def _solve(self, k: int) -> np.ndarray:
-        n = 1 << k
-        dtype = np.uint32 if k <= 32 else np.uint64
-        vals = np.zeros(n, dtype=np.int8)
-        if k == 0:
-            return vals
-        idx = np.arange(n, dtype=dtype)
-        counts = np.bitwise_count(idx)
-        order = np.argsort(counts, kind="stable").astype(dtype)
-        bounds = np.concatenate([[0], np.cumsum(np.bincount(counts, minlength=k + 1))])
-        del idx, counts
-        for layer in range(k - 1, -1, -1):
-            S = order[bounds[layer]: bounds[layer + 1]]
-            best = np.full(S.shape, -128, dtype=np.int16)
-            for j in range(k):
-                bit = dtype(1 << j)
-                free = (S & bit) == 0
-                T = S[free]
-                child = vals[T | bit].astype(np.int16)
-                gain = np.zeros(T.shape, dtype=np.int16)
-                for req in self.gain_req[j]:
-                    r = dtype(req)
-                    gain += (T & r) == r
-                cand = np.where(gain > 0, gain + child, -child)
-                sub = best[free]
-                np.maximum(sub, cand, out=sub)
-                best[free] = sub
-            vals[S] = best.astype(np.int8)
-        return vals
-
-    def covers(self, state: GameState) -> bool:
-        return state.geometry is self.geometry and state.edges & self.root_edges == self.root_edges
-
-    def key(self, state: GameState) -> int:
-        extra = state.edges & ~self.root_edges
-        key = 0
-        while extra:
-            low = extra & -extra
-            key |= 1 << self.index[low.bit_length() - 1]
-            extra ^= low
-        return key
-
-
-class Solver:
-    """Exact values of positions; positions with more than ``max_undrawn`` undrawn edges are refused with
-    :class:`SolverTooLarge`.
-
-    Args:
-        max_undrawn: largest number of undrawn edges accepted; ``None``: 40 for ``alphabeta``, 24 for
-            ``retrograde`` (which enumerates 2^k int8 entries and takes at most 30).
-        engine: ``"auto"`` (alpha-beta when the C++ extension is built and the board is at most 9x9),
-            ``"alphabeta"`` or ``"retrograde"`` (see the module docstring).
-        node_limit: alpha-beta nodes per call (``0``: unlimited); past it :class:`SolverBudgetExceeded`.
-        tt_mb: largest size of the alpha-beta transposition table in megabytes (grown on demand); one
-            table per board size, kept across calls.
-    """
-
-    def __init__(self, max_undrawn: int | None = None, *, engine: str = "auto",
-                 node_limit: int = DEFAULT_NODE_LIMIT, tt_mb: float = 64.0):
-        if engine not in ENGINES:
-            raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-        if engine == "alphabeta" and not native_available():
-            raise ImportError("engine='alphabeta' needs the C++ extension dnb_env._native, which is not built "
-                              "(reinstall with a C++17 compiler, e.g. `pip install -e .`)")
-        if node_limit < 0:
-            raise ValueError(f"node_limit must be >= 0 (0 = unlimited), got {node_limit}")
-        self.engine = engine
-        self.node_limit = int(node_limit)
-        self.tt_mb = float(tt_mb)
-        default_engine = "alphabeta" if engine != "retrograde" and native_available() else "retrograde"
-        if max_undrawn is None:
-            max_undrawn = DEFAULT_MAX_UNDRAWN[default_engine]
-        top = 30 if default_engine == "retrograde" else 2 * _NATIVE_MAX_SIZE * (_NATIVE_MAX_SIZE + 1)
-        if not 0 <= max_undrawn <= top:
-            raise ValueError(f"max_undrawn must be in 0..{top} for the {default_engine} engine, got {max_undrawn}")
-        self.max_undrawn = max_undrawn
-        self._table: _Table | None = None
-        self._native: dict[tuple[int, int], object] = {}
-
-    # ------------------------------------------------------------------ engine plumbing
-    def _uses_alphabeta(self, state: GameState) -> bool:
-        if self.engine == "retrograde" or not native_available():
-            return False
-        small = state.rows <= _NATIVE_MAX_SIZE and state.cols <= _NATIVE_MAX_SIZE
-        if self.engine == "alphabeta" and not small:
-            raise SolverTooLarge(f"the alpha-beta engine takes boards of at most {_NATIVE_MAX_SIZE}x"
-                                 f"{_NATIVE_MAX_SIZE} boxes, got {state.rows}x{state.cols}")
-        return small
-
-    def _check_size(self, state: GameState, engine: str) -> None:
-        k = state.num_actions - state.edges.bit_count()
-        if k > self.max_undrawn:
-            what = "enumerates at most" if engine == "retrograde" else "is allowed at most"
-            raise SolverTooLarge(f"position has {k} undrawn edges; this solver ({engine}) {what} "
-                                 f"{self.max_undrawn} (max_undrawn)")
-
-    def _exact(self, state: GameState):
-        key = (state.rows, state.cols)
-        solver = self._native.get(key)
-        if solver is None:
-            solver = self._native[key] = _native.ExactSolver(state.rows, state.cols, tt_mb=self.tt_mb)
-        return solver
-
-    def _table_for(self, state: GameState) -> _Table:
-        t = self._table
-        if t is not None and t.covers(state):
-            return t
-        self._check_size(state, "retrograde")
-        self._table = _Table(state)
-        return self._table
-
-    def _budget_error(self, state: GameState, what: str, bounds=None) -> SolverBudgetExceeded:
-        k = state.num_actions - state.edges.bit_count()
-        extra = f"; the value lies in [{bounds[0]}, {bounds[1]}]" if bounds else ""
-        return SolverBudgetExceeded(
-            f"{what} of a position with {k} undrawn edges needs more than node_limit={self.node_limit} "
-            f"alpha-beta nodes{extra}", bounds=bounds, nodes=self.node_limit)
-
-    # ------------------------------------------------------------------ queries
-    def value(self, state: GameState) -> int:
-        """Exact margin (boxes) the player to move gets over the opponent from the unclaimed boxes."""
-        if self._uses_alphabeta(state):
-            lo, hi = self.bounds(state)
-            if lo != hi:
-                raise self._budget_error(state, "the value", (lo, hi))
-            return lo
-        t = self._table_for(state)
-        return int(t.values[t.key(state)])
-
-    def bounds(self, state: GameState) -> tuple[int, int]:
-        """``(lo, hi)`` with ``lo <= value(state) <= hi``: equal when solved within the node budget (the
-        alpha-beta engine's best found so far otherwise; the retrograde engine is always exact)."""
-        if self._uses_alphabeta(state):
-            self._check_size(state, "alphabeta")
-            return self._exact(state).value(state.edges, node_limit=self.node_limit)
-        v = self.value(state)
-        return v, v
-
-    def move_values(self, state: GameState) -> dict[int, int]:
-        """For each legal move, the exact margin for the player to move if it is played (boxes it completes
-        included)."""
-        if self._uses_alphabeta(state):
-            self._check_size(state, "alphabeta")
-            out = self._exact(state).move_values(state.edges, node_limit=self.node_limit)
-            if out is None:
-                raise self._budget_error(state, "the move values")
-            return out
-        t = self._table_for(state)
-        base = t.key(state)
-        out = {}
-        for a in state.legal_actions():
-            j = t.index[a]
-            child = base | (1 << j)
-            gain = sum(1 for req in t.gain_req[j] if base & req == req)
-            v = int(t.values[child])
-            out[a] = gain + v if gain else -v
-        return out
-
-    def game_value(self, state: GameState) -> int:
-        """Exact final margin for the player to move: boxes already won included."""
-        return self._owned_margin(state) + self.value(state)
-
-    def at_least(self, state: GameState, threshold: int) -> bool:
-        """Whether ``value(state) >= threshold`` (remaining boxes): one null-window search with alphabeta."""
-        if self._uses_alphabeta(state):
-            self._check_size(state, "alphabeta")
-            r = self._exact(state).at_least(state.edges, int(threshold), node_limit=self.node_limit)
-            if r is None:
-                raise self._budget_error(state, f"the test value >= {threshold}")
-            return r
-        return self.value(state) >= threshold
-
-    def can_win(self, state: GameState) -> bool:
-        """Whether the player to move wins the game (final margin > 0, boxes already owned included) with
-        best play by both."""
-        return self.at_least(state, 1 - self._owned_margin(state))
-
-    def winning_moves(self, state: GameState) -> frozenset[int]:
-        """The moves that keep a won game won (final margin > 0 with best play after them); empty when the
-        player to move cannot win. One null-window search per move (plus one for the position)."""
-        if not self.can_win(state):
-            return frozenset()
-        out = set()
-        for a in state.legal_actions():
-            child = state.apply(a)
-            if child.current_player == state.current_player:
-                keeps = self.can_win(child)
-            else:  # the opponent moves next: the win is kept when the opponent cannot reach a draw
-                keeps = not self.at_least(child, -self._owned_margin(child))
-            if keeps:
-                out.add(a)
-        return frozenset(out)
-
-    def outcome(self, state: GameState) -> int:
-        """+1, 0 or -1: the game's result for the player to move under optimal play (one or two
-        null-window searches with alphabeta)."""
-        have = self._owned_margin(state)
-        if self.at_least(state, 1 - have):
-            return 1
-        return 0 if self.at_least(state, -have) else -1
-
-    def stats(self) -> dict:
-        """Alpha-beta search counters summed over this solver's boards: ``nodes``, ``tt_hits``, ``tt_cuts``
-        and ``rules`` (how often each reduction fired); zeros with the retrograde engine."""
-        total = {"nodes": 0, "tt_hits": 0, "tt_cuts": 0, "rules": {}}
-        for native in self._native.values():
-            st = native.stats()
-            for k in ("nodes", "tt_hits", "tt_cuts"):
-                total[k] += st[k]
-            for k, v in st["rules"].items():
-                total["rules"][k] = total["rules"].get(k, 0) + v
-        return total
-
-    @staticmethod
-    def _owned_margin(state: GameState) -> int:
-        s0, s1 = state.scores
-        return s0 - s1 if state.current_player == 0 else s1 - s0
+__all__ = ["SolverAgent"]
 
 
 class SolverAgent:
     """Plays an exactly optimal move (by margin); ties broken by its seeded generator. Where the position is
-    beyond ``max_undrawn`` or the node budget runs out, ``fallback="prsboxes"`` plays the move of
-    :class:`baselines.prsboxes.PRsBoxesAgent` (chain rules and searches; its own solver zone is smaller)
-    and counts it in ``fallbacks``; ``fallback="none"`` raises :class:`SolverTooLarge` instead."""
+    beyond ``max_undrawn`` or the node budget runs out, the ``fallback`` plays instead and the move is
+    counted in ``fallbacks``; without one, :class:`~dnb_env.solver.SolverTooLarge` is raised.
+
+    Args:
+        fallback: ``None``, an Agent, or ``factory(seed) -> Agent`` called on the first fallback with the
+            agent's current seed (the registry passes :class:`baselines.prsboxes.PRsBoxesAgent` for
+            ``fallback="prsboxes"``). An agent in hand is reseeded with the agent's seed by :meth:`seed`.
+    """
 
     name = "solver"
 
     def __init__(self, seed: int | None = None, max_undrawn: int | None = None,
                  board: tuple[int, int] | None = None, *, engine: str = "auto",
-                 node_limit: int = DEFAULT_NODE_LIMIT, fallback: str = "prsboxes"):
-        if fallback not in ("prsboxes", "none"):
-            raise ValueError(f"fallback must be 'prsboxes' or 'none', got {fallback!r}")
+                 node_limit: int = DEFAULT_NODE_LIMIT, fallback: Callable[[int | None], object] | object | None = None):
+        if fallback is not None and not callable(fallback) and not hasattr(fallback, "select_action"):
+            raise ValueError(f"fallback must be None, an Agent or a factory(seed) -> Agent, got {fallback!r}")
         self.solver = Solver(max_undrawn, engine=engine, node_limit=node_limit)
         self.rng = np.random.default_rng(seed)
         self.board = board
         self.fallback = fallback
         self.fallbacks = 0
-        self._fallback_agent = None
+        self._fallback_agent = fallback if hasattr(fallback, "select_action") else None
         self._seed = seed
 
     def seed(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
         self._seed = seed
-        if self._fallback_agent is not None:
+        if self._fallback_agent is not None and hasattr(self._fallback_agent, "seed"):
             self._fallback_agent.seed(seed)
 
     def value(self, state: GameState) -> int:
@@ -362,12 +67,10 @@ class SolverAgent:
         try:
             mv = self.solver.move_values(state)
         except SolverTooLarge:
-            if self.fallback == "none":
+            if self.fallback is None:
                 raise
             if self._fallback_agent is None:
-                from baselines.prsboxes import PRsBoxesAgent  # lazy: prsboxes imports this module
-
-                self._fallback_agent = PRsBoxesAgent(seed=self._seed, board=self.board)
+                self._fallback_agent = self.fallback(self._seed)
             self.fallbacks += 1
             return self._fallback_agent.select_action(state)
         best = max(mv.values())

@@ -19,9 +19,9 @@ import time
 from baselines.alphabeta import AlphaBetaAgent
 from baselines.greedy import GreedyAgent
 from baselines.prsboxes import PRsBoxesAgent
-from baselines.solver import Solver
 from dnb_env.analysis import realistic_move
 from dnb_env.core import GameState
+from dnb_env.solver import Solver
 
 
 def sample_positions(n, lo, hi, seed=0, board="5x5"):

@@ -19,7 +19,7 @@ newest iteration, on positions its self-play reached that it has not trained on 
 (safe / conceding / scoring) as "right/chosen" (a safe move that loses the win is a wrong safe move: the
 parity fight of the chains, which the greedy rule cannot see), and the same for the solver's winning moves.
 
-Labels come from :class:`baselines.solver.Solver` (the native alpha-beta solver when the extension is
+Labels come from :class:`dnb_env.solver.Solver` (the native alpha-beta solver when the extension is
 built: every 5x5 step from 22 on, 38 undrawn edges; the retrograde solver otherwise, up to 24 undrawn,
 step 36 on 5x5). Steps beyond ``--max-undrawn`` are reported as out of reach. A move is labelled by
 whether the game is still won after it (boxes already taken included).
@@ -35,9 +35,9 @@ import time
 
 from agents.arena import make_opening, parse_agent_spec, wilson_interval
 from agents.training.evaluation import MIDGAME_STEPS, midgame_steps, replay_positions
-from baselines.solver import Solver
 from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState
+from dnb_env.solver import Solver
 from registry import make_agent
 
 BOXESZERO_90H = dict(zip(MIDGAME_STEPS, (0.671, 0.745, 0.880, 0.975, 1.0)))  # BoxesZero Table 4, 5x5, searched

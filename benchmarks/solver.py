@@ -30,9 +30,9 @@ import time
 import pyspiel
 from open_spiel.python.algorithms import minimax
 
-from baselines.solver import Solver, SolverBudgetExceeded, native_available
 from dnb_env.analysis import realistic_position
 from dnb_env.core import GameState
+from dnb_env.solver import Solver, SolverBudgetExceeded, native_available
 
 KNOWN = {"1x1": -1, "1x2": 0, "2x2": 2, "2x3": -2, "2x4": 2, "3x3": -3}
 KNOWN_ALPHABETA_ONLY = {"2x5": -2}

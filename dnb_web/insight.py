@@ -1,5 +1,5 @@
 """What the insight view shows: move classes, chains and loops (:mod:`dnb_env.analysis`), the exact value
-and winning moves (:class:`baselines.solver.Solver` under a node budget) and an agent's own view of the
+and winning moves (:class:`dnb_env.solver.Solver` under a node budget) and an agent's own view of the
 position (its move probabilities, visit counts or exact move values, and its evaluation where it exposes
 one; "none" for an agent that exposes nothing, e.g. ``greedy`` and ``prsboxes``).
 
@@ -14,6 +14,7 @@ import numpy as np
 
 from dnb_env import analysis
 from dnb_env.core import GameState
+from dnb_env.solver import Solver, SolverBudgetExceeded, SolverTooLarge, native_available
 
 __all__ = ["structure", "solve", "agent_view", "make_solver"]
 
@@ -55,16 +56,12 @@ def make_solver(node_limit: int):
     """A solver that answers within ``node_limit`` alpha-beta nodes per query (the retrograde engine, when
     the extension is not built, only up to 18 undrawn edges so that it stays quick), with a transposition
     table of at most :data:`SOLVER_TT_MB` megabytes."""
-    from baselines.solver import Solver, native_available
-
     return Solver(max_undrawn=None if native_available() else 18, node_limit=node_limit, tt_mb=SOLVER_TT_MB)
 
 
 def solve(solver, state: GameState) -> dict:
     """The exact value of ``state`` for the player to move and the moves that keep the best result, or
     why not (``status``: "solved", "out_of_reach" with bounds, "too_large", "over")."""
-    from baselines.solver import SolverBudgetExceeded, SolverTooLarge
-
     if state.is_terminal():
         return {"status": "over"}
     mover = state.current_player
@@ -178,9 +175,7 @@ def agent_view(agent, state: GameState, deadline: float | None = None) -> dict:
         out.update(kind="visits", values=values, value=None if value is None else _finite(value), unit="win/loss",
                    move=_preferred(values, legal))
         return out
-    if hasattr(agent, "move_values") and hasattr(agent, "solver"):  # the exact solver (baselines.solver)
-        from baselines.solver import SolverBudgetExceeded, SolverTooLarge
-
+    if hasattr(agent, "move_values") and hasattr(agent, "solver"):  # the exact solver agent (baselines.solver)
         try:
             mv = agent.move_values(state)
         except (SolverBudgetExceeded, SolverTooLarge) as exc:

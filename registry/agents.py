@@ -14,6 +14,7 @@ command line works). Third-party code can add names with :func:`register_agent`.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import numbers
 import os
@@ -157,13 +158,16 @@ def _alphabeta(*, board, seed, depth: int = 4, time_limit: float | None = None, 
 def _solver(*, board, seed, max_undrawn: int | None = None,
             engine: Literal["auto", "alphabeta", "retrograde"] = "auto", node_limit: int = 20_000_000,
             fallback: Literal["prsboxes", "none"] = "prsboxes"):
-    """Exact play (baselines.solver): ``engine="auto"`` is the native alpha-beta solver when the C++
-    extension is built (``max_undrawn`` default 40), else the retrograde table (default 24). Beyond its
-    reach or budget the ``fallback`` plays (``none``: an error)."""
+    """Exact play (baselines.solver over dnb_env.solver): ``engine="auto"`` is the native alpha-beta solver
+    when the C++ extension is built (``max_undrawn`` default 40), else the retrograde table (default 24).
+    Beyond its reach or budget the ``fallback`` plays (``prsboxes``: a PRsBoxes agent for the board, built
+    on first use with the solver agent's seed; ``none``: an error)."""
+    from baselines.prsboxes import PRsBoxesAgent
     from baselines.solver import SolverAgent
 
+    backup = functools.partial(PRsBoxesAgent, board=board) if fallback == "prsboxes" else None
     return SolverAgent(seed=seed, max_undrawn=max_undrawn, board=board, engine=engine, node_limit=node_limit,
-                       fallback=fallback)
+                       fallback=backup)
 
 
 def _mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0,

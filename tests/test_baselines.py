@@ -12,10 +12,11 @@ from baselines.alphabeta import AlphaBetaAgent
 from baselines.greedy import GreedyAgent, boxes_given_away
 from baselines.prsboxes import PRsBoxesAgent
 from baselines.random_agent import RandomAgent
-from baselines.solver import Solver, SolverAgent, SolverTooLarge
+from baselines.solver import SolverAgent
 from baselines.uct import UCTAgent
 from dnb_env.analysis import MoveClass, double_deal_moves, move_classes, realistic_move
 from dnb_env.core import GameState, MutableState
+from dnb_env.solver import Solver, SolverTooLarge
 from registry import make_agent
 
 

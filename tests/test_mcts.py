@@ -10,9 +10,9 @@ import pytest
 
 from agents.mcts import (MCTS, MCTSAgent, MCTSConfig, RolloutEvaluator, UniformEvaluator, final_value,
                          visits_to_policy)
-from baselines.solver import Solver
 from dnb_env.analysis import realistic_move
 from dnb_env.core import GameState
+from dnb_env.solver import Solver
 
 pytestmark = pytest.mark.usefixtures("each_backend")  # the search prunes with the Python or the native analysis
 

@@ -465,7 +465,7 @@ def test_solver_leaves_match_python_and_budgets_run_out_alike(board, moves, budg
 def test_solver_leaves_are_exact_values():
     """Every solved leaf holds the solver's exact result in the search's units; with every leaf solved a
     uniform search at a won position puts its visits on winning moves."""
-    from baselines.solver import Solver
+    from dnb_env.solver import Solver
 
     exact = Solver()
     s = position(4, 4, 20, seed=2)
@@ -503,7 +503,7 @@ def test_solver_options_are_checked():
 def test_network_agents_use_the_solver_at_the_root_and_leaves(one_torch_thread):
     """Agents built by the registry solve by default (auto zones); in the root zone the policy is uniform
     over the moves of best margin; solve_root=0 / solve_leaf=0 turn it off."""
-    from baselines.solver import Solver
+    from dnb_env.solver import Solver
     from registry import make_agent
 
     big = make_agent("alphazero", board=(5, 5), seed=0)

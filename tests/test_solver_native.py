@@ -1,4 +1,4 @@
-"""The native exact solver (dnb_env/csrc/solver.hpp through baselines.solver): exact values against the
+"""The native exact solver (dnb_env/csrc/solver.hpp through dnb_env.solver): exact values against the
 retrograde reference, each pruning rule checked exhaustively and switched off, the win query, the node
 budget and input checks."""
 
@@ -11,9 +11,10 @@ import time
 
 import pytest
 
-from baselines.solver import Solver, SolverAgent, SolverBudgetExceeded, SolverTooLarge, native_available
+from baselines.solver import SolverAgent
 from dnb_env.analysis import realistic_position
 from dnb_env.core import GameState
+from dnb_env.solver import Solver, SolverBudgetExceeded, SolverTooLarge, native_available
 from dnb_env.symmetry import symmetries, transform_state
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the C++ extension dnb_env._native is not built")
@@ -321,14 +322,24 @@ def test_winning_moves_keep_the_win_by_the_brute_force_oracle(brute):
 
 
 def test_solver_agent_falls_back_beyond_its_reach_and_budget():
-    agent = SolverAgent(seed=0)
+    from baselines.prsboxes import PRsBoxesAgent
+    from registry import make_agent
+
+    agent = make_agent("solver", board="5x5", seed=0)  # the registry composes fallback="prsboxes"
     s = GameState.new(5, 5)  # 60 undrawn > max_undrawn 40
     assert agent.select_action(s) in s.legal_actions() and agent.fallbacks == 1
+    assert isinstance(agent._fallback_agent, PRsBoxesAgent) and agent._fallback_agent.board == (5, 5)
     with pytest.raises(SolverTooLarge, match="60 undrawn"):
-        SolverAgent(seed=0, fallback="none").select_action(s)
+        make_agent("solver", board="5x5", seed=0, fallback="none").select_action(s)
+    with pytest.raises(SolverTooLarge, match="60 undrawn"):
+        SolverAgent(seed=0).select_action(s)  # built directly: no fallback unless one is handed in
     mid = _rule_positions("5x5", 34, 1, seed=3)[0]
-    tight = SolverAgent(seed=0, node_limit=50)
+    tight = make_agent("solver", board="5x5", seed=0, node_limit=50)
     assert tight.select_action(mid) in mid.legal_actions() and tight.fallbacks == 1
+    given = SolverAgent(seed=0, node_limit=50, fallback=PRsBoxesAgent(seed=0))  # an Agent in hand
+    assert given.select_action(mid) in mid.legal_actions() and given.fallbacks == 1
+    with pytest.raises(ValueError, match="fallback"):
+        make_agent("solver", fallback="random")
     with pytest.raises(ValueError, match="fallback"):
         SolverAgent(fallback="random")
 

@@ -17,6 +17,7 @@ from agents.mcts import MCTSConfig
 from agents.models.evaluator import NetworkEvaluator
 from agents.search import make_search, run_many
 from dnb_env.core import GameState
+from dnb_env.solver import Solver
 
 __all__ = ["Labelled", "MIDDLE_GAME", "MIDGAME_STEPS", "midgame_steps", "labelled_positions", "replay_positions",
            "accuracy", "policy_moves", "search_moves", "score_against", "default_opponents", "evaluation_games",
@@ -48,7 +49,6 @@ def labelled_positions(board: str, count: int, seed: int = 0, first: int | None 
     the start of the middle game, ``round(MIDDLE_GAME * num_actions)`` (9 on 3x3). Only for boards the
     solver covers (<= 24 edges); others give an empty list."""
     from baselines.greedy import GreedyAgent
-    from baselines.solver import Solver
     from dnb_env.analysis import realistic_move
 
     g = GameState.new(board)
@@ -84,8 +84,6 @@ def replay_positions(samples, steps: list[int], count: int, iteration: int | Non
     replay's :class:`~agents.training.samples.Samples`; of ``iteration`` only, if given), and the replay's
     label move of each (the argmax of its ``pi``). Positions are labelled by the exact solver; steps beyond
     its reach (``max_undrawn``) get none."""
-    from baselines.solver import Solver
-
     solver = Solver(max_undrawn)
     a = GameState.new(samples.board).num_actions
     if iteration is not None and not (samples.iteration == iteration).any():
