@@ -1,16 +1,20 @@
 """Tournaments: any agents, alternating first player, shared random openings, resumable results, Elo.
 
 ```python
-from agents.arena import TournamentConfig, run_tournament
+from agents.arena import TournamentConfig
+from registry.tournaments import run_tournament     # the arena's run_tournament with the registry's names
 cfg = TournamentConfig(board="5x5", agents=("random", "greedy", "alphabeta:depth=3"), games=100,
                        openings=10, opening_mode="guided", workers=2, seed=0)
 report = run_tournament(cfg, out="results/5x5")     # prints the table; writes JSONL, CSV, PNG
 ```
 
-* Agents are spec strings ``name[:key=value,...]`` built by :func:`registry.make_agent` inside each worker
-  (so any registered agent, OpenSpiel's MCTSBot as ``openspiel_mcts`` included, runs in parallel), or
-  ``(label, factory)`` pairs where ``factory()`` returns an Agent (an SB3 model wrapped by
-  :class:`agents.base.SB3Agent`, say; with ``workers > 1`` it must be picklable).
+* Agents are ``(label, factory)`` pairs where ``factory()`` returns an Agent (an SB3 model wrapped by
+  :class:`agents.base.SB3Agent`, say; with ``workers > 1`` it must be picklable), or spec strings
+  ``name[:key=value,...]`` built inside each worker by the ``build(spec, board, seed) -> Agent`` the caller
+  passes (a module-level function, so that it pickles). The arena knows no names: the registry's
+  :func:`registry.tournaments.run_tournament` checks the specs and passes
+  :func:`registry.specs.agent_from_spec`, so any registered agent, OpenSpiel's MCTSBot as
+  ``openspiel_mcts`` included, runs in parallel.
 * Each pair plays ``games`` games. Game g uses opening ``g // 2`` and the first seat alternates, so both
   colour assignments see the same opening (Dotsformer Appendix C): the first ``openings`` moves are random,
   "pure" (any legal move) or "guided" (safe moves only while there are any).
@@ -61,7 +65,6 @@ from dnb_env.io import JsonlAppender, atomic_write, read_jsonl
 
 __all__ = [
     "TournamentConfig",
-    "parse_agent_spec",
     "play_game",
     "make_opening",
     "run_tournament",
@@ -77,35 +80,6 @@ __all__ = [
 MAX_GAMES = 1_000_000
 #: Most worker processes (``workers``) and threads per process (``threads``) a tournament accepts.
 MAX_WORKERS = 1024
-
-
-def parse_agent_spec(spec: str) -> tuple[str, dict]:
-    """``"alphabeta:depth=3,time_limit=0.5"`` -> ``("alphabeta", {"depth": 3, "time_limit": 0.5})``."""
-    name, _, rest = spec.partition(":")
-    name = name.strip()
-    if not name:
-        raise ValueError(f"empty agent name in spec {spec!r}")
-    kwargs = {}
-    for part in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, value = part.partition("=")
-        if not eq or not key.strip():
-            raise ValueError(f"bad option {part!r} in agent spec {spec!r}: expected key=value")
-        kwargs[key.strip()] = _parse_value(value.strip())
-    return name, kwargs
-
-
-def _parse_value(text: str):
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low == "none":
-        return None
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
 
 
 @dataclass(frozen=True)
@@ -213,12 +187,9 @@ def play_game(board: str, first, second, opening: Sequence[int] = ()) -> dict:
 
 
 # ------------------------------------------------------------------------------ workers
-def _build(entry, board: str, seed: int):
+def _build(entry, board: str, seed: int, build: Callable | None):
     if isinstance(entry, str):
-        from registry import make_agent
-
-        name, kwargs = parse_agent_spec(entry)
-        return make_agent(name, board=board, seed=seed, **kwargs)
+        return build(entry, board, seed)
     _, factory = entry
     return factory()
 
@@ -237,13 +208,13 @@ class _Games:
     ``seed`` is built anew for every game). Owned by the run: made by :func:`run_tournament`, or once in each
     worker process of the run's pool; no agent outlives its run."""
 
-    def __init__(self, board: str, entries: Sequence):
-        self.board, self.entries, self.agents = board, entries, {}
+    def __init__(self, board: str, entries: Sequence, build: Callable | None = None):
+        self.board, self.entries, self.build, self.agents = board, entries, build, {}
 
     def agent(self, k: int, seed: int):
         agent = self.agents.get(k)
         if agent is None:
-            agent = _build(self.entries[k], self.board, seed)
+            agent = _build(self.entries[k], self.board, seed, self.build)
             if hasattr(agent, "seed"):
                 self.agents[k] = agent
                 if not isinstance(self.entries[k], str):  # a factory's agent: seeded like every later game
@@ -268,16 +239,16 @@ class _Games:
         return rec
 
 
-def _worker_pool(workers: int, threads: int, board: str, entries: Sequence):
+def _worker_pool(workers: int, threads: int, board: str, entries: Sequence, build: Callable | None = None):
     """A pool of ``workers`` spawned processes that play with :func:`_worker_play`, each with ``threads``
     threads for numpy/BLAS and torch (:func:`agents.processes.spawn_pool`)."""
-    return spawn_pool(workers, threads, _worker_init, (board, entries))
+    return spawn_pool(workers, threads, _worker_init, (board, entries, build))
 
 
-def _worker_init(board: str, entries: Sequence) -> None:
+def _worker_init(board: str, entries: Sequence, build: Callable | None = None) -> None:
     """In a worker process: the run's :class:`_Games`."""
     global _WORKER
-    _WORKER = _Games(board, entries)
+    _WORKER = _Games(board, entries, build)
 
 
 def _worker_play(task) -> dict:
@@ -287,18 +258,18 @@ def _worker_play(task) -> dict:
 _RAY_RUN: dict = {}  # in a Ray worker process: the _Games of the run whose tasks it plays now
 
 
-def _ray_play(run: str, board: str, entries: Sequence, threads: int, task) -> dict:
+def _ray_play(run: str, board: str, entries: Sequence, build: Callable | None, threads: int, task) -> dict:
     """A Ray task: one game. A worker process keeps the agents of one run (``run``) between its games,
     reseeded per game like the local pool's; a task of another run replaces them."""
     games = _RAY_RUN.get(run)
     if games is None:
         _RAY_RUN.clear()
-        games = _RAY_RUN[run] = _Games(board, entries)
+        games = _RAY_RUN[run] = _Games(board, entries, build)
     with limit_threads(threads):
         return games.play(task)
 
 
-def _ray_games(ray, config: TournamentConfig, entries: Sequence, tasks: list):
+def _ray_games(ray, config: TournamentConfig, entries: Sequence, build: Callable | None, tasks: list):
     """The records of ``tasks`` played as Ray tasks, in the order they finish; at most about twice as
     many in flight as the cluster runs at once. Closing the generator early cancels the rest."""
     import uuid
@@ -310,7 +281,7 @@ def _ray_games(ray, config: TournamentConfig, entries: Sequence, tasks: list):
     try:
         while True:
             for task in itertools.islice(todo, window - len(pending)):
-                pending.append(play.remote(run, config.board, entries_ref, config.threads, task))
+                pending.append(play.remote(run, config.board, entries_ref, build, config.threads, task))
             if not pending:
                 return
             ready, pending = ray.wait(pending, num_returns=1)
@@ -561,14 +532,16 @@ def _open_results(out: str, config: TournamentConfig, games: dict):
         raise
 
 
-def gauntlet(board: str, entry, opponents: Sequence[str] = ("random", "greedy"), games: int = 400,
-             seed: int = 0, openings: int = 0, progress: bool = False) -> TournamentReport:
-    """``entry`` (a spec, or ``(label, factory)``) against each of ``opponents``, ``games`` games each with
-    the first seat alternating, in this process; ``report.results_of(0)`` has its scores and intervals."""
-    label = _label(entry)
-    cfg = TournamentConfig(board=board, agents=(label, *opponents), games=games, mode="gauntlet", seed=seed,
-                           openings=openings, bootstrap=0)
-    return run_tournament(cfg, agents=[entry, *opponents], progress=progress, echo=None)
+def gauntlet(board: str, entry, opponents: Sequence = ("random", "greedy"), games: int = 400,
+             seed: int = 0, openings: int = 0, progress: bool = False, *,
+             build: Callable | None = None) -> TournamentReport:
+    """``entry`` (a spec, or ``(label, factory)``) against each of ``opponents`` (specs or pairs too),
+    ``games`` games each with the first seat alternating, in this process; ``report.results_of(0)`` has its
+    scores and intervals. Specs need ``build`` (:func:`registry.tournaments.gauntlet` passes the registry's)."""
+    entries = [entry, *opponents]
+    cfg = TournamentConfig(board=board, agents=tuple(map(_label, entries)), games=games, mode="gauntlet",
+                           seed=seed, openings=openings, bootstrap=0)
+    return run_tournament(cfg, agents=entries, progress=progress, echo=None, build=build)
 
 
 def format_results(results: dict[str, dict]) -> str:
@@ -579,18 +552,20 @@ def format_results(results: dict[str, dict]) -> str:
 
 
 def run_tournament(config: TournamentConfig, out: str | None = None, agents: Sequence | None = None,
-                   progress: bool = True, echo: Callable[[str], None] | None = print) -> TournamentReport:
+                   progress: bool = True, echo: Callable[[str], None] | None = print, *,
+                   build: Callable | None = None) -> TournamentReport:
     """Play (or resume) the tournament; results under ``out`` when given. ``agents`` may replace the spec
-    strings of ``config.agents`` with ``(label, factory)`` entries of the same labels, in the same order."""
+    strings of ``config.agents`` with ``(label, factory)`` entries of the same labels, in the same order;
+    the spec strings left are built by ``build(spec, board, seed) -> Agent`` (module-level, so that it
+    pickles), which the caller checks beforehand (:func:`registry.tournaments.run_tournament` does both)."""
     entries = list(agents) if agents is not None else list(config.agents)
     labels = [_label(e) for e in entries]
     if labels != list(config.agents):
         raise ValueError(f"agent entries {labels} do not match config.agents {list(config.agents)}")
-    for e in entries:  # fail early on unknown names or options
-        if isinstance(e, str):
-            from registry.agents import check_spec
-
-            check_spec(*parse_agent_spec(e))
+    specs = [e for e in entries if isinstance(e, str)]
+    if specs and build is None:
+        raise ValueError(f"agent specs {specs} need a builder: pass build=, or run the tournament through "
+                         "registry.tournaments.run_tournament (the registry's names)")
     games = {f"{i}-{j}-{g}": (p, i, j, g) for p, (i, j) in enumerate(config.pairs()) for g in range(config.games)}
     done: list[dict] = []
     appender = lock = session = None
@@ -630,13 +605,14 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
     in_process = contextlib.ExitStack()
     try:
         if session is not None:
-            finished = _ray_games(session.ray, config, entries, tasks)
+            finished = _ray_games(session.ray, config, entries, build, tasks)
         elif config.workers > 1 and len(tasks) > 1:
-            pool = _worker_pool(min(config.workers, len(tasks)), config.threads, config.board, entries)  # no idle ones
+            pool = _worker_pool(min(config.workers, len(tasks)), config.threads, config.board, entries,
+                                build)  # no idle ones
             finished = pool.imap_unordered(_worker_play, tasks)
         else:
             in_process.enter_context(limit_threads(config.threads))
-            finished = map(_Games(config.board, entries).play, tasks)
+            finished = map(_Games(config.board, entries, build).play, tasks)
         for rec in finished:
             records.append(rec)
             if appender:

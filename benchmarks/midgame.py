@@ -33,20 +33,15 @@ from __future__ import annotations
 import argparse
 import time
 
-from agents.arena import make_opening, parse_agent_spec, wilson_interval
+from agents.arena import make_opening, wilson_interval
 from agents.training.evaluation import MIDGAME_STEPS, midgame_steps, replay_positions
 from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState
 from dnb_env.solver import Solver
 from registry import make_agent
+from registry.specs import parse_agent_spec, split_agents
 
 BOXESZERO_90H = dict(zip(MIDGAME_STEPS, (0.671, 0.745, 0.880, 0.975, 1.0)))  # BoxesZero Table 4, 5x5, searched
-
-
-def _split(text: str) -> list[str]:
-    from registry.cli import _split_agents
-
-    return list(_split_agents(text))
 
 
 def winning_positions(board: str, steps: list[int], count: int, players: tuple[str, str], seed: int,
@@ -106,7 +101,7 @@ def main(argv=None):
             raise SystemExit(f"{args.replay}: {exc}") from None
         source = f"the replay {args.replay}" + ("" if args.iteration is None else f", iteration {args.iteration}")
     else:
-        players = tuple(_split(args.players))
+        players = split_agents(args.players)
         if len(players) != 2:
             raise SystemExit("--players needs two agent specs")
         sets = winning_positions(args.board, steps, args.positions, players, args.seed, args.max_undrawn)
@@ -121,7 +116,7 @@ def main(argv=None):
     res = {}
     classes = {k: [move_classes(s) for s, _ in sets[k]] for k in steps} if args.classes else {}
     players = [(REPLAY_LABEL, lambda k, j, s: labels[k][j])] if labels else []
-    for spec in _split(args.agents):
+    for spec in split_agents(args.agents):
         name, kw = parse_agent_spec(spec)
         players.append((spec, _chooser(make_agent(name, board=args.board, seed=0, **kw))))
     for spec, choose in players:

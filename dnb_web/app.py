@@ -523,7 +523,7 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
         from registry import make_agent
     from agents.network_agent import SHIPPED_DIR
     from registry import list_agents
-    from registry.agents import check_spec
+    from registry.specs import check_spec, parse_agent_spec
 
     store = GameStore(config.max_games, config.idle_s)
     moves = _MoveRunner(config.workers, make_agent)  # agent moves: processes, killed at their time limit
@@ -598,8 +598,6 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
 
     # ----------------------------------------------------------------------- agents
     def buildable(specs: list[str], rows: int, cols: int) -> list[str]:
-        from agents.arena import parse_agent_spec
-
         ok = []
         for spec in specs:
             try:

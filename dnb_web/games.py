@@ -50,14 +50,12 @@ def check_board(board) -> tuple[int, int]:
 def parse_spec(spec, checkpoint_roots: list[str]) -> tuple[str, dict]:
     """An agent spec ``name[:key=value,...]`` checked against the registry (name, option names and types)
     and, for a ``checkpoint=`` option, against the allowed folders. WebError 400 / 403 otherwise."""
-    from agents.arena import parse_agent_spec
-    from registry.agents import check_spec
+    from registry.specs import check_agent_spec
 
     if not isinstance(spec, str) or not spec.strip() or len(spec) > 500:
         raise WebError(400, "bad_agent", f"opponent must be an agent spec like 'alphabeta:depth=4', got {spec!r}")
     try:
-        name, kwargs = parse_agent_spec(spec)
-        check_spec(name, kwargs)
+        name, kwargs = check_agent_spec(spec)
     except ValueError as exc:
         raise WebError(400, "bad_agent", str(exc)) from None
     if "checkpoint" in kwargs and kwargs["checkpoint"] is not None:

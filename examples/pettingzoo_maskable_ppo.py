@@ -28,12 +28,13 @@ import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 
-from agents.arena import format_results, gauntlet
+from agents.arena import format_results
 from agents.base import SB3Agent
 from baselines.greedy import GreedyAgent
 from baselines.random_agent import RandomAgent
 from dnb_env import pettingzoo_env
 from dnb_env.io import atomic_write
+from registry.tournaments import gauntlet
 
 OPPONENTS = ("random", "greedy", "self", "mix")
 

@@ -35,12 +35,13 @@ import time
 
 import numpy as np
 
-from agents.arena import format_results, gauntlet
+from agents.arena import format_results
 from agents.ray_cluster import require_ray
 from dnb_env import pettingzoo_env
 from dnb_env.core import GameState
 from dnb_env.io import atomic_write
 from dnb_env.observations import encode
+from registry.tournaments import gauntlet
 
 POLICY = "shared"
 
@@ -123,12 +124,10 @@ def make_env(env_config: dict):
     aec = pettingzoo_env.env(board=board, obs_type=env_config.get("obs_type", "chainloop6"))
     if not env_config.get("opponent"):
         return MaskedPettingZooEnv(aec)
-    from agents.arena import parse_agent_spec
-    from registry import make_agent
+    from registry.specs import agent_from_spec
 
-    name, options = parse_agent_spec(env_config["opponent"])
     seed = int(env_config.get("seed", 0)) * 1000 + int(getattr(env_config, "worker_index", 0))
-    return FixedOpponentEnv(aec, make_agent(name, board=board, seed=seed, **options))
+    return FixedOpponentEnv(aec, agent_from_spec(env_config["opponent"], board=board, seed=seed))
 
 
 def masked_module_class():
@@ -230,10 +229,9 @@ def main(argv=None):
     p.add_argument("--out", default="runs/rllib-ppo-3x3")
     args = p.parse_args(argv)
     if args.opponent:  # a bad spec fails here, before Ray starts
-        from agents.arena import parse_agent_spec
-        from registry.agents import check_spec
+        from registry.specs import check_agent_spec
 
-        check_spec(*parse_agent_spec(args.opponent))
+        check_agent_spec(args.opponent)
     ray = require_ray()
     import torch
 

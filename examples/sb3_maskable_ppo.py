@@ -19,9 +19,10 @@ import torch
 from sb3_contrib import MaskablePPO
 
 import dnb_env  # noqa: F401  (registers the ids)
-from agents.arena import format_results, gauntlet
+from agents.arena import format_results
 from agents.base import SB3Agent
 from dnb_env.io import atomic_write
+from registry.tournaments import gauntlet
 
 
 def main(argv=None):

@@ -9,7 +9,8 @@ type of its default): ``bool`` takes True/False or the strings "true"/"false", `
 integer string, ``float`` any real number or a numeric string, ``Literal[...]`` one of its values, and
 ``X | None`` also None; anything else raises ``ValueError`` naming the agent, option and value (so
 ``chain_eval="no"`` or ``depth=2.9`` is refused, and ``"alphabeta:depth=3,chain_eval=true"`` from the
-command line works). Third-party code can add names with :func:`register_agent`.
+command line works). Third-party code can add names with :func:`register_agent`. Spec strings
+(``"alphabeta:depth=3"``) are parsed, checked and built by :mod:`registry.specs`.
 """
 
 from __future__ import annotations
@@ -116,12 +117,6 @@ def _resolve(name: str, kwargs: dict) -> tuple[Callable, dict]:
             f"agent {name!r} has no option(s) {', '.join(unknown)}; its options: {', '.join(allowed) or 'none'}"
         )
     return factory, _typed_options(name, factory, kwargs)
-
-
-def check_spec(name: str, kwargs: dict) -> Callable:
-    """The factory of ``name`` after checking that it exists and takes every option in ``kwargs`` with a
-    value of the option's type."""
-    return _resolve(name, kwargs)[0]
 
 
 def make_agent(name: str, board="5x5", seed: int | None = None, **kwargs):

@@ -34,7 +34,9 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _tournament(args: argparse.Namespace) -> int:
-    from agents.arena import TournamentConfig, run_tournament
+    from agents.arena import TournamentConfig
+    from registry.specs import split_agents
+    from registry.tournaments import run_tournament
 
     head, _, tail = args.openings.partition(":")
     try:
@@ -43,7 +45,7 @@ def _tournament(args: argparse.Namespace) -> int:
         raise ValueError(f"--openings must be K or K:pure or K:guided, got {args.openings!r}") from None
     mode = tail or "guided"
     cfg = TournamentConfig(
-        board=args.board, agents=_split_agents(args.agents),
+        board=args.board, agents=split_agents(args.agents),
         games=args.games, openings=moves, opening_mode=mode, mode=args.mode, workers=args.workers,
         threads=args.threads, seed=args.seed, bootstrap=args.bootstrap, backend=args.backend,
         ray_address=args.ray_address,
@@ -60,20 +62,6 @@ def _backend_options(parser: argparse.ArgumentParser, ray_help: str) -> None:
     parser.add_argument("--ray-address", default=None, metavar="ADDR",
                         help="with --backend ray: auto (the cluster this machine joined with `ray start`) or "
                              "HOST:PORT of the head; default: start a local Ray instance for the run")
-
-
-def _split_agents(text: str) -> tuple[str, ...]:
-    """Split "a,b:x=1,y=2,c" into specs: a comma followed by key=value stays inside the spec."""
-    specs: list[str] = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if specs and "=" in part and ":" not in part and ":" in specs[-1]:
-            specs[-1] += "," + part
-        else:
-            specs.append(part)
-    return tuple(specs)
 
 
 def _train(args: argparse.Namespace) -> int:

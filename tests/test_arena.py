@@ -10,18 +10,12 @@ import warnings
 import numpy as np
 import pytest
 
-from agents.arena import (
-    TournamentConfig,
-    bradley_terry_elo,
-    make_opening,
-    parse_agent_spec,
-    run_tournament,
-    wilson_interval,
-)
+from agents.arena import TournamentConfig, bradley_terry_elo, make_opening, wilson_interval
 from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState
-from registry.cli import _split_agents
 from registry.cli import main as cli_main
+from registry.specs import parse_agent_spec, split_agents
+from registry.tournaments import run_tournament
 
 
 def test_parse_specs():
@@ -30,7 +24,7 @@ def test_parse_specs():
     assert parse_agent_spec("random") == ("random", {})
     with pytest.raises(ValueError):
         parse_agent_spec("alphabeta:depth")
-    assert _split_agents("random,alphabeta:depth=3,time_limit=1,prsboxes") == (
+    assert split_agents("random,alphabeta:depth=3,time_limit=1,prsboxes") == (
         "random", "alphabeta:depth=3,time_limit=1", "prsboxes")
 
 
@@ -309,3 +303,23 @@ def test_one_worker_plays_in_process_with_the_thread_option_and_restores_it(monk
     run_tournament(cfg, agents=[("spy", spy), "random"], progress=False, echo=None)
     assert seen and set(seen) == {(target, str(target))}
     assert torch.get_num_threads() == before and os.environ["OMP_NUM_THREADS"] == "7"
+
+
+def test_the_arena_takes_factories_and_builds_specs_only_with_a_builder():
+    """agents.arena knows no names: spec entries need the builder the registry passes."""
+    import agents.arena
+    from baselines.greedy import GreedyAgent
+    from baselines.random_agent import RandomAgent
+    from registry.specs import agent_from_spec
+
+    cfg = TournamentConfig(board="2x2", agents=("random", "greedy"), games=4, bootstrap=0)
+    with pytest.raises(ValueError, match="builder"):
+        agents.arena.run_tournament(cfg, progress=False, echo=None)
+    built = agents.arena.run_tournament(cfg, progress=False, echo=None, build=agent_from_spec)
+    named = run_tournament(cfg, progress=False, echo=None)
+    assert (built.wdl == named.wdl).all()
+    pairs = agents.arena.run_tournament(cfg, agents=[("random", RandomAgent), ("greedy", GreedyAgent)],
+                                        progress=False, echo=None)
+    assert pairs.games == 4
+    with pytest.raises(ValueError, match="unknown agent"):
+        run_tournament(TournamentConfig(board="2x2", agents=("random", "nobody"), games=2), progress=False, echo=None)

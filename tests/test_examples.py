@@ -28,7 +28,8 @@ def test_sb3_maskable_ppo_smoke(tmp_path):
 
 
 def test_gauntlet_results_and_wilson_interval():
-    from agents.arena import format_results, gauntlet, wilson_interval
+    from agents.arena import format_results, wilson_interval
+    from registry.tournaments import gauntlet
 
     lo, hi = wilson_interval(180, 200)
     assert 0.85 < lo < 0.9 < hi < 0.94

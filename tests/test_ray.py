@@ -13,7 +13,8 @@ import sys
 
 import pytest
 
-from agents.arena import TournamentConfig, run_tournament
+from agents.arena import TournamentConfig
+from registry.tournaments import run_tournament
 from agents.ray_cluster import RaySession, check_reachable
 from registry.cli import main as cli_main
 
@@ -213,7 +214,8 @@ TWO_NODES = """
 import json, sys
 import ray
 from ray.cluster_utils import Cluster
-from agents.arena import TournamentConfig, run_tournament
+from agents.arena import TournamentConfig
+from registry.tournaments import run_tournament
 from agents.training.config import from_dict
 from agents.training.loop import train
 

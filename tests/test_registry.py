@@ -116,7 +116,7 @@ def test_agent_options_are_type_checked():
     with pytest.raises(ValueError, match="option prune must be true or false, got 'maybe'"):
         make_agent("alphazero", board="3x3", prune="maybe")
     # spec strings from the command line: typed by the spec parser, or given as text
-    from agents.arena import parse_agent_spec
+    from registry.specs import check_spec, parse_agent_spec
 
     name, kwargs = parse_agent_spec("alphabeta:depth=3,chain_eval=true,time_limit=1")
     agent = make_agent(name, board="3x3", **kwargs)
@@ -124,8 +124,6 @@ def test_agent_options_are_type_checked():
     agent = make_agent("alphabeta", board="3x3", depth="2", extend_captures="False")
     assert (agent.depth, agent.extend_captures) == (2, False)
     with pytest.raises(ValueError, match="option depth must be an integer"):
-        from registry.agents import check_spec
-
         check_spec(*parse_agent_spec("alphabeta:depth=deep"))
 
 

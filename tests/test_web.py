@@ -729,7 +729,8 @@ def test_network_agent_view_and_offered_specs(client, roots):
 
 # ------------------------------------------------------------------------------ tournament folders
 def test_tournament_folder_browsing(client, roots):
-    from agents.arena import TournamentConfig, run_tournament
+    from agents.arena import TournamentConfig
+    from registry.tournaments import run_tournament
 
     out = os.path.join(roots[0], "t2x2")
     run_tournament(TournamentConfig(board="2x2", agents=("random", "greedy"), games=4, openings=2, bootstrap=0),

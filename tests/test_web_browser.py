@@ -249,7 +249,8 @@ def test_crashing_agent_shows_an_error(server, browser, monkeypatch):
 
 
 def test_replay_a_saved_game_and_a_tournament_folder(server, browser):
-    from agents.arena import TournamentConfig, run_tournament
+    from agents.arena import TournamentConfig
+    from registry.tournaments import run_tournament
 
     with urllib.request.urlopen(f"{server}/api/tournaments") as r:
         root = json.load(r)["roots"][0]

@@ -1,0 +1,86 @@
+"""Agent spec strings: the one place that parses, splits, checks and builds them.
+
+A spec is ``name[:key=value,...]``, e.g. ``"alphabeta:depth=3,time_limit=0.5"``; values are read as
+booleans (``true``/``false``), ``none``, integers, floats, else strings, and then checked against the
+agent's factory (:mod:`registry.agents`: option names and types).
+
+    parse_agent_spec("alphabeta:depth=3,chain_eval=true")  -> ("alphabeta", {"depth": 3, "chain_eval": True})
+    split_agents("random,alphabeta:depth=3,time_limit=1,prsboxes")
+                                        -> ("random", "alphabeta:depth=3,time_limit=1", "prsboxes")
+    check_spec("alphabeta", {"depth": 3})  -> the factory (ValueError for an unknown name, option or type)
+    check_agent_spec("alphabeta:depth=3")  -> ("alphabeta", {"depth": 3}), parsed and checked
+    agent_from_spec("alphabeta:depth=3", board="5x5", seed=0)  -> the Agent
+
+:func:`agent_from_spec` is a module-level function, so the arena's worker processes and Ray tasks can be
+handed it as the builder of spec entries (:func:`registry.tournaments.run_tournament` does).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from registry.agents import _resolve, make_agent
+
+__all__ = ["parse_agent_spec", "split_agents", "check_spec", "check_agent_spec", "agent_from_spec"]
+
+
+def parse_agent_spec(spec: str) -> tuple[str, dict]:
+    """``"alphabeta:depth=3,time_limit=0.5"`` -> ``("alphabeta", {"depth": 3, "time_limit": 0.5})``."""
+    name, _, rest = spec.partition(":")
+    name = name.strip()
+    if not name:
+        raise ValueError(f"empty agent name in spec {spec!r}")
+    kwargs = {}
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = part.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"bad option {part!r} in agent spec {spec!r}: expected key=value")
+        kwargs[key.strip()] = _parse_value(value.strip())
+    return name, kwargs
+
+
+def _parse_value(text: str):
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return None
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def split_agents(text: str) -> tuple[str, ...]:
+    """Split "a,b:x=1,y=2,c" into specs: a comma followed by key=value stays inside the spec."""
+    specs: list[str] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if specs and "=" in part and ":" not in part and ":" in specs[-1]:
+            specs[-1] += "," + part
+        else:
+            specs.append(part)
+    return tuple(specs)
+
+
+def check_spec(name: str, kwargs: dict) -> Callable:
+    """The factory of ``name`` after checking that it exists and takes every option in ``kwargs`` with a
+    value of the option's type."""
+    return _resolve(name, kwargs)[0]
+
+
+def check_agent_spec(spec: str) -> tuple[str, dict]:
+    """``spec`` parsed and checked (:func:`parse_agent_spec`, :func:`check_spec`): ``(name, kwargs)``."""
+    name, kwargs = parse_agent_spec(spec)
+    check_spec(name, kwargs)
+    return name, kwargs
+
+
+def agent_from_spec(spec: str, board, seed: int | None = None):
+    """The agent of the spec string ``spec`` (``"alphabeta:depth=2"``) for ``board``."""
+    name, kwargs = parse_agent_spec(spec)
+    return make_agent(name, board=board, seed=seed, **kwargs)
