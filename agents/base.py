@@ -14,7 +14,8 @@ Adapters:
 * :class:`SpielBotAgent` — an OpenSpiel bot (C++ or Python, e.g. ``open_spiel.python.algorithms.mcts.MCTSBot``)
   as an Agent; the position is replayed into the bot's own game.
 * :class:`SB3Agent` — a stable-baselines3 / sb3-contrib model trained on our Gymnasium env as an Agent.
-* :class:`FunctionAgent` — a plain callable ``state -> action`` as an Agent.
+* :class:`FunctionAgent` — a plain callable ``state -> action`` as an Agent (defined beside the envs'
+  opponents, :mod:`dnb_env.opponents`, which wrap callables with it).
 
 Every registered agent starts ``select_action`` with :func:`check_state`: a finished game, or a board
 other than the one the agent was built for (``board``, set by the registry's factory; ``None`` for an
@@ -25,11 +26,12 @@ Agents receive the public state only; nothing of an opponent's internals crosses
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from dnb_env.core import GameState, IllegalActionError, parse_board
+from dnb_env.opponents import FunctionAgent
 
 __all__ = ["Agent", "AgentInputError", "agent_to_bot", "check_state", "SpielBotAgent", "SB3Agent", "FunctionAgent",
            "check_agent_action"]
@@ -70,30 +72,6 @@ def check_agent_action(agent: Any, state: GameState, action: Any) -> int:
             f"agent {getattr(agent, 'name', agent)!r} chose illegal action {action!r} in\n{state}"
         )
     return int(action)
-
-
-class FunctionAgent:
-    """Wrap ``fn(state) -> action`` (or ``fn(state, rng) -> action``) as an Agent."""
-
-    def __init__(self, fn: Callable, name: str | None = None, seed: int | None = None):
-        import inspect
-
-        self.fn = fn
-        self.name = name or getattr(fn, "__name__", "function")
-        try:
-            self._takes_rng = len(inspect.signature(fn).parameters) >= 2
-        except (TypeError, ValueError):
-            self._takes_rng = False
-        self.rng = np.random.default_rng(seed)
-
-    def seed(self, seed: int) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def select_action(self, state: GameState) -> int:
-        return self.fn(state, self.rng) if self._takes_rng else self.fn(state)
-
-    def reset(self) -> None:
-        pass
 
 
 def agent_to_bot(agent: Agent):

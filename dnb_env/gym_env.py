@@ -13,8 +13,10 @@ Options (keyword arguments of ``gym.make``):
 * ``obs_type``: any encoder of :mod:`dnb_env.observations` (default ``"chainloop6"``), seen from the
   learner's side.
 * ``opponent``: an Agent, a registered agent name (``"random"``, default), or a callable
-  ``state -> action`` (or ``(state, rng) -> action``); ``opponent_kwargs`` go to the named agent. Its
-  randomness is seeded from ``self.np_random``. After a completed box the opponent keeps moving until
+  ``state -> action`` (or ``(state, rng) -> action``); ``opponent_kwargs`` go to the named agent. Names
+  are resolved by the registry (:mod:`dnb_env.opponents`): ``gym.make`` loads it through the ids' entry
+  points (:mod:`registry.envs`); constructing the classes here directly with a name needs ``import
+  registry`` first. Its randomness is seeded from ``self.np_random``. After a completed box the opponent keeps moving until
   it is the learner's turn or the game ends, so every observation is the learner's turn.
 * ``learner_player``: 0 (moves first), 1, or ``"random"`` (drawn at each reset).
 * ``reward``: ``"win"`` (+1/-1/0 at the end), ``"margin"`` (final box margin / boxes) or ``"boxes"``
@@ -62,7 +64,8 @@ or encoder, or the ``python`` backend, runs the pure-Python path over :class:`~d
 The backend is read when the env is built. ``env.state`` (and ``games[i].state`` of the vector env) builds
 a ``GameState`` with its history on each access. Every step returns new arrays, which a caller may keep.
 
-Version history: v0 (this release). Native games (same episodes as before, faster).
+Version history: v0 (this release). Native games (same episodes as before, faster). Opponent names
+resolved by the registry's resolver (:mod:`dnb_env.opponents`); the ids' entry points are in :mod:`registry.envs`.
 """
 
 from __future__ import annotations
@@ -78,6 +81,7 @@ from gymnasium.vector.utils import batch_space
 from dnb_env import native
 from dnb_env.core import GameState, IllegalActionError, _check_action, geometry, parse_board
 from dnb_env.observations import _bits_rows, encode, encode_batch, encoder_shape
+from dnb_env.opponents import make_opponent
 
 __all__ = ["DotsAndBoxesEnv", "DotsAndBoxesVectorEnv", "make_opponent"]
 
@@ -86,23 +90,6 @@ ILLEGAL = ("lose", "raise")
 RESET_OPTIONS = ("learner_player", "history")
 _SEATS = {0: 0, 1: 1, "random": 2}  # learner_player as LearnerGames takes it
 _M64 = (1 << 64) - 1
-
-
-def make_opponent(opponent, board: tuple[int, int], opponent_kwargs: dict | None = None):
-    """An Agent from an Agent, a registered agent name or a callable."""
-    if isinstance(opponent, str):
-        from registry import make_agent  # lazy: registry sits above dnb_env
-
-        return make_agent(opponent, board=board, seed=None, **(opponent_kwargs or {}))
-    if opponent_kwargs:
-        raise ValueError("opponent_kwargs only apply to an opponent given by name")
-    if hasattr(opponent, "select_action"):
-        return opponent
-    if callable(opponent):
-        from agents.base import FunctionAgent
-
-        return FunctionAgent(opponent)
-    raise ValueError(f"opponent must be an Agent, a registered agent name or a callable, got {opponent!r}")
 
 
 def _board_args(rows, cols, board) -> tuple[int, int]:

@@ -15,7 +15,9 @@ def register_gymnasium() -> bool:
     except ImportError:
         return False
     registered = gymnasium.envs.registry
-    kw = dict(entry_point="dnb_env.gym_env:DotsAndBoxesEnv", vector_entry_point="dnb_env.gym_env:DotsAndBoxesVectorEnv")
+    # the entry points are the classes of dnb_env.gym_env, loaded through the registry so that agent names
+    # given as opponent= resolve (dnb_env knows no names; registry.envs imports nothing else)
+    kw = dict(entry_point="registry.envs:DotsAndBoxesEnv", vector_entry_point="registry.envs:DotsAndBoxesVectorEnv")
     if "DotsAndBoxes-v0" not in registered:
         gymnasium.register(id="DotsAndBoxes-v0", **kw)
     for r in range(1, MAX_REGISTERED + 1):

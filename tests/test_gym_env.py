@@ -8,6 +8,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import dnb_env  # noqa: F401
+import registry  # noqa: F401  (installs the agent names: the classes below are built with opponent names)
 from dnb_env.core import GameState, IllegalActionError
 from dnb_env.gym_env import DotsAndBoxesEnv, DotsAndBoxesVectorEnv
 from dnb_env.observations import list_encoders
@@ -153,6 +154,30 @@ def test_bad_options():
         DotsAndBoxesEnv(learner_player=2)
     with pytest.raises(ValueError, match="RxC"):
         DotsAndBoxesEnv(board="5x")
+
+
+def test_opponent_names_come_from_the_registry_and_the_game_layer_imports_none():
+    """dnb_env resolves no names itself: the registry installs its resolver, gym.make loads it through the
+    ids' entry points, and without one a name is a clear error (an Agent or a callable still works)."""
+    import subprocess
+    import sys
+
+    from dnb_env import opponents
+
+    previous = opponents.set_name_resolver(None)
+    try:
+        with pytest.raises(ValueError, match="import registry"):
+            DotsAndBoxesEnv(2, 2, opponent="greedy")
+        assert DotsAndBoxesEnv(2, 2, opponent=lambda s: s.legal_actions()[0]).opponent.name == "<lambda>"
+    finally:
+        opponents.set_name_resolver(previous)
+    code = ("import sys, gymnasium as gym, dnb_env, dnb_env.gym_env, dnb_env.solver\n"
+            "up = [m for m in sys.modules if m.split('.')[0] in ('registry', 'agents', 'baselines', 'dnb_web')]\n"
+            "assert not up, up\n"
+            "env = gym.make('DotsAndBoxes-3x3', opponent='greedy')\n"
+            "print(type(env.unwrapped.opponent).__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "GreedyAgent"
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])

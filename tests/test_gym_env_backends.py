@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import dnb_env  # noqa: F401
+import registry  # noqa: F401  (installs the agent names: the classes below are built with opponent names)
 from baselines.random_agent import RandomAgent
 from dnb_env import native
 from dnb_env.core import IllegalActionError
