@@ -16,7 +16,7 @@ def register_gymnasium() -> bool:
         return False
     registered = gymnasium.envs.registry
     # the entry points are the classes of dnb_env.gym_env, loaded through the registry so that agent names
-    # given as opponent= resolve (dnb_env knows no names; registry.envs imports nothing else)
+    # given as opponent= resolve (dnb_env knows no names; registry.envs imports the registry, then them)
     kw = dict(entry_point="registry.envs:DotsAndBoxesEnv", vector_entry_point="registry.envs:DotsAndBoxesVectorEnv")
     if "DotsAndBoxes-v0" not in registered:
         gymnasium.register(id="DotsAndBoxes-v0", **kw)
