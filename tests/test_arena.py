@@ -264,7 +264,8 @@ def test_workers_are_capped_at_the_games_to_play(monkeypatch, capsys):
 
     asked = []
     real = agents.arena._worker_pool
-    monkeypatch.setattr(agents.arena, "_worker_pool", lambda workers, *rest: asked.append(workers) or real(workers, *rest))
+    monkeypatch.setattr(agents.arena, "_worker_pool",
+                        lambda workers, *rest: asked.append(workers) or real(workers, *rest))
     assert cli_main(["tournament", "--board", "1x1", "--agents", "random,greedy", "--games", "2", "--workers", "64",
                      "--no-progress"]) == 0
     assert asked == [2]  # two processes for a two-game run, not 64

@@ -356,7 +356,8 @@ def test_cli_train_out_that_cannot_be_written(tmp_path, capsys, monkeypatch):
         monkeypatch.setattr(os, "access", lambda p, mode, **kw: os.path.abspath(p) != str(ro) and real(p, mode, **kw))
     args = ["--board", "1x1", "--iterations", "1", "--games", "1", "--simulations", "2", "--no-progress"]
     try:
-        for out, message in ((mine, f"the run folder {mine} is a file"), (mine / "sub", f"cannot be made: {mine} is a file"),
+        for out, message in ((mine, f"the run folder {mine} is a file"),
+                             (mine / "sub", f"cannot be made: {mine} is a file"),
                              (ro, "permission denied"), (ro / "run", "permission denied")):
             assert cli(["train", "--out", str(out), *args]) == 2
             err = capsys.readouterr().err
