@@ -89,6 +89,35 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _teach(args: argparse.Namespace) -> int:
+    from agents.training.teacher import TeachConfig, generate
+    from registry.specs import agent_from_spec, check_agent_spec, split_agents
+
+    lo, sep, hi = args.undrawn.partition("-")
+    try:
+        lo, hi = int(lo), int(hi if sep else lo)
+    except ValueError:
+        raise ValueError(f"--undrawn takes MIN-MAX or N, got {args.undrawn!r}") from None
+    players = split_agents(args.players) if args.players else None
+    for spec in players or ():
+        check_agent_spec(spec)
+    kw = dict(board=args.board, undrawn_min=lo, undrawn_max=hi, positions=args.positions, seed=args.seed)
+    for key in ("margin_max", "shard_size", "per_game", "opening", "explore", "node_limit"):
+        if getattr(args, key) is not None:
+            kw[key] = getattr(args, key)
+    if players:
+        kw["players"] = players
+    config = TeachConfig(**kw)
+    manifest = generate(config, args.out, agent_from_spec, workers=args.workers, backend=args.backend,
+                        ray_address=args.ray_address, progress=not args.no_progress,
+                        exclude=args.exclude or ())
+    c = manifest["counts"]
+    print(f"{args.out}: {manifest['positions']} positions in {len(manifest['shards'])} shards from {c['games']} "
+          f"games ({c['duplicates']} duplicates dropped, {c['skipped']} over the node budget); "
+          f"{c['label_seconds']:.0f} solver-seconds of labels")
+    return 0
+
+
 def _export(args: argparse.Namespace) -> int:
     from agents.training.store import export_weights
 
@@ -225,6 +254,32 @@ def main(argv: list[str] | None = None) -> int:
                     help="any other setting, e.g. --set epochs=4 --set model.width=64 --set curriculum.rule=boxeszero")
     tr.add_argument("--no-progress", action="store_true", help="no progress bar")
     tr.set_defaults(func=_train)
+    te = sub.add_parser("teach", help="a teacher dataset: realistic positions labelled by the exact solver",
+                        formatter_class=_Defaults)
+    te.add_argument("--board", default="5x5", help="board as RxC boxes")
+    te.add_argument("--undrawn", default="26-38", help="undrawn edges of the positions: MIN-MAX or N")
+    te.add_argument("--positions", type=int, default=10_000, help="positions in the dataset (a resume may raise it)")
+    te.add_argument("--out", required=True, help="dataset folder (continued if it holds the same dataset)")
+    te.add_argument("--players", default=None,
+                    help="agent specs whose games give the positions (default: greedy, alphabeta:depth=2, prsboxes "
+                         "and the raw policies of the shipped alphazero and dotsformer)")
+    te.add_argument("--margin-max", type=int, default=None,
+                    help="positions with more undrawn edges get win/loss labels instead of margins (default 36)")
+    te.add_argument("--shard-size", type=int, default=None, help="candidate positions per job and shard (default 250)")
+    te.add_argument("--per-game", type=int, default=None, help="positions taken from one game (default 2)")
+    te.add_argument("--opening", type=int, default=None,
+                    help="random safe opening moves (default -1: between 1/6 and 1/3 of the edges, per game)")
+    te.add_argument("--explore", type=float, default=None,
+                    help="probability of a plausible random move instead of the agent's (default 0.1)")
+    te.add_argument("--node-limit", type=int, default=None,
+                    help="solver nodes per query; positions past it are skipped and counted (default 20M)")
+    te.add_argument("--exclude", action="append", metavar="DIR",
+                    help="dataset folder whose positions are never taken (a held-out set; repeatable)")
+    te.add_argument("--workers", type=int, default=1, help="processes (or Ray tasks at once) labelling positions")
+    te.add_argument("--seed", type=int, default=0, help="seed of the games")
+    _backend_options(te, "jobs run as Ray tasks, --workers at once")
+    te.add_argument("--no-progress", action="store_true", help="no progress bar")
+    te.set_defaults(func=_teach)
     ex = sub.add_parser("export", help="a training run's network as playing weights (e.g. to ship)")
     ex.add_argument("run", help="run folder of `dnb train`")
     ex.add_argument("out", help="checkpoint to write, e.g. agents/checkpoints/alphazero-3x3.pt")

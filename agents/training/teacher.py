@@ -1,0 +1,557 @@
+"""Teacher datasets: realistic positions labelled by the exact solver, written as training samples.
+
+    dnb teach --board 5x5 --undrawn 26-38 --positions 100000 --out data/teach-5x5 --workers 2
+    data = TeacherData.load("data/teach-5x5")       # checked against its manifest
+    data.samples                                     # agents.training.samples.Samples (the training contract)
+    data.values[i, a]                                # exact label of move a in position i (see ``kind``)
+
+Positions come from games of a mix of agents (``players``: registry specs such as ``greedy``,
+``alphabeta:depth=2``, ``prsboxes`` or a network's raw policy ``alphazero:simulations=0``; a game pairs two
+of them, possibly one with itself), each game opened by ``opening`` random safe moves and every later move
+replaced with probability ``explore`` by a plausible random one (:func:`dnb_env.analysis.realistic_move`).
+Up to ``per_game`` positions with ``undrawn`` edges in the asked range are taken from one game. A position
+is kept once: the dataset is deduplicated by symmetry-canonical drawn edges and the mover's boxes lead.
+
+Labels (exact, by :class:`dnb_env.solver.Solver`):
+
+==========  ===================================================================================
+``kind``    ``values[i, a]`` for every legal move ``a`` (``NO_VALUE`` = -128 for drawn edges)
+==========  ===================================================================================
+0 margin    the exact margin of the remaining boxes for the mover after ``a`` (boxes ``a`` completes
+            included): positions with at most ``margin_max`` undrawn edges
+1 outcome   +1 / 0 / -1, the game's result for the mover after ``a`` with best play (boxes already
+            owned included): positions with more undrawn edges, where one null-window search per move
+            is much cheaper than the margins
+==========  ===================================================================================
+
+``value[i]`` is the best of the row. The shard also holds every column of
+:class:`~agents.training.samples.Samples`: ``pi`` uniform over the best moves, ``z`` = ``q`` = the game's
+exact outcome for the mover (+1/0/-1, win units; :func:`to_samples` re-targets it to a model's value unit
+and policy temperature), ``move`` one best move (ties broken by the seeded generator), its ``initiative``
+and every ``move_class``, ``iteration`` 0. Further columns: ``game`` (a dataset-wide game id: positions of
+one game share it, so held-out splits can be made by game), ``player`` (index of the pair in the
+manifest's ``pairs``) and ``seconds`` (solver time of the label).
+
+A dataset folder::
+
+    manifest.json        format "dnb-teacher", version, the config, committed shards with sha256, totals
+    shard-000000.npz ... one per job: each job plays its own games from a seed of (seed, job)
+
+Work is cut in jobs of ``shard_size`` candidate positions; jobs run in worker processes (or Ray tasks) and
+are committed in job order (shard written atomically, then the manifest), so the dataset of a run resumed
+after a kill is the dataset of one that never stopped: nothing committed is lost, nothing is written twice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import os
+import random
+import time
+import zipfile
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import numpy as np
+
+from agents.arena import make_opening
+from agents.training.samples import Record, Samples
+from dnb_env.analysis import realistic_move
+from dnb_env.core import GameState, geometry, parse_board
+from dnb_env.io import atomic_write
+from dnb_env.solver import Solver, SolverTooLarge
+from dnb_env.symmetry import action_permutation, symmetries
+
+__all__ = ["FORMAT", "VERSION", "MARGIN", "OUTCOME", "NO_VALUE", "TeachConfig", "TeacherData", "TeacherError",
+           "generate", "label_position", "canonical_key", "to_samples", "DEFAULT_PLAYERS"]
+
+FORMAT = "dnb-teacher"
+VERSION = 1
+MARGIN, OUTCOME = 0, 1
+NO_VALUE = -128
+MANIFEST = "manifest.json"
+#: The default mix of position sources (registry agent specs).
+DEFAULT_PLAYERS = ("greedy", "alphabeta:depth=2", "prsboxes", "alphazero:simulations=0", "dotsformer:simulations=0")
+EXTRA_COLUMNS = {"values": np.int8, "value": np.int8, "kind": np.int8, "game": np.int64, "player": np.int16,
+                 "seconds": np.float32}
+
+
+class TeacherError(ValueError):
+    """A teacher dataset folder that is missing, of another format or version, or damaged."""
+
+
+@dataclass(frozen=True)
+class TeachConfig:
+    """What a teacher dataset holds; saved in its manifest (a resume must ask for the same)."""
+
+    board: str = "5x5"
+    undrawn_min: int = 26
+    undrawn_max: int = 38
+    margin_max: int = 36  # positions with more undrawn edges get win/loss labels
+    positions: int = 10_000
+    shard_size: int = 250  # candidate positions per job (and per shard file, less duplicates)
+    per_game: int = 2
+    players: tuple[str, ...] = DEFAULT_PLAYERS
+    opening: int = -1  # random safe opening moves; -1: num_actions // 6 .. num_actions // 3, drawn per game
+    explore: float = 0.1
+    node_limit: int = 20_000_000
+    seed: int = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "board", "x".join(map(str, parse_board(self.board))))
+        object.__setattr__(self, "players", tuple(self.players))
+        a = geometry(*parse_board(self.board)).num_actions
+        if not 1 <= self.undrawn_min <= self.undrawn_max <= a - 1:
+            raise ValueError(f"undrawn range must satisfy 1 <= min <= max <= {a - 1} on {self.board}, "
+                             f"got {self.undrawn_min}-{self.undrawn_max}")
+        if self.positions < 1 or self.shard_size < 1 or self.per_game < 1:
+            raise ValueError("positions, shard_size and per_game must be >= 1")
+        if self.margin_max < 0 or self.node_limit < 0:
+            raise ValueError("margin_max and node_limit must be >= 0")
+        if not 0 <= self.explore <= 1:
+            raise ValueError(f"explore must be in [0, 1], got {self.explore}")
+        if self.opening < -1 or self.opening > a:
+            raise ValueError(f"opening must be -1 (auto) or 0..{a}, got {self.opening}")
+        if not self.players:
+            raise ValueError("players: at least one agent spec")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self) | {"players": list(self.players)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TeachConfig":
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise TeacherError(f"unknown teacher settings {unknown}")
+        return cls(**data)
+
+    @property
+    def pairs(self) -> list[tuple[int, int]]:
+        """Every unordered pair of players (a player with itself included), in a fixed order."""
+        n = len(self.players)
+        return [(i, j) for i in range(n) for j in range(i, n)]
+
+
+# ---------------------------------------------------------------------------------------------- labels
+def canonical_key(state: GameState) -> bytes:
+    """The drawn edges up to the board's symmetries (the smallest image as packed bits) and the mover's
+    lead in boxes: positions with equal keys have equal labels up to a symmetry."""
+    g = state.geometry
+    bits = np.unpackbits(np.frombuffer(state.edges.to_bytes((g.num_actions + 7) // 8, "little"), np.uint8),
+                         bitorder="little")[:g.num_actions].astype(bool)
+    best = None
+    for sym in symmetries(state.rows, state.cols):
+        img = np.zeros(g.num_actions, bool)
+        img[action_permutation(sym, state.rows, state.cols)] = bits
+        packed = np.packbits(img).tobytes()
+        if best is None or packed < best:
+            best = packed
+    s0, s1 = state.scores
+    lead = s0 - s1 if state.current_player == 0 else s1 - s0
+    return best + int(lead).to_bytes(2, "little", signed=True)
+
+
+def label_position(solver: Solver, state: GameState, margin_max: int) -> tuple[int, np.ndarray]:
+    """``(kind, values)`` of ``state``: ``values[a]`` the exact margin (``MARGIN``, at most ``margin_max``
+    undrawn edges) or outcome (``OUTCOME``) for the mover after each legal move ``a``, ``NO_VALUE`` for
+    drawn edges. Raises :class:`dnb_env.solver.SolverTooLarge` past the solver's reach or budget."""
+    g = state.geometry
+    values = np.full(g.num_actions, NO_VALUE, np.int8)
+    undrawn = g.num_actions - state.edges.bit_count()
+    if undrawn <= margin_max:
+        for a, v in solver.move_values(state).items():
+            values[a] = v
+        return MARGIN, values
+    odd = g.num_boxes % 2 == 1  # no draws: one null-window search decides
+    for a in state.legal_actions():
+        child = state.apply(a)
+        s0, s1 = child.scores
+        have = s0 - s1 if child.current_player == 0 else s1 - s0  # the child's mover's lead
+        if child.current_player == state.current_player:
+            wins = solver.at_least(child, 1 - have)
+            values[a] = 1 if wins else (-1 if odd or not solver.at_least(child, -have) else 0)
+        else:  # the opponent moves: our result is minus theirs
+            theirs_win = solver.at_least(child, 1 - have)
+            values[a] = -1 if theirs_win else (1 if odd or not solver.at_least(child, -have) else 0)
+    return OUTCOME, values
+
+
+def _lead(state: GameState) -> int:
+    s0, s1 = state.scores
+    return s0 - s1 if state.current_player == 0 else s1 - s0
+
+
+# ---------------------------------------------------------------------------------------------- jobs
+@dataclass(frozen=True)
+class _Job:
+    config: TeachConfig
+    index: int
+    make_player: Callable  # (spec, board, seed) -> Agent
+
+
+def _play_positions(job: _Job, rng: random.Random) -> Iterator[tuple[GameState, int, int]]:
+    """``(state, game number within the job, pair index)`` of positions taken from the job's games."""
+    cfg = job.config
+    a = geometry(*parse_board(cfg.board)).num_actions
+    pairs = cfg.pairs
+    players: dict[int, object] = {}
+    game = 0
+    while True:
+        pair_index = rng.randrange(len(pairs))
+        i, j = pairs[pair_index]
+        if rng.random() < 0.5:
+            i, j = j, i
+        seats = []
+        for p in (i, j):
+            if p not in players:
+                players[p] = job.make_player(cfg.players[p], cfg.board, cfg.seed * 1_000_003 + job.index * 101 + p)
+            seats.append(players[p])
+        for agent in seats:
+            agent.reset()
+        opening = cfg.opening if cfg.opening >= 0 else rng.randint(a // 6, a // 3)
+        opening = min(opening, a - cfg.undrawn_max)
+        s = GameState.from_actions(cfg.board, actions=make_opening(cfg.board, opening, "guided", rng.getrandbits(48)))
+        in_range = []
+        while not s.is_terminal():
+            undrawn = a - s.edges.bit_count()
+            if undrawn < cfg.undrawn_min:
+                break
+            if undrawn <= cfg.undrawn_max:
+                in_range.append(s)
+            if rng.random() < cfg.explore:
+                move = realistic_move(s, rng)
+            else:
+                move = seats[s.current_player].select_action(s)
+            s = s.apply(move)
+        for s in rng.sample(in_range, min(cfg.per_game, len(in_range))):
+            yield s, game, pair_index
+        game += 1
+
+
+def _run_job(job: _Job) -> dict:
+    """Play and label ``config.shard_size`` candidate positions; returns the shard's arrays (unpacked
+    records) and its counters."""
+    cfg = job.config
+    rng = random.Random(cfg.seed * 1_000_003 + job.index)
+    solver = Solver(max(cfg.undrawn_max, 0), node_limit=cfg.node_limit)
+    seen: set[bytes] = set()
+    rows = []
+    skipped = duplicates = 0
+    games = 0
+    for state, game, pair in _play_positions(job, rng):
+        if len(rows) + skipped + duplicates >= cfg.shard_size:
+            break
+        games = max(games, game + 1)
+        key = canonical_key(state)
+        if key in seen:
+            duplicates += 1
+            continue
+        seen.add(key)
+        t = time.process_time()
+        try:
+            kind, values = label_position(solver, state, cfg.margin_max)
+        except SolverTooLarge:  # over the node budget: not labelled, counted
+            skipped += 1
+            continue
+        rows.append((state, kind, values, job.index * 100_000 + game, pair, time.process_time() - t, key))
+    return {"job": job.index, "rows": rows, "skipped": skipped, "duplicates": duplicates, "games": games}
+
+
+def _shard_arrays(board: str, rows: list, rng: random.Random) -> dict[str, np.ndarray]:
+    """The columns of one shard from labelled ``rows``."""
+    records = []
+    for state, kind, values, _, _, _, _ in rows:
+        legal = values != NO_VALUE
+        best = int(values[legal].max())
+        optimal = np.flatnonzero(legal & (values == best))
+        pi = np.zeros(len(values), np.float32)
+        pi[optimal] = 1.0 / len(optimal)
+        if kind == MARGIN:
+            final = _lead(state) + best
+            outcome = float((final > 0) - (final < 0))
+        else:
+            outcome = float(best)
+        records.append(Record(state=state, move=int(rng.choice(list(optimal))), pi=pi, q=outcome, z=outcome))
+    samples = Samples.from_records(board, records, 0) if records else Samples.empty(board)
+    out = samples.arrays()
+    a = samples.pi.shape[1]
+    out["values"] = np.stack([r[2] for r in rows]) if rows else np.zeros((0, a), np.int8)
+    out["value"] = np.array([int(r[2][r[2] != NO_VALUE].max()) for r in rows], np.int8)
+    out["kind"] = np.array([r[1] for r in rows], np.int8)
+    out["game"] = np.array([r[3] for r in rows], np.int64)
+    out["player"] = np.array([r[4] for r in rows], np.int16)
+    out["seconds"] = np.array([r[5] for r in rows], np.float32)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- dataset
+@dataclass
+class TeacherData:
+    """A loaded teacher dataset: ``samples`` (the training contract) plus the label columns."""
+
+    config: TeachConfig
+    samples: Samples
+    values: np.ndarray  # int8 [N, A]
+    value: np.ndarray  # int8 [N]
+    kind: np.ndarray  # int8 [N]
+    game: np.ndarray  # int64 [N]
+    player: np.ndarray  # int16 [N]
+    seconds: np.ndarray  # float32 [N]
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    @property
+    def undrawn(self) -> np.ndarray:
+        return (self.samples.pi.shape[1] - self.samples.step).astype(np.int16)
+
+    def take(self, idx) -> "TeacherData":
+        return TeacherData(self.config, self.samples.take(idx), *(getattr(self, c)[idx] for c in EXTRA_COLUMNS))
+
+    def split_by_game(self, held_fraction: float, seed: int = 0) -> tuple["TeacherData", "TeacherData"]:
+        """``(train, held)``: whole games go to one side, about ``held_fraction`` of them held out."""
+        games = np.unique(self.game)
+        rng = np.random.default_rng(seed)
+        held_games = rng.choice(games, size=int(round(len(games) * held_fraction)), replace=False)
+        held = np.isin(self.game, held_games)
+        return self.take(np.flatnonzero(~held)), self.take(np.flatnonzero(held))
+
+    @staticmethod
+    def read_manifest(folder: str) -> dict:
+        path = os.path.join(folder, MANIFEST)
+        try:
+            with open(path) as f:
+                manifest = json.load(f)
+        except FileNotFoundError:
+            raise TeacherError(f"{folder} is not a teacher dataset (no {MANIFEST})") from None
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise TeacherError(f"{path} is unreadable ({exc})") from None
+        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+            raise TeacherError(f"{path} is not a {FORMAT} manifest")
+        if manifest.get("version") != VERSION:
+            raise TeacherError(f"{path} has version {manifest.get('version')!r}; this code reads version {VERSION}")
+        if not isinstance(manifest.get("shards"), list) or not isinstance(manifest.get("config"), dict):
+            raise TeacherError(f"{path} lacks its shards or config")
+        return manifest
+
+    @classmethod
+    def load(cls, folder: str, verify: bool = True) -> "TeacherData":
+        """Every committed shard of ``folder``, checked against the manifest (sha256 with ``verify``)."""
+        manifest = cls.read_manifest(folder)
+        config = TeachConfig.from_dict(manifest["config"])
+        parts = [_read_shard(folder, entry, config, verify) for entry in manifest["shards"]]
+        samples = Samples.empty(config.board)
+        extra = {c: [] for c in EXTRA_COLUMNS}
+        for s, cols in parts:
+            samples = samples.concat(s)
+            for c in EXTRA_COLUMNS:
+                extra[c].append(cols[c])
+        a = samples.pi.shape[1]
+        empty = {"values": np.zeros((0, a), np.int8)}
+        return cls(config, samples, **{c: np.concatenate(v) if v else empty.get(c, np.zeros(0, t))
+                                       for (c, v), t in zip(extra.items(), EXTRA_COLUMNS.values())})
+
+
+def _read_shard(folder: str, entry, config: TeachConfig, verify: bool):
+    if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
+        raise TeacherError(f"{folder}/{MANIFEST}: bad shard entry {entry!r}")
+    name = entry["file"]
+    if os.path.basename(name) != name or not name.endswith(".npz"):
+        raise TeacherError(f"{folder}/{MANIFEST}: shard file {name!r} must be a plain .npz name inside the folder")
+    path = os.path.join(folder, name)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise TeacherError(f"shard {path} cannot be read ({exc.strerror or exc})") from None
+    if verify and hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+        raise TeacherError(f"shard {path} does not match its checksum in the manifest (damaged or replaced)")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        raise TeacherError(f"shard {path} is corrupt ({exc})") from None
+    try:
+        samples = Samples.from_arrays(arrays, source=path)
+    except ValueError as exc:
+        raise TeacherError(str(exc)) from None
+    if samples.board != config.board:
+        raise TeacherError(f"shard {path} holds {samples.board} positions, the dataset is {config.board}")
+    n, a = samples.pi.shape
+    for c, t in EXTRA_COLUMNS.items():
+        col = arrays.get(c)
+        shape = (n, a) if c == "values" else (n,)
+        if col is None or col.dtype != t or col.shape != shape:
+            raise TeacherError(f"shard {path}: column {c} missing or not {np.dtype(t)}{list(shape)}")
+    if n != entry.get("positions"):
+        raise TeacherError(f"shard {path} holds {n} positions, the manifest says {entry.get('positions')}")
+    return samples, arrays
+
+
+class _Runner:
+    """Jobs in order, computed locally, in spawned processes or as Ray tasks, a few ahead of the consumer."""
+
+    def __init__(self, workers: int, backend: str, ray_address: str | None = None):
+        self.workers, self.backend, self.ray_address = workers, backend, ray_address
+
+    def map(self, jobs: Iterator[_Job]) -> Iterator[dict]:
+        if self.backend == "ray":
+            yield from self._ray(jobs)
+        elif self.workers <= 1:
+            from agents.processes import limit_threads
+
+            with limit_threads(1):
+                for job in jobs:
+                    yield _run_job(job)
+        else:
+            from agents.processes import spawn_pool
+
+            pool = spawn_pool(self.workers, 1)
+            try:
+                yield from pool.imap(_run_job, jobs)
+            finally:
+                pool.terminate()
+                pool.join()
+
+    def _ray(self, jobs: Iterator[_Job]) -> Iterator[dict]:
+        from agents.ray_cluster import RaySession, require_ray
+
+        ray = require_ray()
+        with RaySession(self.ray_address, num_cpus=None if self.ray_address else self.workers):
+            task = ray.remote(num_cpus=1)(_run_job)
+            window = []
+            for job in jobs:
+                window.append(task.remote(job))
+                if len(window) >= 2 * self.workers:
+                    yield ray.get(window.pop(0))
+            for ref in window:
+                yield ray.get(ref)
+
+
+def _write_manifest(folder: str, manifest: dict) -> None:
+    atomic_write(os.path.join(folder, MANIFEST), json.dumps(manifest, indent=1) + "\n")
+
+
+def generate(config: TeachConfig, out: str, make_player: Callable, *, workers: int = 1, backend: str = "local",
+             ray_address: str | None = None, progress: bool = True, exclude: list[str] = (), echo=print,
+             max_jobs: int | None = None) -> dict:
+    """Fill (or continue) the dataset folder ``out`` until it holds ``config.positions`` positions; returns
+    the manifest. ``make_player(spec, board, seed)`` builds an agent from a registry spec (it must pickle:
+    a module-level function). A folder holding a dataset of another config is refused, except for a larger
+    ``positions``. ``exclude``: dataset folders whose positions are never taken (held-out sets).
+    ``max_jobs``: stop after that many jobs (for tests and benchmarks)."""
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise TeacherError(f"{out} exists and is not a folder")
+    os.makedirs(out, exist_ok=True)
+    if os.path.exists(os.path.join(out, MANIFEST)):
+        manifest = TeacherData.read_manifest(out)
+        saved = TeachConfig.from_dict(manifest["config"])
+        if dataclasses.replace(saved, positions=config.positions) != config:
+            differs = [k for k, v in config.to_dict().items() if k != "positions" and saved.to_dict()[k] != v]
+            raise TeacherError(f"{out} holds a teacher dataset of another config (differs in {differs}); "
+                               "use another folder")
+        manifest["config"] = config.to_dict()
+        known = TeacherData.load(out)
+        seen = {canonical_key(s) for s in known.samples.states()}
+        echo(f"resuming {out}: {manifest['positions']} positions in {len(manifest['shards'])} shards")
+    else:
+        manifest = {"format": FORMAT, "version": VERSION, "config": config.to_dict(),
+                    "pairs": [[config.players[i], config.players[j]] for i, j in config.pairs],
+                    "shards": [], "positions": 0, "next_job": 0,
+                    "counts": {"skipped": 0, "duplicates": 0, "games": 0, "label_seconds": 0.0}}
+        seen = set()
+    for folder in exclude:
+        other = TeacherData.load(folder)
+        seen |= {canonical_key(s) for s in other.samples.states()}
+    if manifest["positions"] >= config.positions:
+        _write_manifest(out, manifest)
+        return manifest
+
+    bar = None
+    if progress:
+        try:
+            from tqdm import tqdm
+
+            bar = tqdm(total=config.positions, initial=manifest["positions"], unit="pos", desc="teach")
+        except ImportError:
+            pass
+
+    def jobs():
+        j = manifest["next_job"]
+        while max_jobs is None or j < manifest["next_job"] + max_jobs:
+            yield _Job(config, j, make_player)
+            j += 1
+
+    start_job = manifest["next_job"]
+    try:
+        for result in _Runner(workers, backend, ray_address).map(jobs()):
+            fresh = [r for r in result["rows"] if r[6] not in seen]
+            dups = len(result["rows"]) - len(fresh)
+            fresh = fresh[: config.positions - manifest["positions"]]
+            seen.update(r[6] for r in fresh)
+            name = f"shard-{result['job']:06d}.npz"
+            buf = io.BytesIO()
+            np.savez_compressed(buf, **_shard_arrays(config.board, fresh, random.Random(result["job"])))
+            data = buf.getvalue()
+            atomic_write(os.path.join(out, name), data)
+            manifest["shards"].append({"file": name, "positions": len(fresh), "job": result["job"],
+                                       "sha256": hashlib.sha256(data).hexdigest()})
+            manifest["positions"] += len(fresh)
+            manifest["next_job"] = result["job"] + 1
+            counts = manifest["counts"]
+            counts["skipped"] += result["skipped"]
+            counts["duplicates"] += result["duplicates"] + dups
+            counts["games"] += result["games"]
+            counts["label_seconds"] = round(counts["label_seconds"] + sum(r[5] for r in fresh), 3)
+            _write_manifest(out, manifest)
+            if bar is not None:
+                bar.update(len(fresh))
+            if manifest["positions"] >= config.positions:
+                break
+            if max_jobs is not None and manifest["next_job"] >= start_job + max_jobs:
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+    return manifest
+
+
+# ---------------------------------------------------------------------------------------------- targets
+def to_samples(data: TeacherData, value_unit: str = "margin", temperature: float = 0.0) -> tuple[Samples, np.ndarray]:
+    """``(samples, value_known)``: the dataset as training samples for a model of ``value_unit`` ("win" or
+    "margin": the final box difference over the number of boxes). The policy target is uniform over the
+    best moves (``temperature=0``) or a softmax of the move labels at ``temperature`` (margin rows in
+    boxes; outcome rows in units of a whole result). ``value_known[i]`` is False where the target is not
+    known in that unit (outcome rows under ``"margin"``): their value loss is to be left out."""
+    if value_unit not in ("win", "margin"):
+        raise ValueError(f"value_unit must be 'win' or 'margin', got {value_unit!r}")
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    s = data.samples
+    boxes = geometry(*parse_board(s.board)).num_boxes
+    legal = data.values != NO_VALUE
+    vals = data.values.astype(np.float32)
+    if temperature > 0:
+        logits = np.where(legal, vals / temperature, -np.inf)
+        logits -= logits.max(axis=1, keepdims=True)
+        pi = np.exp(logits)
+        pi /= pi.sum(axis=1, keepdims=True)
+    else:
+        pi = s.pi
+    owners = np.unpackbits(s.owners, axis=2, bitorder="little")[:, :, :boxes].sum(axis=2).astype(np.int32)
+    lead = np.where(s.mover == 0, owners[:, 0] - owners[:, 1], owners[:, 1] - owners[:, 0])
+    known = np.ones(len(s), bool)
+    if value_unit == "margin":
+        z = np.where(data.kind == MARGIN, (lead + data.value) / boxes, 0.0).astype(np.float32)
+        known = data.kind == MARGIN
+    else:
+        z = s.z.copy()
+    out = Samples(s.board, s.edges, s.owners, s.mover, s.move, pi.astype(np.float32), z, z.copy(), s.step,
+                  s.iteration, s.initiative, s.move_class, s.node)
+    return out, known

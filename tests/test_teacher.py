@@ -1,0 +1,162 @@
+"""Teacher datasets: exact labels, deduplication, resumption, the manifest checks and the CLI."""
+
+import json
+import os
+import random
+
+import numpy as np
+import pytest
+
+from agents.training.teacher import (MARGIN, NO_VALUE, OUTCOME, TeachConfig, TeacherData, TeacherError,
+                                     canonical_key, generate, label_position, to_samples)
+from dnb_env.core import GameState
+from dnb_env.solver import Solver
+from dnb_env.symmetry import symmetries, transform_state
+from registry.cli import main as cli
+from registry.specs import agent_from_spec
+
+# 2x3 has 17 edges: positions at 5-12 undrawn, margins up to 9 undrawn, outcomes above
+SMALL = dict(board="2x3", undrawn_min=5, undrawn_max=12, margin_max=9, shard_size=12, per_game=3,
+             players=("greedy", "random", "alphabeta:depth=1"), seed=3)
+
+
+def _arrays(data: TeacherData) -> dict:
+    return {**data.samples.arrays(), "values": data.values, "kind": data.kind, "game": data.game}
+
+
+def test_labels_are_the_solvers(tmp_path):
+    cfg = TeachConfig(positions=40, **SMALL)
+    manifest = generate(cfg, str(tmp_path / "d"), agent_from_spec, progress=False)
+    data = TeacherData.load(str(tmp_path / "d"))
+    assert len(data) == manifest["positions"] == 40
+    assert set(data.kind.tolist()) == {MARGIN, OUTCOME}  # both zones are sampled
+    solver = Solver()
+    for i, s in enumerate(data.samples.states()):
+        undrawn = s.num_actions - s.edges.bit_count()
+        assert 5 <= undrawn <= 12
+        legal = s.legal_mask().astype(bool)
+        assert ((data.values[i] != NO_VALUE) == legal).all()
+        mv = solver.move_values(s)
+        lead = solver.game_value(s) - solver.value(s)
+        for a, v in mv.items():
+            if data.kind[i] == MARGIN:
+                assert data.values[i, a] == v
+            else:  # the game's result after a, for the mover
+                final = lead + v
+                assert data.values[i, a] == (final > 0) - (final < 0)
+        assert data.kind[i] == (MARGIN if undrawn <= 9 else OUTCOME)
+        best = data.values[i][legal].max()
+        assert np.allclose(data.samples.pi[i][legal], np.where(data.values[i][legal] == best, 1, 0) / (data.values[i] == best).sum())
+        final = solver.game_value(s)
+        assert data.samples.z[i] == (final > 0) - (final < 0)
+        assert data.values[i, data.samples.move[i]] == best
+    keys = [canonical_key(s) for s in data.samples.states()]
+    assert len(set(keys)) == len(keys)
+
+
+def test_canonical_key_is_the_same_for_every_symmetry():
+    rng = random.Random(0)
+    for board in ("3x3", "2x4"):
+        s = GameState.new(board)
+        for _ in range(9):
+            s = s.apply(rng.choice(s.legal_actions()))
+        keys = {canonical_key(transform_state(sym, s)) for sym in symmetries(s.rows, s.cols)}
+        assert len(keys) == 1
+        assert canonical_key(s.apply(s.legal_actions()[0])) not in keys
+
+
+def test_outcome_labels_need_no_margins():
+    s = GameState.from_actions("2x2", actions=[0, 1, 7])
+    kind, values = label_position(Solver(), s, margin_max=0)
+    assert kind == OUTCOME and set(values[values != NO_VALUE].tolist()) <= {-1, 0, 1}
+    kind, margins = label_position(Solver(), s, margin_max=12)
+    assert kind == MARGIN
+    legal = margins != NO_VALUE
+    assert (np.sign(margins[legal]) == values[legal]).all()  # no boxes are owned yet
+
+
+def test_a_killed_run_resumes_to_the_same_dataset(tmp_path):
+    cfg = TeachConfig(positions=30, **SMALL)
+    generate(cfg, str(tmp_path / "once"), agent_from_spec, progress=False)
+    generate(cfg, str(tmp_path / "twice"), agent_from_spec, progress=False, max_jobs=1)
+    partial = TeacherData.read_manifest(str(tmp_path / "twice"))
+    assert 0 < partial["positions"] < 30
+    # a shard written but never committed to the manifest (killed in between) is ignored and rewritten
+    with open(tmp_path / "twice" / f"shard-{partial['next_job']:06d}.npz", "wb") as f:
+        f.write(b"half a shard")
+    generate(cfg, str(tmp_path / "twice"), agent_from_spec, progress=False, echo=lambda *a: None)
+    one, two = TeacherData.load(str(tmp_path / "once")), TeacherData.load(str(tmp_path / "twice"))
+    for k, v in _arrays(one).items():
+        assert np.array_equal(v, _arrays(two)[k]), k
+    # a larger target continues the same dataset
+    more = generate(TeachConfig(positions=45, **SMALL), str(tmp_path / "twice"), agent_from_spec, progress=False,
+                    echo=lambda *a: None)
+    assert more["positions"] == 45
+    grown = TeacherData.load(str(tmp_path / "twice"))
+    assert np.array_equal(grown.samples.edges[:30], one.samples.edges)
+
+
+def test_workers_give_the_same_dataset(tmp_path):
+    cfg = TeachConfig(positions=24, **SMALL)
+    generate(cfg, str(tmp_path / "one"), agent_from_spec, progress=False)
+    generate(cfg, str(tmp_path / "two"), agent_from_spec, progress=False, workers=2)
+    one, two = TeacherData.load(str(tmp_path / "one")), TeacherData.load(str(tmp_path / "two"))
+    for k, v in _arrays(one).items():
+        assert np.array_equal(v, _arrays(two)[k]), k
+
+
+def test_damaged_or_foreign_folders_are_refused(tmp_path):
+    folder = str(tmp_path / "d")
+    cfg = TeachConfig(positions=12, **SMALL)
+    generate(cfg, folder, agent_from_spec, progress=False)
+    with pytest.raises(TeacherError, match="another config"):
+        generate(TeachConfig(positions=12, **(SMALL | {"seed": 4})), folder, agent_from_spec, progress=False)
+    manifest = json.load(open(os.path.join(folder, "manifest.json")))
+    shard = os.path.join(folder, manifest["shards"][0]["file"])
+    data = bytearray(open(shard, "rb").read())
+    data[len(data) // 2] ^= 0xFF
+    open(shard, "wb").write(bytes(data))
+    with pytest.raises(TeacherError, match="checksum"):
+        TeacherData.load(folder)
+    for change, match in (({"version": 99}, "version"), ({"format": "x"}, "not a dnb-teacher"),
+                          ({"shards": [{"file": "../x.npz"}]}, "inside the folder")):
+        json.dump(manifest | change, open(os.path.join(folder, "manifest.json"), "w"))
+        with pytest.raises(TeacherError, match=match):
+            TeacherData.load(folder)
+    with pytest.raises(TeacherError, match="no manifest"):
+        TeacherData.load(str(tmp_path))
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(TeacherError, match="not a folder"):
+        generate(cfg, str(tmp_path / "file"), agent_from_spec, progress=False)
+
+
+def test_targets_in_margin_and_win_units(tmp_path):
+    generate(TeachConfig(positions=20, **SMALL), str(tmp_path / "d"), agent_from_spec, progress=False)
+    data = TeacherData.load(str(tmp_path / "d"))
+    solver = Solver()
+    margin, known = to_samples(data, "margin")
+    assert (known == (data.kind == MARGIN)).all()
+    for i, s in enumerate(data.samples.states()):
+        if known[i]:
+            assert margin.z[i] == pytest.approx(solver.game_value(s) / 6)
+    win, known = to_samples(data, "win", temperature=1.0)
+    assert known.all() and np.array_equal(win.z, data.samples.z)
+    legal = data.values != NO_VALUE
+    assert np.allclose(win.pi.sum(axis=1), 1) and (win.pi[~legal] == 0).all()
+    i = int(np.argmax(data.kind == MARGIN))
+    a, b = np.flatnonzero(legal[i])[:2]
+    assert np.log(win.pi[i, a] / win.pi[i, b]) == pytest.approx(float(data.values[i, a]) - float(data.values[i, b]), abs=1e-4)
+    held_train, held = data.split_by_game(0.3)
+    assert not set(held_train.game.tolist()) & set(held.game.tolist()) and len(held_train) + len(held) == len(data)
+
+
+def test_cli(tmp_path, capsys):
+    out = str(tmp_path / "d")
+    assert cli(["teach", "--board", "2x2", "--undrawn", "3-6", "--positions", "8", "--players", "greedy,random",
+                "--shard-size", "4", "--out", out, "--no-progress"]) == 0
+    assert "8 positions" in capsys.readouterr().out
+    assert cli(["teach", "--board", "2x2", "--undrawn", "3-x", "--out", out]) == 2
+    assert "--undrawn" in capsys.readouterr().err
+    assert cli(["teach", "--board", "2x2", "--undrawn", "3-20", "--out", out]) == 2
+    assert cli(["teach", "--board", "2x2", "--players", "nobody", "--out", out]) == 2
+    assert "unknown agent" in capsys.readouterr().err
