@@ -64,16 +64,22 @@ def _backend_options(parser: argparse.ArgumentParser, ray_help: str) -> None:
                              "HOST:PORT of the head; default: start a local Ray instance for the run")
 
 
+def _family(algorithm: str | None, model: str | None) -> str:
+    """The model family of ``dnb train``/``dnb fit``'s positional algorithm name and ``--model``."""
+    families = {"alphazero": "resnet", "dotsformer": "dotsformer"}
+    family = model or families.get(algorithm or "alphazero")
+    if family is None:
+        raise ValueError(f"unknown algorithm {algorithm!r}; available: {', '.join(families)} (or --model)")
+    if algorithm and model and families.get(algorithm) != model:
+        raise ValueError(f"{algorithm} trains --model {families.get(algorithm)}, not {model}")
+    return family
+
+
 def _train(args: argparse.Namespace) -> int:
     from agents.training.config import make_train_config, parse_settings
     from agents.training.loop import train
 
-    families = {"alphazero": "resnet", "dotsformer": "dotsformer"}
-    model = args.model or families.get(args.algorithm or "alphazero")
-    if model is None:
-        raise ValueError(f"unknown algorithm {args.algorithm!r}; available: {', '.join(families)} (or --model)")
-    if args.algorithm and args.model and families.get(args.algorithm) != args.model:
-        raise ValueError(f"{args.algorithm} trains --model {families.get(args.algorithm)}, not {args.model}")
+    model = _family(args.algorithm, args.model)
     overrides = dict(board=args.board, iterations=args.iterations, games_per_iteration=args.games,
                      simulations=args.simulations, encoder=args.encoder, seed=args.seed, device=args.device,
                      backend=args.backend)
@@ -115,6 +121,29 @@ def _teach(args: argparse.Namespace) -> int:
     print(f"{args.out}: {manifest['positions']} positions in {len(manifest['shards'])} shards from {c['games']} "
           f"games ({c['duplicates']} duplicates dropped, {c['skipped']} over the node budget); "
           f"{c['label_seconds']:.0f} solver-seconds of labels")
+    return 0
+
+
+def _fit(args: argparse.Namespace) -> int:
+    from agents.training.config import make_train_config, parse_settings
+    from agents.training.supervised import FitConfig, fit
+
+    model = _family(args.algorithm, args.model)
+    settings = parse_settings(model, args.set)
+    other = sorted(k for k in settings if not k.startswith(("model.", "loss.")))
+    if other:
+        raise ValueError(f"dnb fit takes --set model.* and loss.* keys only, not {', '.join(other)}")
+    train_cfg = make_train_config(model, args.preset, board=args.board, encoder=args.encoder, **settings)
+    config = FitConfig(model=train_cfg.model, loss=train_cfg.loss, data=tuple(args.data), held=args.held,
+                       positions=args.positions, steps=args.steps, batch_size=args.batch_size, lr=args.lr,
+                       lr_schedule=args.lr_schedule, temperature=args.temperature, eval_every=args.eval_every,
+                       eval_positions=args.eval_positions, seed=args.seed, threads=args.threads)
+    rows = fit(config, args.out, resume=args.resume, progress=not args.no_progress)
+    last = rows[-1] if rows else {}
+    if "keep" in last:
+        print(f"step {last['step']}: keeps the win in {last['keep']:.3f} of winning held-out positions "
+              f"({last['keep_hard']:.3f} of the greedy-hard ones; greedy {rows[0]['keep']:.3f} / {rows[0]['keep_hard']:.3f})")
+    print(f"checkpoint: {args.out}/checkpoint.pt, metrics: {args.out}/metrics.jsonl")
     return 0
 
 
@@ -280,6 +309,32 @@ def main(argv: list[str] | None = None) -> int:
     _backend_options(te, "jobs run as Ray tasks, --workers at once")
     te.add_argument("--no-progress", action="store_true", help="no progress bar")
     te.set_defaults(func=_teach)
+    ft = sub.add_parser("fit", help="supervised training of a model family on teacher datasets (dnb teach)",
+                        formatter_class=_Defaults)
+    ft.add_argument("algorithm", nargs="?", default=None, help="alphazero (= --model resnet) or dotsformer")
+    ft.add_argument("--model", default=None, help="model family (default: resnet)")
+    ft.add_argument("--board", default="5x5", help="board as RxC boxes")
+    ft.add_argument("--preset", default="cpu", help="model preset: cpu or paper")
+    ft.add_argument("--encoder", default=None, help="input encoder (default: the family's)")
+    ft.add_argument("--data", action="append", required=True, metavar="DIR", help="teacher dataset (repeatable)")
+    ft.add_argument("--held", default=None, metavar="DIR", help="held-out teacher dataset scored during training")
+    ft.add_argument("--positions", type=int, default=0, help="train on the first N positions only (0: all)")
+    ft.add_argument("--steps", type=int, default=20_000, help="gradient steps (a resume may raise it)")
+    ft.add_argument("--batch-size", type=int, default=256, help="positions per gradient step")
+    ft.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate")
+    ft.add_argument("--lr-schedule", choices=["cosine", "constant"], default="cosine", help="learning rate over the steps")
+    ft.add_argument("--temperature", type=float, default=0.0,
+                    help="policy target: 0 uniform over the best moves, else a softmax of the move labels")
+    ft.add_argument("--eval-every", type=int, default=1000, help="steps between held-out scores and commits")
+    ft.add_argument("--eval-positions", type=int, default=2000, help="held-out positions scored")
+    ft.add_argument("--seed", type=int, default=0, help="seed of the network and of the batches")
+    ft.add_argument("--threads", type=int, default=1, help="torch threads")
+    ft.add_argument("--set", action="append", metavar="KEY=VALUE",
+                    help="model.* and loss.* settings as for dnb train, e.g. --set model.dim=64 --set loss.value_weight=2")
+    ft.add_argument("--out", required=True, help="run folder (config.json, checkpoint.pt, metrics.jsonl)")
+    ft.add_argument("--resume", action="store_true", help="continue the run in --out from its last commit")
+    ft.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ft.set_defaults(func=_fit)
     ex = sub.add_parser("export", help="a training run's network as playing weights (e.g. to ship)")
     ex.add_argument("run", help="run folder of `dnb train`")
     ex.add_argument("out", help="checkpoint to write, e.g. agents/checkpoints/alphazero-3x3.pt")

@@ -1,5 +1,6 @@
 """Teacher datasets: exact labels, deduplication, resumption, the manifest checks and the CLI."""
 
+import dataclasses
 import json
 import os
 import random
@@ -160,3 +161,96 @@ def test_cli(tmp_path, capsys):
     assert cli(["teach", "--board", "2x2", "--undrawn", "3-20", "--out", out]) == 2
     assert cli(["teach", "--board", "2x2", "--players", "nobody", "--out", out]) == 2
     assert "unknown agent" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------- supervised
+TINY_DF = {"model.dim": 8, "model.heads": 1, "model.layers": 3}
+
+
+def _fit_config(data, held, steps=6, **kw):
+    from agents.training.config import make_train_config
+    from agents.training.supervised import FitConfig
+
+    tc = make_train_config("dotsformer", "cpu", board="2x3", **TINY_DF)
+    return FitConfig(model=tc.model, loss=tc.loss, data=(data,), held=held, steps=steps, eval_every=3,
+                     batch_size=16, **kw)
+
+
+@pytest.fixture(scope="module")
+def datasets(tmp_path_factory):
+    root = tmp_path_factory.mktemp("teach")
+    generate(TeachConfig(positions=40, **SMALL), str(root / "train"), agent_from_spec, progress=False)
+    generate(TeachConfig(positions=20, **(SMALL | {"seed": 9})), str(root / "held"), agent_from_spec, progress=False,
+             exclude=[str(root / "train")])
+    return str(root / "train"), str(root / "held")
+
+
+def test_fit_learns_and_resumes_to_the_same_network(datasets, tmp_path):
+    import torch
+
+    from agents.checkpoint import load_network
+    from agents.training.supervised import fit
+
+    train, held = datasets
+    rows = fit(_fit_config(train, held), str(tmp_path / "once"), progress=False, echo=lambda *a: None)
+    assert [r["step"] for r in rows] == [0, 3, 6] and rows[0]["agent"] == "greedy"
+    assert rows[1]["policy_loss"] > 0 and "keep" in rows[2] and "value_sign" in rows[2]
+    # stopped after the first commit, then resumed: the same weights and rows as one run
+    def killed(*_):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):  # killed right after the commit of step 3
+        fit(_fit_config(train, held), str(tmp_path / "twice"), progress=False, echo=killed)
+    assert [json.loads(r)["step"] for r in open(tmp_path / "twice" / "metrics.jsonl")] == [0, 3]
+    again = fit(_fit_config(train, held), str(tmp_path / "twice"), resume=True, progress=False, echo=lambda *a: None)
+    a, _ = load_network(str(tmp_path / "once" / "checkpoint.pt"))
+    b, _ = load_network(str(tmp_path / "twice" / "checkpoint.pt"))
+    for (name, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items()):
+        assert torch.equal(x, y), name
+    assert [r["step"] for r in again] == [0, 3, 6] and again[2]["keep"] == rows[2]["keep"]
+    with pytest.raises(ValueError, match="fit run already"):
+        fit(_fit_config(train, held), str(tmp_path / "once"), progress=False)
+    with pytest.raises(ValueError, match="another config"):
+        fit(_fit_config(train, held, lr=0.5), str(tmp_path / "once"), resume=True, progress=False)
+
+
+def test_fit_memorises_its_positions(datasets, tmp_path):
+    """Scored on its own training positions, a network fitted long enough keeps the win more often than
+    it did at the start: the targets reach the policy."""
+    from agents.training.supervised import fit
+
+    train, _ = datasets
+    config = dataclasses.replace(_fit_config(train, train), steps=300, eval_every=150, lr=3e-3)
+    rows = fit(config, str(tmp_path / "m"), progress=False, echo=lambda *a: None)
+    assert rows[-1]["optimal"] > rows[1]["optimal"] and rows[-1]["optimal"] >= 0.6
+
+
+def test_held_out_scores_agree_with_the_solver(datasets):
+    from agents.training.supervised import HeldOut, held_out_report
+    from baselines.greedy import GreedyAgent
+
+    _, held = datasets
+    h = HeldOut.of(TeacherData.load(held))
+    solver = Solver()
+    for i, s in enumerate(h.data.samples.states()):
+        assert h.winning[i] == solver.can_win(s)
+        if h.winning[i]:
+            assert set(np.flatnonzero(h.keeps[i]).tolist()) == set(solver.winning_moves(s))
+        assert h.hard[i] == (not set(GreedyAgent.candidates(s)) <= set(np.flatnonzero(h.keeps[i]).tolist()))
+    perfect = h.keeps.astype(np.float32)
+    report = held_out_report(h, perfect)
+    assert report["keep"] == 1.0 and report["n"] == int(h.winning.sum())
+    worst = np.where(h.data.values != NO_VALUE, ~h.keeps, 0).astype(np.float32) + 1e-3 * (h.data.values != NO_VALUE)
+    assert held_out_report(h, worst)["keep"] < 1.0
+
+
+def test_cli_fit(datasets, tmp_path, capsys):
+    train, held = datasets
+    out = str(tmp_path / "f")
+    assert cli(["fit", "dotsformer", "--board", "2x3", "--data", train, "--held", held, "--steps", "2",
+                "--eval-every", "2", "--batch-size", "8", "--out", out, "--no-progress",
+                *sum((["--set", f"{k}={v}"] for k, v in TINY_DF.items()), [])]) == 0
+    assert "keeps the win" in capsys.readouterr().out
+    assert cli(["fit", "--board", "3x3", "--data", train, "--out", str(tmp_path / "g"), "--no-progress"]) == 2
+    assert "2x3" in capsys.readouterr().err
+    assert cli(["fit", "--data", train, "--board", "2x3", "--set", "epochs=3", "--out", str(tmp_path / "h")]) == 2

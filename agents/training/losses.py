@@ -35,9 +35,14 @@ def focal_loss(logits: torch.Tensor, target: torch.Tensor, gamma: float, balance
 
 def total_loss(out: dict[str, torch.Tensor], batch: dict[str, torch.Tensor], cfg, board: str) -> tuple[torch.Tensor, dict]:
     """``out``: the network's outputs; ``batch``: tensors ``pi``, ``value``, ``initiative``, ``move_class``;
-    ``cfg``: a :class:`~agents.training.config.LossConfig`. Returns the loss and its parts as floats."""
+    ``value_mask`` (optional, 1 where the value target is known); ``cfg``: a
+    :class:`~agents.training.config.LossConfig`. Returns the loss and its parts as floats."""
     policy = -(batch["pi"] * F.log_softmax(out["policy_logits"], dim=1)).sum(dim=1).mean()
-    value = F.mse_loss(out["value"], batch["value"])
+    if "value_mask" in batch:  # rows whose value target is unknown in the model's unit carry no value loss
+        mask = batch["value_mask"].to(out["value"].dtype)
+        value = ((out["value"] - batch["value"]) ** 2 * mask).sum() / mask.sum().clamp(min=1.0)
+    else:
+        value = F.mse_loss(out["value"], batch["value"])
     loss = policy + cfg.value_weight * value
     parts = {"policy_loss": policy.item(), "value_loss": value.item()}
     if "initiative_logits" in out:

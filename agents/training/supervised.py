@@ -1,0 +1,291 @@
+"""Supervised training on teacher datasets: any model family learns the exact solver's moves and values.
+
+    dnb fit dotsformer --board 5x5 --data data/teach5-a --held data/teach5-held --steps 40000 --out runs/fit-df
+    dnb fit --model resnet --board 5x5 --data data/teach5-a --positions 100000 ...   # the first 100k only
+
+Targets (:func:`agents.training.teacher.to_samples`): the policy is uniform over the best moves
+(``temperature=0``) or a softmax of the move labels at ``temperature``; the value is the exact final
+margin over the number of boxes (``value="margin"`` models; win/loss-only rows carry no value loss there)
+or the exact result (``"win"``); models with auxiliary heads also learn the initiative label of the best
+move and every move's class. Batches are mapped by a random board symmetry (``augment``).
+
+Every ``eval_every`` steps the raw policy is scored on the held-out dataset (positions of games never
+trained on) and a row goes to ``metrics.jsonl``: per number of moves played, the share of winning
+positions (the mover can win) where the policy's move keeps the win (BoxesZero's criterion), the same on
+the greedy-hard ones (a move the greedy rule allows loses the win), the share of optimal moves, and the
+value head's sign accuracy; greedy's own expected score on the same positions is row 0. The run folder
+is committed at the same points (``checkpoint.pt`` written atomically with the optimiser and the step),
+and the batches of each chunk of ``eval_every`` steps are drawn from a generator seeded by ``(seed,
+chunk)``, so a run killed at any point resumes from its last row to the same network.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from agents.checkpoint import atomic_torch_save, load_checkpoint, save_checkpoint
+from agents.models import build_model, config_from_dict, config_to_dict
+from agents.training.config import LossConfig
+from agents.training.losses import total_loss
+from agents.training.replay import Replay
+from agents.training.teacher import MARGIN, NO_VALUE, TeacherData, to_samples
+from dnb_env.core import geometry, parse_board
+from dnb_env.io import atomic_write
+from dnb_env.symmetry import symmetries
+
+__all__ = ["FitConfig", "fit", "held_out_report", "HeldOut"]
+
+
+@dataclass(frozen=True)
+class FitConfig:
+    model: object  # a model family's config (board, encoder, value unit, architecture)
+    data: tuple[str, ...] = ()  # teacher dataset folders, joined in order
+    held: str | None = None  # dataset folder scored every eval_every steps
+    positions: int = 0  # train on the first N positions only (0: all)
+    steps: int = 20_000
+    batch_size: int = 256
+    lr: float = 1e-3
+    lr_schedule: str = "cosine"  # "cosine" (to lr / 100 at the last step) or "constant"
+    temperature: float = 0.0
+    augment: bool = True
+    loss: LossConfig = field(default_factory=LossConfig)
+    eval_every: int = 1000
+    eval_positions: int = 2000  # held-out positions scored (the first N)
+    seed: int = 0
+    threads: int = 1
+
+    def __post_init__(self):
+        object.__setattr__(self, "data", tuple(self.data))
+        if not self.data:
+            raise ValueError("fit needs at least one teacher dataset (data)")
+        if self.steps < 1 or self.batch_size < 1 or self.eval_every < 1 or self.threads < 1:
+            raise ValueError("steps, batch_size, eval_every and threads must be >= 1")
+        if self.positions < 0 or self.eval_positions < 0 or self.temperature < 0 or self.lr <= 0:
+            raise ValueError("positions, eval_positions and temperature must be >= 0, lr > 0")
+        if self.lr_schedule not in ("cosine", "constant"):
+            raise ValueError(f"lr_schedule must be 'cosine' or 'constant', not {self.lr_schedule!r}")
+
+    def to_dict(self) -> dict:
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return out | {"model": config_to_dict(self.model), "data": list(self.data), "loss": dataclasses.asdict(self.loss)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "FitConfig":
+        data = dict(data)
+        data["model"] = config_from_dict(data["model"])
+        data["loss"] = LossConfig(**data.get("loss", {}))
+        return cls(**data)
+
+    def lr_at(self, step: int) -> float:
+        if self.lr_schedule == "constant":
+            return self.lr
+        return float(self.lr * (0.01 + 0.99 * 0.5 * (1 + np.cos(np.pi * min(step, self.steps) / self.steps))))
+
+
+# ---------------------------------------------------------------------------------------------- scoring
+@dataclass
+class HeldOut:
+    """Held-out positions with their exact verdicts, ready to score a policy."""
+
+    data: TeacherData
+    winning: np.ndarray  # bool [N]: the mover can win
+    keeps: np.ndarray  # bool [N, A]: the move keeps the best result (win / draw / loss class)
+    optimal: np.ndarray  # bool [N, A]: the move reaches the best label
+    hard: np.ndarray  # bool [N]: a move the greedy rule allows does not keep the best result
+    greedy_keep: np.ndarray  # float [N]: the chance that greedy (uniform over its moves) keeps it
+    step: np.ndarray  # int [N]: moves played
+
+    @classmethod
+    def of(cls, data: TeacherData) -> "HeldOut":
+        from baselines.greedy import GreedyAgent
+
+        s = data.samples
+        boxes = geometry(*parse_board(s.board)).num_boxes
+        owners = np.unpackbits(s.owners, axis=2, bitorder="little")[:, :, :boxes].sum(axis=2).astype(np.int32)
+        lead = np.where(s.mover == 0, owners[:, 0] - owners[:, 1], owners[:, 1] - owners[:, 0])
+        legal = data.values != NO_VALUE
+        vals = data.values.astype(np.int32)
+        result = np.where(data.kind[:, None] == MARGIN, np.sign(lead[:, None] + vals), vals)
+        result = np.where(legal, result, -9)
+        best_result = result.max(axis=1)
+        keeps = legal & (result == best_result[:, None])
+        optimal = legal & (vals == np.where(legal, vals, -999).max(axis=1, keepdims=True))
+        hard = np.zeros(len(s), bool)
+        greedy_keep = np.zeros(len(s))
+        for i, state in enumerate(s.states()):
+            cand = GreedyAgent.candidates(state)
+            hard[i] = not keeps[i, cand].all()
+            greedy_keep[i] = keeps[i, cand].mean()
+        return cls(data, best_result > 0, keeps, optimal, hard, greedy_keep, s.step.astype(np.int32))
+
+
+def _policy_and_value(net, data: TeacherData, batch: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    from agents.models.evaluator import NetworkEvaluator
+
+    evaluator = NetworkEvaluator(net, "cpu")
+    states = data.samples.states()
+    priors, values = [], []
+    for i in range(0, len(states), batch):
+        p, v = evaluator.evaluate(states[i:i + batch])
+        priors.append(np.asarray(p))
+        values.append(np.asarray(v))
+    return np.concatenate(priors), np.concatenate(values)
+
+
+def held_out_report(held: HeldOut, priors: np.ndarray | None = None, values: np.ndarray | None = None) -> dict:
+    """Scores of a policy (``priors [N, A]``, its top move played; None: greedy's expected score) on
+    ``held``: ``keep`` (winning positions), ``keep_hard`` (winning and greedy-hard), ``optimal`` (all),
+    each overall and per step (``keep@22``), with the counts ``n`` / ``n_hard``; ``value_sign`` when
+    ``values`` are given."""
+    out: dict = {}
+    n = len(held.winning)
+    if priors is None:
+        keep = held.greedy_keep
+        opt = np.full(n, np.nan)
+    else:
+        move = priors.argmax(axis=1)
+        keep = held.keeps[np.arange(n), move].astype(float)
+        opt = held.optimal[np.arange(n), move].astype(float)
+    win, hard = held.winning, held.winning & held.hard
+    out["n"], out["n_hard"] = int(win.sum()), int(hard.sum())
+    out["keep"] = float(keep[win].mean()) if win.any() else float("nan")
+    out["keep_hard"] = float(keep[hard].mean()) if hard.any() else float("nan")
+    if priors is not None:
+        out["optimal"] = float(opt.mean())
+    for k in sorted(set(held.step.tolist())):
+        at = held.step == k
+        if (win & at).any():
+            out[f"keep@{k}"] = float(keep[win & at].mean())
+        if (hard & at).any():
+            out[f"keep_hard@{k}"] = float(keep[hard & at].mean())
+    if values is not None:
+        truth = np.asarray(held.data.samples.z)
+        decided = truth != 0
+        out["value_sign"] = float((np.sign(values[decided]) == truth[decided]).mean()) if decided.any() else float("nan")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- training
+def _load_data(config: FitConfig) -> TeacherData:
+    parts = [TeacherData.load(folder) for folder in config.data]
+    board = config.model.board
+    for folder, part in zip(config.data, parts):
+        if part.samples.board != board:
+            raise ValueError(f"{folder} holds {part.samples.board} positions; the model is for {board}")
+    data = parts[0]
+    for part in parts[1:]:
+        data = TeacherData(data.config, data.samples.concat(part.samples),
+                           *(np.concatenate([getattr(data, c), getattr(part, c)])
+                             for c in ("values", "value", "kind", "game", "player", "seconds")))
+    if config.positions:
+        if config.positions > len(data):
+            raise ValueError(f"positions={config.positions} but the data hold {len(data)}")
+        data = data.take(np.arange(config.positions))
+    return data
+
+
+def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True, echo=print) -> list[dict]:
+    """Train ``config`` in the folder ``out`` (or continue it with ``resume``); returns the metrics rows."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ValueError(f"{out} exists and is not a folder")
+    cfg_path, ckpt_path, metrics_path = (os.path.join(out, n) for n in ("config.json", "checkpoint.pt", "metrics.jsonl"))
+    rows: list[dict] = []
+    if os.path.exists(cfg_path) and not resume:
+        raise ValueError(f"{out} holds a fit run already: pass resume to continue it, or use another folder")
+    if resume and os.path.exists(cfg_path):
+        with open(cfg_path) as f:
+            saved = json.load(f)
+        mine = config.to_dict()
+        differs = sorted(k for k in mine if k != "steps" and mine[k] != saved.get(k))
+        if differs:
+            raise ValueError(f"the run in {out} has another config (differs in {differs})")
+    os.makedirs(out, exist_ok=True)
+    atomic_write(cfg_path, json.dumps(config.to_dict(), indent=1))
+
+    torch.set_num_threads(config.threads)
+    torch.manual_seed(config.seed)
+    net = build_model(config.model)
+    optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.loss.l2)
+    step = 0
+    if resume and os.path.exists(ckpt_path):
+        payload = load_checkpoint(ckpt_path, board=config.model.board)
+        net.load_state_dict(payload["state_dict"])
+        optimizer.load_state_dict(payload["extra"]["optimizer"])
+        step = int(payload["extra"]["step"])
+        if os.path.exists(metrics_path):
+            with open(metrics_path) as f:
+                rows = [json.loads(line) for line in f if line.strip()]
+            rows = [r for r in rows if r.get("step", 0) <= step]
+        echo(f"resuming {out} at step {step}")
+    data = _load_data(config)
+    samples, known = to_samples(data, config.model.value, config.temperature)
+    replay = Replay(samples)
+    held = HeldOut.of(TeacherData.load(config.held).take(slice(0, config.eval_positions) if config.eval_positions else slice(None))) if config.held else None
+    if held is not None and not rows:
+        rows.append({"step": 0, "agent": "greedy", **held_out_report(held)})
+        atomic_write(metrics_path, "".join(json.dumps(r) + "\n" for r in rows))
+    syms = symmetries(*parse_board(config.model.board))
+    bar = None
+    if progress:
+        try:
+            from tqdm import tqdm
+
+            bar = tqdm(total=config.steps, initial=step, unit="step", desc="fit")
+        except ImportError:
+            pass
+    t0 = time.perf_counter()
+    try:
+        while step < config.steps:
+            chunk = step // config.eval_every
+            rng = np.random.default_rng([config.seed, chunk])
+            end = min((chunk + 1) * config.eval_every, config.steps)
+            totals: dict[str, float] = {}
+            net.train()
+            for s in range(step, end):
+                for group in optimizer.param_groups:
+                    group["lr"] = config.lr_at(s)
+                idx = rng.integers(len(replay), size=min(config.batch_size, len(replay)))
+                sym = syms[int(rng.integers(len(syms)))] if config.augment else None
+                arrays = replay.batch(idx, config.model.encoder, 0.0, sym)
+                arrays["value_mask"] = known[idx].astype(np.float32)
+                batch = {k: torch.from_numpy(v) for k, v in arrays.items()}
+                loss, parts = total_loss(net(batch["planes"]), batch, config.loss, config.model.board)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                for k, v in parts.items():
+                    totals[k] = totals.get(k, 0.0) + v
+                if bar is not None:
+                    bar.update(1)
+            net.eval()
+            row = {"step": end, "agent": "network", "lr": config.lr_at(end - 1), "seconds": round(time.perf_counter() - t0, 1),
+                   **{k: v / (end - step) for k, v in totals.items()}}
+            step = end
+            if held is not None:
+                priors, values = _policy_and_value(net, held.data)
+                row |= held_out_report(held, priors, values)
+            save_checkpoint(ckpt_path, net, extra={"step": step, "optimizer": optimizer.state_dict(),
+                                                   "positions": len(replay)})
+            rows.append(row)
+            atomic_write(metrics_path, "".join(json.dumps(r) + "\n" for r in rows))
+            if bar is None:
+                shown = {k: round(v, 3) for k, v in row.items() if k in ("policy_loss", "value_loss", "keep", "keep_hard", "value_sign")}
+                echo(f"step {step}: {shown}")
+    finally:
+        if bar is not None:
+            bar.close()
+    return rows
+
+
+def playing_weights(run: str, path: str) -> None:
+    """The network of the fit run ``run`` as a checkpoint without the optimiser (to play or ship)."""
+    payload = load_checkpoint(os.path.join(run, "checkpoint.pt"))
+    payload["extra"] = {"step": payload["extra"].get("step"), "positions": payload["extra"].get("positions")}
+    atomic_torch_save(payload, path)
