@@ -254,3 +254,36 @@ def test_cli_fit(datasets, tmp_path, capsys):
     assert cli(["fit", "--board", "3x3", "--data", train, "--out", str(tmp_path / "g"), "--no-progress"]) == 2
     assert "2x3" in capsys.readouterr().err
     assert cli(["fit", "--data", train, "--board", "2x3", "--set", "epochs=3", "--out", str(tmp_path / "h")]) == 2
+
+
+def test_self_play_mixes_teacher_samples_and_starts_where_the_teacher_ends(tmp_path, monkeypatch):
+    from agents.training import loop
+    from agents.training.config import make_train_config
+
+    folder = str(tmp_path / "d")
+    generate(TeachConfig(positions=12, **(SMALL | {"board": "2x2", "undrawn_min": 3, "undrawn_max": 7,
+                                                   "margin_max": 3})), folder, agent_from_spec, progress=False)
+    cfg = make_train_config("resnet", "cpu", board="2x2", iterations=1, games_per_iteration=2, simulations=8,
+                            eval_positions=0, eval_games=0, batch_size=8, epochs=1, **{"model.width": 8,
+                            "teacher.data": folder, "teacher.fraction": 0.5})
+    seen = []
+    real = loop._with_teacher
+
+    def spy(arrays, teacher, n, config, rng):
+        out = real(arrays, teacher, n, config, rng)
+        seen.append((len(arrays["value"]), n, out["value_mask"].copy()))
+        return out
+
+    monkeypatch.setattr(loop, "_with_teacher", spy)
+    rows = loop.train(cfg, str(tmp_path / "run"), progress=False, echo=lambda *_: None)
+    assert rows[0]["start_step"] == 12 - 7  # the first move the teacher's positions do not cover
+    assert seen and all(n == 4 and k <= 4 for k, n, _ in seen)
+    data = TeacherData.load(folder)
+    assert (data.kind == OUTCOME).any()  # margin units: those rows carry no value loss
+    assert all((mask[:k] == 1).all() for k, _, mask in seen)
+    assert sum(int((mask[k:] == 0).sum()) for k, _, mask in seen) > 0
+    with pytest.raises(ValueError, match="teacher.data"):
+        make_train_config("resnet", "cpu", board="2x2", **{"teacher.fraction": 0.5})
+    other = make_train_config("resnet", "cpu", board="3x3", **{"teacher.data": folder, "teacher.fraction": 0.5})
+    with pytest.raises(ValueError, match="is for 2x2"):
+        loop.train(other, str(tmp_path / "run3"), progress=False, echo=lambda *_: None)

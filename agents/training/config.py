@@ -6,6 +6,7 @@
     cfg.replay       # buffer window, experience decay, augmentation
     cfg.loss         # loss weights (Dotsformer Appendix B.1)
     cfg.curriculum   # backward training: start step, rollback rule, extra internal-node samples
+    cfg.teacher      # teacher samples (dnb teach) mixed into the batches
 
 Defaults are the papers' (Dotsformer Table A1 and A2, BoxesZero Table 2 and A2). Overrides are given by
 dotted path (``"search.simulations"``) or, where a name is unique across the sections, by the bare name
@@ -22,7 +23,7 @@ from agents.mcts import SOLVE_LEAF_CAP, SOLVE_ROOT_CAP, MCTSConfig, solver_zone
 from agents.models import config_from_dict, config_to_dict, family_of, get_family, list_families, make_model_config
 from dnb_env.core import GameState, parse_board
 
-__all__ = ["SearchConfig", "ReplayConfig", "LossConfig", "CurriculumConfig", "TrainConfig", "PRESETS",
+__all__ = ["SearchConfig", "ReplayConfig", "LossConfig", "CurriculumConfig", "TeacherMixConfig", "TrainConfig", "PRESETS",
            "make_train_config", "to_dict", "from_dict", "setting_types", "RESUMABLE"]
 
 
@@ -163,6 +164,26 @@ class CurriculumConfig:
         return 0.7 if value == "win" else 0.5 / (rows * cols)
 
 
+@dataclass(frozen=True)
+class TeacherMixConfig:
+    """Teacher samples in self-play training: ``fraction`` of every batch is drawn from the teacher dataset
+    ``data`` (a folder of ``dnb teach``; its targets as in :func:`agents.training.teacher.to_samples` at
+    ``temperature``), the rest from the replay. With a dataset and no ``curriculum.start_step``, backward
+    training starts where the teacher zone ends: S = num_actions - the dataset's largest undrawn count."""
+
+    data: str = ""
+    fraction: float = 0.0
+    temperature: float = 0.0
+
+    def __post_init__(self):
+        if not 0 <= self.fraction < 1:
+            raise ValueError(f"teacher fraction must be in [0, 1), got {self.fraction}")
+        if self.temperature < 0:
+            raise ValueError(f"teacher temperature must be >= 0, got {self.temperature}")
+        if self.fraction > 0 and not self.data:
+            raise ValueError("teacher.fraction > 0 needs a teacher dataset (teacher.data)")
+
+
 def _model_default():
     return make_model_config("resnet")
 
@@ -174,6 +195,7 @@ class TrainConfig:
     replay: ReplayConfig = ReplayConfig()
     loss: LossConfig = LossConfig()
     curriculum: CurriculumConfig = CurriculumConfig()
+    teacher: TeacherMixConfig = TeacherMixConfig()
     iterations: int = 100
     games_per_iteration: int = 32
     batch_size: int = 1024  # Table A1
@@ -217,7 +239,8 @@ class TrainConfig:
         return self.lr * 0.5 ** ((iteration - 1) // self.lr_halving) if self.lr_halving else self.lr
 
 
-_SECTIONS = {"search": SearchConfig, "replay": ReplayConfig, "loss": LossConfig, "curriculum": CurriculumConfig}
+_SECTIONS = {"search": SearchConfig, "replay": ReplayConfig, "loss": LossConfig, "curriculum": CurriculumConfig,
+             "teacher": TeacherMixConfig}
 
 # Training presets per model family: (model preset, overrides of the training defaults).
 PRESETS = {

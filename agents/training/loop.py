@@ -32,17 +32,22 @@ from agents.training.replay import Replay
 from agents.training.selfplay import make_pool
 from agents.training.store import RunError, RunStore
 
-__all__ = ["train", "train_steps"]
+__all__ = ["train", "train_steps", "load_teacher"]
 
 
-def train_steps(net, optimizer, replay: Replay, config, iteration: int, rng: np.random.Generator) -> dict:
-    """``epochs`` passes' worth of batches drawn from the replay; returns the mean loss parts."""
+def train_steps(net, optimizer, replay: Replay, config, iteration: int, rng: np.random.Generator,
+                teacher: tuple[Replay, np.ndarray] | None = None) -> dict:
+    """``epochs`` passes' worth of batches drawn from the replay; returns the mean loss parts. ``teacher``:
+    ``(samples, value_known)`` of a teacher dataset, ``config.teacher.fraction`` of every batch."""
     net.train()
     steps = max(1, config.epochs * len(replay) // config.batch_size)
     totals: dict[str, float] = {}
+    n_teacher = round(config.teacher.fraction * config.batch_size) if teacher is not None else 0
     for _ in range(steps):
-        arrays = replay.draw(rng, config.batch_size, iteration, config.replay.gamma_decay, config.model.encoder,
-                             config.curriculum.q_mix, config.replay.augment)
+        arrays = replay.draw(rng, config.batch_size - n_teacher, iteration, config.replay.gamma_decay,
+                             config.model.encoder, config.curriculum.q_mix, config.replay.augment)
+        if n_teacher:
+            arrays = _with_teacher(arrays, teacher, n_teacher, config, rng)
         batch = {k: torch.from_numpy(v).to(config.device) for k, v in arrays.items()}
         loss, parts = total_loss(net(batch["planes"]), batch, config.loss, config.board)
         optimizer.zero_grad()
@@ -52,6 +57,39 @@ def train_steps(net, optimizer, replay: Replay, config, iteration: int, rng: np.
             totals[k] = totals.get(k, 0.0) + v
     net.eval()
     return {k: v / steps for k, v in totals.items()} | {"train_steps": steps}
+
+
+def _with_teacher(arrays: dict, teacher: tuple[Replay, np.ndarray], n: int, config, rng: np.random.Generator) -> dict:
+    """``arrays`` (a replay batch) joined by ``n`` teacher rows under a random symmetry of their own; the
+    teacher rows whose value is unknown in the model's unit get ``value_mask`` 0."""
+    from dnb_env.core import parse_board
+    from dnb_env.symmetry import symmetries
+
+    samples, known = teacher
+    idx = rng.integers(len(samples), size=n)
+    sym = None
+    if config.replay.augment:
+        syms = symmetries(*parse_board(config.board))
+        sym = syms[int(rng.integers(len(syms)))]
+    extra = samples.batch(idx, config.model.encoder, 0.0, sym)
+    out = {k: np.concatenate([arrays[k], extra[k]]) for k in arrays}
+    out["value_mask"] = np.concatenate([np.ones(len(arrays["value"]), np.float32), known[idx].astype(np.float32)])
+    return out
+
+
+def load_teacher(config) -> tuple[Replay, np.ndarray, int] | None:
+    """``(samples, value_known, largest undrawn count)`` of ``config.teacher.data``, or None."""
+    if not config.teacher.data:
+        return None
+    from agents.training.teacher import TeacherData, to_samples
+
+    data = TeacherData.load(config.teacher.data)
+    if data.config.board != config.board:
+        raise ValueError(f"teacher dataset {config.teacher.data} is for {data.config.board}, the run for {config.board}")
+    if not len(data):
+        raise ValueError(f"teacher dataset {config.teacher.data} holds no positions")
+    samples, known = to_samples(data, config.model.value, config.teacher.temperature)
+    return Replay(samples), known, int(data.undrawn.max())
 
 
 def _flat(config) -> dict:
@@ -88,7 +126,11 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
     net = build_model(config.model).to(config.device)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.loss.l2)
     replay, metrics = Replay.empty(config.board), []
-    curriculum = Curriculum.begin(config.curriculum.first_step(config.board))
+    teacher = load_teacher(config)
+    first = config.curriculum.first_step(config.board)
+    if teacher is not None and config.curriculum.start_step is None:  # search where the teacher's zone ends
+        first = max(0, num_actions(config.board) - teacher[2])
+    curriculum = Curriculum.begin(first)
     if curriculum.start >= num_actions(config.board):
         raise ValueError(f"curriculum start step {curriculum.start} leaves no move to search on {config.board}")
     start = 0
@@ -125,7 +167,8 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
             t1 = time.perf_counter()
             replay.add(samples)
             replay.keep_recent(iteration, config.replay.buffer_iterations)
-            losses = train_steps(net, optimizer, replay, config, iteration, rng)
+            losses = train_steps(net, optimizer, replay, config, iteration, rng,
+                                 teacher[:2] if teacher is not None and config.teacher.fraction > 0 else None)
             t2 = time.perf_counter()
             trace = stats.pop("trace")
             rollback = measure(trace, curriculum.start, config.curriculum, epsilon)
