@@ -152,3 +152,9 @@ def test_native_benchmark_runs():
                                "--states", "10", "--rounds", "1"])
     assert all(v > 0 for v in res["playout_steps_per_s"].values())
     assert all(0 < v < float("inf") for v in res["chainloop6_us"].values())
+
+
+def test_teacher_benchmark_runs():
+    rows = load("teacher").main(["--board", "3x3", "--undrawn", "8-10", "--positions", "3", "--margin-max", "9"])
+    assert [r["undrawn"] for r in rows] == [8, 9, 10] and [r["labels"] for r in rows] == ["margin", "margin", "win/loss"]
+    assert all(r["n"] == 3 and r["per_core_second"] > 0 for r in rows)
