@@ -5,7 +5,9 @@
     make_agent("alphazero", board="3x3", checkpoint="runs/az-3x3/checkpoint.pt")
 
 Playing uses BoxesZero's pruning (exact simple-endgame leaves) unless ``prune=False``, and picks the
-most visited move. ``simulations=0`` plays the raw policy (the network's most probable legal move, no
+most visited move. The search settings are :class:`agents.search.SearchSettings` with the defaults of
+:data:`agents.search.settings.PLAY` (200 simulations, the auto solver zones); any of them may be changed
+by keyword but ``value``. ``simulations=0`` plays the raw policy (the network's most probable legal move, no
 search). The search runs in the units the network's value head was trained on (``config.value``), on the
 backend ``search`` names (:func:`agents.search.make_search`: ``"auto"`` = the C++ search when it is built
 and the board is at most 9x9; ``"python"``; ``"native"``); both choose the same moves.
@@ -13,15 +15,16 @@ and the board is at most 9x9; ``"python"``; ``"native"``); both choose the same 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import numpy as np
 
 from agents.base import check_state
 from agents.checkpoint import CheckpointError, load_network
-from agents.mcts import SOLVE_LEAF_CAP, SOLVE_ROOT_CAP, MCTSAgent, MCTSConfig, solver_zone
 from agents.models.evaluator import NetworkEvaluator
-from agents.search import choose_backend, make_search
+from agents.search import MCTSAgent, SearchSettings, choose_backend, make_search
+from agents.search.settings import PLAY, default, settings_for
 from dnb_env.core import GameState, parse_board
 
 SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "checkpoints")
@@ -62,15 +65,25 @@ class PolicyAgent:
         return int(self.rng.choice(np.flatnonzero(p == p.max())))
 
 
-def make_network_agent(board: str, agent: str = "alphazero", checkpoint: str | None = None, simulations: int = 200,
-                       c_puct: float = 1.0, prune: bool = True, batch_size: int = 8, seed=None,
-                       device: str = "cpu", symmetrize: bool = False, search: str = "auto", solve_leaf: int = -1,
-                       solve_root: int = -1, solve_nodes: int = 1_000_000) -> MCTSAgent | PolicyAgent:
+#: The search settings a player may change (every field of SearchSettings but the value unit, the network's).
+SEARCH_OPTIONS = tuple(f.name for f in dataclasses.fields(SearchSettings) if f.name != "value")
+
+
+def make_network_agent(board: str, agent: str = "alphazero", checkpoint: str | None = None, *, seed=None,
+                       device: str = "cpu", symmetrize: bool = False, search: str = "auto",
+                       **settings) -> MCTSAgent | PolicyAgent:
     """``agent`` names the model family to expect (``AGENT_FAMILIES``) and the shipped weights' prefix;
     ``symmetrize`` averages the network over the board's symmetries (:class:`NetworkEvaluator`);
-    ``search`` picks the search backend (module docstring). ``solve_leaf`` / ``solve_root``: the exact
-    solver's zones in undrawn edges (:class:`agents.mcts.MCTSConfig`; -1 = auto, :func:`solver_zone`;
-    0 = off); ``solve_nodes``: its budget per leaf. The raw policy (``simulations=0``) never solves."""
+    ``search`` picks the search backend (module docstring). ``settings``: search settings
+    (``SEARCH_OPTIONS``: ``simulations``, ``c_puct``, ``prune``, ``batch_size``, ``solve_nodes``, ...)
+    changed from :data:`agents.search.settings.PLAY`; ``solve_leaf`` / ``solve_root`` are the exact
+    solver's zones in undrawn edges (-1 = auto, :func:`agents.search.settings.solver_zone`; 0 = off). The
+    raw policy (``simulations=0``) never solves."""
+    unknown = sorted(set(settings) - set(SEARCH_OPTIONS))
+    if unknown:
+        raise TypeError(f"make_network_agent() got unknown search setting(s) {', '.join(unknown)}; "
+                        f"the settings: {', '.join(SEARCH_OPTIONS)}")
+    simulations = settings.get("simulations", default("simulations", PLAY))
     if simulations < 0:
         raise ValueError(f"simulations must be >= 0 (0 = raw policy), got {simulations}")
     rows_cols = parse_board(board)
@@ -80,10 +93,7 @@ def make_network_agent(board: str, agent: str = "alphazero", checkpoint: str | N
     evaluator = NetworkEvaluator(net, device, symmetrize=symmetrize)
     if simulations == 0:
         return PolicyAgent(evaluator, seed=seed, name=f"{agent}-policy", board=rows_cols)
-    A = GameState.new(rows_cols).num_actions
-    config = MCTSConfig(simulations=simulations, c_puct=c_puct, prune=prune, batch_size=batch_size,
-                        value=net.config.value, solve_leaf=solver_zone(solve_leaf, A, SOLVE_LEAF_CAP),
-                        solve_root=solver_zone(solve_root, A, SOLVE_ROOT_CAP), solve_nodes=solve_nodes)
+    config = settings_for(GameState.new(rows_cols).num_actions, PLAY, **settings, value=net.config.value)
     out = MCTSAgent(evaluator, config, seed=seed, greedy=True, name=agent, board=rows_cols)
     out.search = make_search(evaluator, config, out.rng, backend=backend, board=rows_cols)
     return out

@@ -1,7 +1,7 @@
 """Search and network speed, side by side in one run.
 
 1. MCTS simulations/s on 5x5, from the empty board and from a middle-game position (30 moves of
-   realistic play): our PUCT (agents.mcts) with a uniform evaluator vs OpenSpiel's Python ``MCTSBot`` with
+   realistic play): our PUCT (agents.search) with a uniform evaluator vs OpenSpiel's Python ``MCTSBot`` with
    an equally cheap evaluator (uniform prior, value 0) on the registered ``python_dots_and_boxes`` game.
    Ours pauses Python's cyclic garbage collector during a search; MCTSBot is also timed that way, so the
    part of the ratio that comes from the pause alone can be seen.
@@ -37,9 +37,10 @@ import torch
 from open_spiel.python.algorithms import mcts as os_mcts
 
 import dnb_env  # noqa: F401
-from agents.mcts import MCTS, MCTSConfig, UniformEvaluator, gc_paused
-from agents.search import make_search, run_many
 from agents.models import build_model, make_model_config
+from agents.search import SearchSettings, UniformEvaluator, make_search, run_many
+from agents.search.lockstep import gc_paused
+from agents.search.python import MCTS
 from dnb_env.core import GameState
 from dnb_env.observations import encode_batch
 
@@ -65,7 +66,7 @@ def opening(moves, seed=0):
 
 
 def _config(sims, batch_size=8):
-    return MCTSConfig(simulations=sims, prune=False, batch_size=batch_size, reuse_tree=False)
+    return SearchSettings(simulations=sims, prune=False, batch_size=batch_size, reuse_tree=False)
 
 
 def _timed_run(search, sims, history):

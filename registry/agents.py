@@ -23,6 +23,7 @@ import types
 import typing
 from typing import Callable, Literal
 
+from agents.search.settings import PLAY, option_parameters
 from dnb_env.core import parse_board
 
 _FACTORIES: dict[str, Callable] = {}
@@ -174,12 +175,11 @@ def _mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0,
         from baselines.uct import UCTAgent
 
         return UCTAgent(simulations=simulations, uct_c=uct_c, seed=seed, board=board)
-    from agents.mcts import MCTSAgent, MCTSConfig, RolloutEvaluator
-    from agents.search import choose_backend, make_search
+    from agents.search import MCTSAgent, RolloutEvaluator, SearchSettings, choose_backend, make_search
     from agents.search.native import NativeRolloutEvaluator
 
     backend = choose_backend(search, board)
-    config = MCTSConfig(simulations=simulations, c_puct=uct_c, prune=False, batch_size=1)
+    config = SearchSettings(simulations=simulations, c_puct=uct_c, prune=False, batch_size=1)
     evaluator = (NativeRolloutEvaluator(rollouts, seed=seed) if backend == "native"
                  else RolloutEvaluator(rollouts, seed=seed))
     agent = MCTSAgent(evaluator, config, seed=seed, greedy=True, name="mcts", board=board)
@@ -234,19 +234,28 @@ def _openspiel_mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0,
 register_agent("openspiel_mcts", _openspiel_mcts)
 
 
+#: The search settings the network agents take as options, after ``checkpoint``; their types and defaults
+#: are those of agents.search.SearchSettings under agents.search.settings.PLAY.
+_NETWORK_SEARCH_OPTIONS = (("simulations", "c_puct", "prune"), ("solve_leaf", "solve_root", "solve_nodes"))
+
+
 def _network_factory(agent: str):
-    def factory(*, board, seed, checkpoint: str | os.PathLike | None = None, simulations: int = 200,
-                c_puct: float = 1.0, prune: bool = True, device: str = "cpu", symmetrize: bool = False,
-                search: Literal["auto", "python", "native"] = "auto", solve_leaf: int = -1, solve_root: int = -1,
-                solve_nodes: int = 1_000_000):
+    def factory(*, board, seed, checkpoint: str | os.PathLike | None = None, device: str = "cpu",
+                symmetrize: bool = False, search: Literal["auto", "python", "native"] = "auto", **settings):
         from agents.network_agent import make_network_agent
 
         rows, cols = board
-        return make_network_agent(f"{rows}x{cols}", agent, checkpoint=checkpoint, simulations=simulations,
-                                  c_puct=c_puct, prune=prune, seed=seed, device=device, symmetrize=symmetrize,
-                                  search=search, solve_leaf=solve_leaf, solve_root=solve_root,
-                                  solve_nodes=solve_nodes)
+        return make_network_agent(f"{rows}x{cols}", agent, checkpoint=checkpoint, seed=seed, device=device,
+                                  symmetrize=symmetrize, search=search, **settings)
 
+    # the options as before: checkpoint, the search's simulations, c_puct, prune, then device, symmetrize,
+    # search, then the solver's zones and budget (their defaults from the one settings type)
+    own = inspect.signature(factory).parameters
+    first, last = (option_parameters(names, PLAY) for names in _NETWORK_SEARCH_OPTIONS)
+    params = [own["board"], own["seed"], own["checkpoint"], *first, own["device"], own["symmetrize"], own["search"],
+              *last]
+    factory.__signature__ = inspect.Signature(params)
+    factory.__annotations__ = {**factory.__annotations__, **{p.name: p.annotation for p in first + last}}
     factory.__doc__ = (f"PUCT search over the {agent} network (shipped weights unless checkpoint=PATH); "
                        "search: the backend (auto = C++ when built); solve_leaf / solve_root: exact solver "
                        "zones in undrawn edges (-1 auto: up to 36 / 34, 60% of the board's edges at most; 0 off).")

@@ -169,3 +169,29 @@ def test_search_pauses_the_garbage_collector_and_restores_it():
         assert not gc.isenabled()  # a caller's own pause is kept
     finally:
         gc.enable()
+
+
+def test_one_settings_type_holds_every_search_default():
+    """The search, training and the network agents read their defaults from agents.search.settings: the
+    training section's are SearchSettings' under SELF_PLAY, the registry's options SearchSettings' under
+    PLAY; the old name MCTSConfig is the same type."""
+    import inspect
+
+    import agents.mcts
+    from agents.network_agent import make_network_agent
+    from agents.search import SearchSettings
+    from agents.search.settings import PLAY, SELF_PLAY, default, settings_for
+    from agents.training.config import SearchConfig
+    from registry.agents import _FACTORIES
+
+    assert agents.mcts.MCTSConfig is SearchSettings
+    for A in (12, 60):
+        assert SearchConfig().mcts("win", A) == settings_for(A, SELF_PLAY)
+    params = inspect.signature(_FACTORIES["alphazero"]).parameters
+    assert list(params)[2:] == ["checkpoint", "simulations", "c_puct", "prune", "device", "symmetrize", "search",
+                                "solve_leaf", "solve_root", "solve_nodes"]
+    for name in ("simulations", "c_puct", "prune", "solve_leaf", "solve_root", "solve_nodes"):
+        assert params[name].default == default(name, PLAY)
+    assert (default("simulations", PLAY), default("solve_nodes", PLAY), default("solve_leaf", PLAY)) == (200, 10**6, -1)
+    with pytest.raises(TypeError, match="unknown search setting.*value"):
+        make_network_agent("3x3", value="win")

@@ -525,3 +525,27 @@ def test_network_agents_use_the_solver_at_the_root_and_leaves(one_torch_thread):
     assert off.search.exact_root.policy(position(3, 3, 14, 0)) is None
     with pytest.raises(ValueError, match="solver zone"):
         make_agent("alphazero", board=(3, 3), solve_root=-5)
+
+
+def test_both_backends_give_the_same_search_output():
+    """``output()`` (SearchOutput: visit counts, Q and priors per action, root value, network value) is the
+    same on both backends, noise and pruning included; Q matches the root value."""
+    from agents.search import SearchOutput, SearchSettings
+
+    for k, (noise, prune, value) in enumerate([(False, True, "win"), (True, False, "margin"), (True, True, "win")]):
+        s = position(3, 3, 4 + k, seed=k)
+        ev = Dyadic(salt=k)
+        cfg = SearchSettings(simulations=150, add_noise=noise, prune=prune, value=value)
+        py = make_search(ev, cfg, np.random.default_rng(k), backend="python")
+        nat = make_search(ev, cfg, np.random.default_rng(k), backend="native")
+        assert (py.backend, nat.backend) == ("python", "native")
+        py.run(s), nat.run(s)
+        a, b = py.output(), nat.output()
+        assert isinstance(a, SearchOutput) and isinstance(b, SearchOutput)
+        for name in ("visit_counts", "q_values", "priors"):
+            assert getattr(a, name).shape == (s.num_actions,)
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+        assert a.value == b.value == py.root_value() and a.net_value == b.net_value == py.root_net_value
+        np.testing.assert_array_equal(a.visit_counts, py.counts())
+        assert a.priors.sum() == pytest.approx(1.0) and set(np.flatnonzero(a.priors)) <= set(s.legal_actions())
+        assert (a.visit_counts * a.q_values).sum() / a.visit_counts.sum() == pytest.approx(a.value)

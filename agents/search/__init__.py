@@ -1,17 +1,30 @@
-"""One PUCT tree search, two backends behind one API (``begin/collect/complete``, ``run``, ``run_many``).
+"""One PUCT tree search, two backends behind one API and one settings type.
 
-==============  ========================================================================================
-backend         what
-==============  ========================================================================================
-``"python"``    :class:`agents.mcts.MCTS`, the readable reference
-``"native"``    :class:`agents.search.native.NativeMCTS`, the same search in C++ (``dnb_env._native``): the
-                same visit counts, values and moves for the same evaluator outputs and seeds, tens of
-                times faster; many games' trees are driven in lockstep by :func:`run_many`
-``"auto"``      native when the extension is built and the board is at most 9x9, else python
-==============  ========================================================================================
+==================  ====================================================================================
+module              what
+==================  ====================================================================================
+``settings``        :class:`SearchSettings`, the one frozen settings type (and the home of every search
+                    default: :data:`~agents.search.settings.PLAY`, :data:`~agents.search.settings.SELF_PLAY`)
+``api``             typed inputs and outputs: :class:`RootOutput` (the root's ``priors [A]``, ``value``),
+                    :class:`SearchOutput` (``visit_counts [A]``, ``q_values [A]``, ``priors [A]``,
+                    ``value``, ``net_value``), the ``Evaluator`` protocol, :func:`visits_to_policy`
+``python``          backend ``"python"``: :class:`agents.search.python.MCTS`, the readable reference
+``native``          backend ``"native"``: :class:`agents.search.native.NativeMCTS`, the same search in C++
+                    (``dnb_env._native``): the same visit counts, values and moves for the same evaluator
+                    outputs and seeds, tens of times faster
+``exact``           the exact solver inside the search (leaves, the root policy in the solver zone)
+``evaluators``      ``UniformEvaluator``, ``RolloutEvaluator`` (no network)
+``agent``           :class:`MCTSAgent`, an Agent over either backend
+==================  ====================================================================================
 
-    search = make_search(evaluator, MCTSConfig(simulations=200), np.random.default_rng(0))
+Backends: ``"auto"`` is native when the extension is built and the board is at most 9x9, else python.
+Both expose the same methods (``begin/collect/complete``, ``run``, ``counts``, ``root_value``,
+``output``, ``advance``, ``internal_nodes``, ``exact_root``) and the same root statistics; which one
+a search is, is its ``backend`` attribute.
+
+    search = make_search(evaluator, SearchSettings(simulations=200), np.random.default_rng(0))
     counts = search.run(state)                                     # [num_actions] visit counts
+    out = search.output()                                          # SearchOutput
     counts = run_many(searches, states, evaluator)                 # many games, one evaluator call per round
 """
 
@@ -21,11 +34,19 @@ from typing import Sequence
 
 import numpy as np
 
-from agents.mcts import MCTS, MCTSConfig
-from agents.mcts import run_many as _run_many_python
+from agents.search.agent import MCTSAgent
+from agents.search.api import Evaluator, RootOutput, SearchOutput, visits_to_policy
+from agents.search.evaluators import RolloutEvaluator, UniformEvaluator
+from agents.search.exact import ExactRoot, final_value
+from agents.search.native import NativeMCTS, run_many_native
+from agents.search.python import MCTS
+from agents.search.python import run_many as _run_many_python
+from agents.search.settings import SearchSettings
 from dnb_env import native as _native_engine
 
-__all__ = ["make_search", "run_many", "choose_backend", "BACKENDS"]
+__all__ = ["make_search", "run_many", "choose_backend", "BACKENDS", "SearchSettings", "RootOutput", "SearchOutput",
+           "Evaluator", "visits_to_policy", "MCTSAgent", "UniformEvaluator", "RolloutEvaluator", "ExactRoot",
+           "final_value"]
 
 BACKENDS = ("auto", "python", "native")
 
@@ -47,25 +68,22 @@ def choose_backend(backend: str = "auto", board: tuple[int, int] | None = None) 
     return backend
 
 
-def make_search(evaluator, config: MCTSConfig = MCTSConfig(), rng: np.random.Generator | None = None,
+def make_search(evaluator, config: SearchSettings = SearchSettings(), rng: np.random.Generator | None = None,
                 backend: str = "auto", board: tuple[int, int] | None = None):
-    """A search over ``evaluator`` with ``config``: :class:`agents.mcts.MCTS` or
+    """A search over ``evaluator`` with ``config``: :class:`agents.search.python.MCTS` or
     :class:`agents.search.native.NativeMCTS` (:func:`choose_backend`)."""
     if choose_backend(backend, board) == "native":
-        from agents.search.native import NativeMCTS
-
         return NativeMCTS(evaluator, config, rng)
     return MCTS(evaluator, config, rng)
 
 
 def run_many(searches: Sequence, states: Sequence, evaluator) -> list[np.ndarray]:
     """Run one search per state in lockstep with one evaluator call per round (all native searches: in
-    C++, :func:`agents.search.native.run_many_native`; otherwise :func:`agents.mcts.run_many`)."""
-    from agents.search.native import NativeMCTS, run_many_native
-
+    C++, :func:`agents.search.native.run_many_native`; all Python: :func:`agents.search.python.run_many`)."""
     searches = list(searches)
-    if searches and all(isinstance(s, NativeMCTS) for s in searches):
-        return run_many_native(searches, states, evaluator)
-    if any(isinstance(s, NativeMCTS) for s in searches):
+    backends = {getattr(s, "backend", "python") for s in searches}
+    if len(backends) > 1:
         raise ValueError("run_many needs searches of one backend")
+    if backends == {"native"}:
+        return run_many_native(searches, states, evaluator)
     return _run_many_python(searches, states, evaluator)

@@ -1,16 +1,18 @@
-"""The PUCT search of :mod:`agents.mcts` in C++ (``dnb_env._native.SearchTree``), same API, same results.
+"""The PUCT search of :mod:`agents.search.python` in C++ (``dnb_env._native.SearchTree``), same API, same results.
 
 ==========================  ==================================================================================
 what                        call
 ==========================  ==================================================================================
-one search                  ``NativeMCTS(evaluator, config, rng)``: ``run(state)`` -> visit counts ``[A]``, and
-                            ``begin/collect/complete/counts/root_value/advance`` as :class:`agents.mcts.MCTS`
+one search                  ``NativeMCTS(evaluator, settings, rng)``: ``run(state)`` -> visit counts ``[A]``,
+                            ``output()`` -> :class:`agents.search.api.SearchOutput`, and ``begin/collect/
+                            complete/counts/root_value/advance/internal_nodes`` as
+                            :class:`agents.search.python.MCTS`
 many games in lockstep      ``run_many_native(searches, states, evaluator)``: one evaluator call per round
                             holds the leaves of every search; the tree work runs in C++ without the GIL
 leaves in bulk              ``NativeBatch``: ``planes [L, C, H, W]`` float32 (native encoders), ``masks [L, A]``
                             int8, ``edges [L, 3]`` uint64, ``owners [L, 2, 2]`` uint64, ``mover [L]`` int8,
                             ``states`` (GameState objects, built on first use)
-cheap evaluators in C++     ``UniformEvaluator`` (agents.mcts) and :class:`NativeRolloutEvaluator` run inside
+cheap evaluators in C++     ``UniformEvaluator`` (agents.search.evaluators) and :class:`NativeRolloutEvaluator` run inside
                             the native search with no Python call per round
 ==========================  ==================================================================================
 
@@ -40,7 +42,11 @@ from typing import Sequence
 
 import numpy as np
 
-from agents.mcts import ExactRoot, MCTSConfig, UniformEvaluator, begin_all, gc_paused
+from agents.search.api import RootOutput, SearchOutput
+from agents.search.evaluators import UniformEvaluator
+from agents.search.exact import ExactRoot
+from agents.search.lockstep import begin_all, gc_paused
+from agents.search.settings import SearchSettings
 from dnb_env import native
 from dnb_env.core import GameState
 
@@ -96,7 +102,7 @@ class NativeRolloutEvaluator:
         return np.full((len(states), A), 1.0 / A), (r * sign[:, None]).mean(axis=1)
 
 
-def _builtin(evaluator, config: MCTSConfig) -> tuple[str, int] | None:
+def _builtin(evaluator, config: SearchSettings) -> tuple[str, int] | None:
     """The built-in evaluator that computes exactly what ``evaluator`` would, if there is one."""
     if type(evaluator) is UniformEvaluator:
         return "uniform", 0
@@ -159,11 +165,13 @@ class _RootView:
 
 
 class NativeMCTS:
-    """:class:`agents.mcts.MCTS` in C++ (module docstring): same constructor, methods and results.
+    """:class:`agents.search.python.MCTS` in C++ (module docstring): same constructor, methods and results.
 
     ``root`` is a read-only view of the root (None without a tree); setting it to None forgets the tree."""
 
-    def __init__(self, evaluator, config: MCTSConfig = MCTSConfig(), rng: np.random.Generator | None = None):
+    backend = "native"
+
+    def __init__(self, evaluator, config: SearchSettings = SearchSettings(), rng: np.random.Generator | None = None):
         self.evaluator, self.config = evaluator, config
         self.rng = rng if rng is not None else np.random.default_rng()
         self.root_net_value: float | None = None
@@ -204,9 +212,9 @@ class NativeMCTS:
         """Whether :meth:`begin` on ``state`` would ask the evaluator for the root (no reusable subtree)."""
         return self._tree.peek(state, self._reuse_path(state))
 
-    def begin(self, state: GameState, evaluation: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+    def begin(self, state: GameState, evaluation: RootOutput | None = None) -> None:
         """Start (or continue, with tree reuse) a search from ``state``; ``evaluation`` = the evaluator's
-        ``(priors [1, A], values [1])`` for ``state`` if the caller has them (else it is asked)."""
+        view of ``state`` if the caller has it (else it is asked)."""
         if state.is_terminal():
             raise ValueError("cannot search a finished game")
         cfg = self.config
@@ -215,9 +223,11 @@ class NativeMCTS:
         needs = self._tree.begin(state, self._reuse_path(state), cfg.simulations)
         self._root_state = state
         if needs:
-            priors, values = evaluation if evaluation is not None else self.evaluator.evaluate([state])
-            self._tree.set_root_priors(_float64(priors, "priors")[0])
-            self.root_net_value = float(values[0])
+            if evaluation is None:
+                priors, values = self.evaluator.evaluate([state])
+                evaluation = RootOutput(priors[0], values[0])
+            self._tree.set_root_priors(_float64(evaluation.priors, "priors"))
+            self.root_net_value = float(evaluation.value)
         k = self._tree.expand_root()
         if cfg.add_noise and k > 1:
             noise = self.rng.dirichlet([cfg.dirichlet_alpha] * k)
@@ -274,13 +284,23 @@ class NativeMCTS:
         total = self._tree.root_total
         return float(sum(self._tree.root_edges()[2].tolist()) / total) if total else 0.0
 
+    def output(self) -> SearchOutput:
+        """The root statistics of the last search (:class:`agents.search.api.SearchOutput`), equal to the
+        Python search's."""
+        actions, N, W, P = self._tree.root_edges()
+        A = self._root_state.num_actions
+        counts, q, priors = np.zeros(A), np.zeros(A), np.zeros(A)
+        counts[actions], priors[actions] = N, P
+        q[actions] = [w / n if n > 0 else 0.0 for w, n in zip(W.tolist(), N.tolist())]
+        return SearchOutput(counts, q, priors, self.root_value(), self.root_net_value)
+
     def run(self, state: GameState) -> np.ndarray:
         """A whole search from ``state``; returns the root's visit counts ``[num_actions]``."""
         return run_many_native([self], [state], self.evaluator)[0]
 
     def internal_nodes(self, played: int, min_visits: float, min_abs_q: float):
         """Expanded nodes below the root outside the subtree of ``played`` with at least ``min_visits``
-        visits and |Q| >= ``min_abs_q`` (the walk of :func:`agents.training.selfplay.internal_nodes`):
+        visits and |Q| >= ``min_abs_q`` (the walk of :meth:`agents.search.python.Node.internal_nodes`):
         a list of ``(state, counts [A], q)``."""
         if self._root_state is None:
             return []
@@ -299,7 +319,7 @@ class NativeMCTS:
 
 def run_many_native(searches: Sequence[NativeMCTS], states: Sequence[GameState], evaluator,
                     threads: int = 1) -> list[np.ndarray]:
-    """Run one native search per state in lockstep (:func:`agents.mcts.run_many`'s rounds: every search
+    """Run one native search per state in lockstep (:func:`agents.search.python.run_many`'s rounds: every search
     collects ``config.batch_size`` leaves, one evaluator call serves them all). Returns the visit counts of
     each root. ``threads`` > 1 spreads the tree work of a round over that many threads."""
     searches = list(searches)

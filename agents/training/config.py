@@ -19,8 +19,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from agents.mcts import SOLVE_LEAF_CAP, SOLVE_ROOT_CAP, MCTSConfig, solver_zone
 from agents.models import config_from_dict, config_to_dict, family_of, get_family, list_families, make_model_config
+from agents.search import SearchSettings
+from agents.search.settings import SELF_PLAY, default, settings_for
 from dnb_env.core import GameState, parse_board
 
 __all__ = ["SearchConfig", "ReplayConfig", "LossConfig", "CurriculumConfig", "TeacherMixConfig", "TrainConfig", "PRESETS",
@@ -29,34 +30,39 @@ __all__ = ["SearchConfig", "ReplayConfig", "LossConfig", "CurriculumConfig", "Te
 
 @dataclass(frozen=True)
 class SearchConfig:
-    """PUCT self-play (Dotsformer Table A1: 800 simulations, c_puct 1.0, temperature 0.4)."""
+    """The self-play search (``search.*``): :class:`agents.search.SearchSettings` with the defaults of
+    :data:`agents.search.settings.SELF_PLAY` (Dotsformer Table A1: 800 simulations, c_puct 1.0,
+    temperature 0.4; pure AlphaZero: no pruning; root noise, no tree reuse), under the names the run
+    folders' ``config.json`` use. No search default is declared here: each is read from the settings module.
+    ``batch`` is ``batch_size`` (leaves per network call per game); ``temperature_moves`` is self-play's
+    own: searched moves played at ``temperature``, the most visited after that. The exact solver's zones
+    ``solve_leaf`` / ``solve_root`` are in undrawn edges, -1 = auto (min(36 / 34, 60% of the edges)), 0 = off;
+    positions in the root zone are not searched: their label is uniform over the moves of best margin.
+    Runs saved before these options existed load with 0 (off). ``solve_nodes``: the budget per leaf. The
+    value unit is the model's."""
 
-    simulations: int = 800
-    c_puct: float = 1.0
-    temperature: float = 0.4
-    temperature_moves: int = 8  # searched moves played at ``temperature``; the most visited after that
-    dirichlet_alpha: float = 0.3
-    dirichlet_epsilon: float = 0.25
-    batch: int = 8  # leaves per network call per game (virtual loss)
-    prune: bool = False  # BoxesZero's pruning and exact simple-endgame leaves; pure AlphaZero without
-    # the exact solver (agents.mcts.MCTSConfig), in undrawn edges; -1 = auto (min(36 / 34, 60% of the edges)),
-    # 0 = off. Positions in the root zone are not searched: their label is uniform over the moves of best
-    # margin. Runs saved before these options existed load with 0 (off).
-    solve_leaf: int = -1
-    solve_root: int = -1
-    solve_nodes: int = 1_000_000  # per leaf
+    simulations: int = default("simulations", SELF_PLAY)
+    c_puct: float = default("c_puct", SELF_PLAY)
+    temperature: float = default("temperature", SELF_PLAY)
+    temperature_moves: int = 8  # self-play's own, not a search setting
+    dirichlet_alpha: float = default("dirichlet_alpha", SELF_PLAY)
+    dirichlet_epsilon: float = default("dirichlet_epsilon", SELF_PLAY)
+    batch: int = default("batch_size", SELF_PLAY)
+    prune: bool = default("prune", SELF_PLAY)
+    solve_leaf: int = default("solve_leaf", SELF_PLAY)
+    solve_root: int = default("solve_root", SELF_PLAY)
+    solve_nodes: int = default("solve_nodes", SELF_PLAY)
 
     def __post_init__(self):
         self.mcts(value="win")  # validates
 
-    def mcts(self, value: str, num_actions: int = 0) -> MCTSConfig:
+    def mcts(self, value: str, num_actions: int = 0) -> SearchSettings:
         """The search settings; the auto solver zones resolved for a board of ``num_actions`` edges."""
-        return MCTSConfig(simulations=self.simulations, c_puct=self.c_puct, temperature=self.temperature,
-                          dirichlet_alpha=self.dirichlet_alpha, dirichlet_epsilon=self.dirichlet_epsilon,
-                          add_noise=True, batch_size=self.batch, prune=self.prune, reuse_tree=False, value=value,
-                          solve_leaf=solver_zone(self.solve_leaf, num_actions, SOLVE_LEAF_CAP),
-                          solve_root=solver_zone(self.solve_root, num_actions, SOLVE_ROOT_CAP),
-                          solve_nodes=self.solve_nodes)
+        return settings_for(num_actions, SELF_PLAY, simulations=self.simulations, c_puct=self.c_puct,
+                            temperature=self.temperature, dirichlet_alpha=self.dirichlet_alpha,
+                            dirichlet_epsilon=self.dirichlet_epsilon, batch_size=self.batch, prune=self.prune,
+                            value=value, solve_leaf=self.solve_leaf, solve_root=self.solve_root,
+                            solve_nodes=self.solve_nodes)
 
 
 @dataclass(frozen=True)
@@ -232,7 +238,7 @@ class TrainConfig:
     def board(self) -> str:
         return self.model.board
 
-    def mcts(self) -> MCTSConfig:
+    def mcts(self) -> SearchSettings:
         return self.search.mcts(self.model.value, GameState.new(self.board).num_actions)
 
     def lr_at(self, iteration: int) -> float:

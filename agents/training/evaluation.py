@@ -13,9 +13,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from agents.mcts import MCTSConfig
 from agents.models.evaluator import NetworkEvaluator
-from agents.search import make_search, run_many
+from agents.search import SearchSettings, make_search, run_many
+from agents.search.settings import default
 from dnb_env.core import GameState
 from dnb_env.solver import Solver
 
@@ -114,16 +114,16 @@ def policy_moves(net, states: list[GameState], device: str = "cpu") -> list[int]
     return [int(np.argmax(p)) for p in priors]
 
 
-def search_moves(net, states: list[GameState], simulations: int, c_puct: float = 1.0, batch_size: int = 8,
-                 device: str = "cpu") -> list[int]:
+def search_moves(net, states: list[GameState], simulations: int, c_puct: float = default("c_puct"),
+                 batch_size: int = default("batch_size"), device: str = "cpu") -> list[int]:
     """The most visited move of a ``simulations`` search (pruning on, as when playing; values in the
     network's units; no exact solver, which labels these positions) in each state; the searches run in
     lockstep so network calls are shared, on the C++ search when it is built (both give the same counts)."""
     if not states:
         return []
     evaluator = NetworkEvaluator(net, device)
-    mcfg = MCTSConfig(simulations=simulations, c_puct=c_puct, batch_size=batch_size, prune=True,
-                      reuse_tree=False, value=net.config.value)
+    mcfg = SearchSettings(simulations=simulations, c_puct=c_puct, batch_size=batch_size, prune=True,
+                          reuse_tree=False, value=net.config.value)
     rng = np.random.default_rng(0)
     board = (states[0].rows, states[0].cols)
     counts = run_many([make_search(evaluator, mcfg, rng, board=board) for _ in states], states, evaluator)

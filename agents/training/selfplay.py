@@ -37,11 +37,10 @@ import uuid
 
 import numpy as np
 
-from agents.mcts import MCTS, Node, final_value, visits_to_policy
 from agents.models import build_model
 from agents.models.evaluator import NetworkEvaluator
 from agents.processes import spawn_pool
-from agents.search import make_search, run_many
+from agents.search import final_value, make_search, run_many, visits_to_policy
 from agents.training.samples import Record, Samples
 from baselines.greedy import GreedyAgent
 from dnb_env.core import GameState, parse_board
@@ -61,26 +60,10 @@ def opening_move(state: GameState, rng: np.random.Generator, random_share: float
 def internal_nodes(root, played: int, min_visits: float, min_abs_q: float) -> list[Record]:
     """Expanded nodes below ``root`` (not the subtree of the move ``played``, whose position is searched
     next anyway) with at least ``min_visits`` visits and |Q| >= ``min_abs_q``: each as a sample with its
-    visit distribution and its Q (for its own mover) as the value target. ``root`` is a :class:`Node` of
-    the Python search, or a search with an ``internal_nodes`` method (the native one), which walks its
-    tree in the same order."""
-    if not isinstance(root, Node):
-        return [Record(state, int(np.argmax(counts)), visits_to_policy(counts, 1.0), q, node=True, z=q)
-                for state, counts, q in root.internal_nodes(played, min_visits, min_abs_q)]
-    out = []
-    stack = [child for a, child in root.children.items() if a != played]
-    while stack:
-        node = stack.pop()
-        if not node.expanded or node.terminal or node.total < min_visits:
-            continue
-        q = node.value()
-        if abs(q) >= min_abs_q:
-            counts = np.zeros(node.state.num_actions)
-            counts[node.actions] = node.N
-            best = int(np.argmax(counts))
-            out.append(Record(node.state, best, visits_to_policy(counts, 1.0), q, node=True, z=q))
-        stack.extend(node.children.values())
-    return out
+    visit distribution and its Q (for its own mover) as the value target. ``root``: a search of either
+    backend (or a tree node of the Python one); both walk their trees in the same order."""
+    return [Record(state, int(np.argmax(counts)), visits_to_policy(counts, 1.0), q, node=True, z=q)
+            for state, counts, q in root.internal_nodes(played, min_visits, min_abs_q)]
 
 
 def self_play(net, config, iteration: int, start: int, games: range | None = None,
@@ -135,8 +118,7 @@ def self_play(net, config, iteration: int, start: int, games: range | None = Non
             records[i].append(Record(s, a, visits_to_policy(c, 1.0), q))
             trace[i].append((len(s.history), q, search.root_net_value))
             if extra:
-                root = search.root if isinstance(search, MCTS) else search
-                nodes[i].extend(internal_nodes(root, a, cur.node_visits * mcfg.simulations, cur.node_q))
+                nodes[i].extend(internal_nodes(search, a, cur.node_visits * mcfg.simulations, cur.node_q))
             states[i] = s.apply(a)
         active = [i for i in active if not states[i].is_terminal()]
     ordered, rows, margins = [], [], []  # game by game: its positions, then its internal nodes

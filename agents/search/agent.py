@@ -1,0 +1,52 @@
+"""An Agent over either search backend: its moves from the root visits, the exact root policy in the
+solver zone.
+
+    agent = MCTSAgent(UniformEvaluator(), SearchSettings(simulations=200), seed=0)
+    agent.search = make_search(evaluator, settings, agent.rng, backend="native")   # the C++ search instead
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.base import check_state
+from agents.search.api import Evaluator, visits_to_policy
+from agents.search.python import MCTS
+from agents.search.settings import SearchSettings
+from dnb_env.core import GameState
+
+__all__ = ["MCTSAgent"]
+
+
+class MCTSAgent:
+    """An Agent over a search (:class:`agents.search.python.MCTS` unless ``search`` is set to one of
+    :func:`agents.search.make_search`); moves drawn from the visit distribution at ``config.temperature``
+    (``greedy=True`` always takes the most visited move). ``board`` is the ``(rows, cols)`` the evaluator
+    was built for (None: any), checked with every state (:func:`agents.base.check_state`)."""
+
+    def __init__(self, evaluator: Evaluator, config: SearchSettings = SearchSettings(), seed: int | None = None,
+                 greedy: bool = True, name: str = "puct", board: tuple[int, int] | None = None):
+        self.rng = np.random.default_rng(seed)
+        self.search = MCTS(evaluator, config, self.rng)
+        self.greedy, self.name, self.board = greedy, name, board
+
+    def seed(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.search.rng = self.rng
+
+    def reset(self) -> None:
+        self.search.root = None
+
+    def action_probabilities(self, state: GameState) -> np.ndarray:
+        check_state(self, state)  # select_action starts here too
+        exact = self.search.exact_root.policy(state)
+        if exact is not None:  # in the solver zone: every move of best margin, uniform
+            return exact[0]
+        return visits_to_policy(self.search.run(state), 0.0 if self.greedy else self.search.config.temperature)
+
+    def select_action(self, state: GameState) -> int:
+        p = self.action_probabilities(state)
+        ties = np.flatnonzero(p == p.max()) if self.greedy else None
+        action = int(self.rng.choice(ties)) if ties is not None else int(self.rng.choice(len(p), p=p))
+        self.search.advance(action)
+        return action

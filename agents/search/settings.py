@@ -1,0 +1,146 @@
+"""Search settings: one frozen dataclass, the single home of every search default.
+
+======================  ==================================================================================
+what                    where
+======================  ==================================================================================
+the settings            :class:`SearchSettings` (Dotsformer Table A1 defaults), taken unchanged by both
+                        search backends (:mod:`agents.search`), agents, training and the web app
+a use's own defaults    :data:`PLAY` (agents over a network: ``make_agent("alphazero")``, the web app) and
+                        :data:`SELF_PLAY` (training's ``search.*``): only the settings whose defaults
+                        differ there; :func:`default` reads a setting's default for a use
+auto solver zones       ``AUTO`` (-1) in ``solve_leaf`` / ``solve_root`` of a use, resolved for a board by
+                        :func:`solver_zone` in :func:`settings_for`
+options by keyword      :func:`option_parameters`: keyword-only parameters built from the fields (type,
+                        a use's default), e.g. for the registry's ``alphazero`` / ``dotsformer`` factories
+======================  ==================================================================================
+
+How a setting travels, e.g. ``solve_nodes``: ``dnb train --set search.solve_nodes=N`` ->
+:class:`agents.training.config.SearchConfig` (the run's ``config.json``) -> :class:`SearchSettings` (its
+``mcts()``) -> the search: :class:`agents.search.python.MCTS` reads it, :class:`agents.search.native.NativeMCTS`
+passes it to the C++ ``SearchTree`` (whose own ``Settings`` defaults are never relied on: every value
+is passed).
+
+    SearchSettings(simulations=200)                       # the defaults of everything else
+    settings_for(60, PLAY, value="margin")                # how agents play on 5x5, zones resolved
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import typing
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping, Sequence
+
+from dnb_env.solver import native_available
+
+__all__ = ["SearchSettings", "AUTO", "PLAY", "SELF_PLAY", "SOLVE_ROOT_CAP", "SOLVE_LEAF_CAP", "default", "solver_zone",
+           "settings_for", "option_parameters"]
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """Settings of one PUCT search (either backend); defaults are Dotsformer Table A1 (c_puct 1.0,
+    temperature 0.4, 800 simulations).
+
+    * ``simulations``: leaf evaluations (or exact leaves) per search; ``batch_size`` leaves per evaluator
+      call, kept apart by ``virtual_loss``.
+    * ``c_puct``: exploration weight of ``Q + c_puct * P * sqrt(sum N) / (1 + N)``.
+    * ``temperature``: moves drawn from ``N^(1/T)`` (0 = most visited) by agents that draw.
+    * ``add_noise``: Dirichlet ``(dirichlet_alpha, dirichlet_epsilon)`` noise on the root priors.
+    * ``prune``: BoxesZero's pruning (exact simple-endgame leaves, forced captures in opened chains).
+    * ``reuse_tree``: keep the subtree of the move played for the next search.
+    * ``value``: ``"win"`` (results +1/-1/0, AlphaZero) or ``"margin"`` (final box margin / boxes).
+    * The exact solver (:mod:`dnb_env.solver`, alpha-beta; needs the C++ extension), 0 = off: leaves with
+      at most ``solve_leaf`` undrawn edges are solved within ``solve_nodes`` nodes each (a solve that runs
+      out lowers the zone to one edge below that leaf for the rest of the search); a root with at most
+      ``solve_root`` undrawn edges is not searched: its policy is uniform over the moves of best margin
+      (:class:`agents.search.exact.ExactRoot`), when ``solve_root_nodes`` suffice. Tables of at most
+      ``solve_tt_mb`` MB, kept across searches.
+    """
+
+    simulations: int = 800
+    c_puct: float = 1.0
+    temperature: float = 0.4
+    dirichlet_alpha: float = 0.3
+    dirichlet_epsilon: float = 0.25
+    add_noise: bool = False
+    batch_size: int = 8
+    virtual_loss: float = 1.0
+    prune: bool = True
+    reuse_tree: bool = True
+    value: str = "win"
+    solve_leaf: int = 0
+    solve_root: int = 0
+    solve_nodes: int = 1_000_000
+    solve_root_nodes: int = 2_000_000
+    solve_tt_mb: float = 16.0
+
+    def __post_init__(self):
+        if self.value not in ("win", "margin"):
+            raise ValueError(f"value must be 'win' or 'margin', not {self.value!r}")
+        if self.simulations < 1 or self.batch_size < 1:
+            raise ValueError("simulations and batch_size must be >= 1")
+        if self.c_puct <= 0 or self.temperature < 0:
+            raise ValueError("c_puct must be > 0 and temperature >= 0")
+        if self.solve_leaf < 0 or self.solve_root < 0:
+            raise ValueError("solve_leaf and solve_root must be >= 0 (0 = no exact solving)")
+        if self.solve_nodes < 1 or self.solve_root_nodes < 1 or not 1 <= self.solve_tt_mb <= 65536:
+            raise ValueError("solve_nodes and solve_root_nodes must be >= 1 and solve_tt_mb in 1..65536")
+
+
+#: A solver zone resolved per board by :func:`solver_zone` (``solve_leaf`` / ``solve_root`` of a use).
+AUTO = -1
+
+#: How agents over a network play (``agents.network_agent.make_network_agent``, the registry's
+#: ``alphazero`` / ``dotsformer``, the web app): 200 simulations and the auto solver zones.
+PLAY: Mapping = MappingProxyType({"simulations": 200, "solve_leaf": AUTO, "solve_root": AUTO})
+
+#: Self-play training (``agents.training.config.SearchConfig``, ``--set search.*``): AlphaZero's search
+#: without pruning, with root noise and no tree reuse, and the auto solver zones.
+SELF_PLAY: Mapping = MappingProxyType({"prune": False, "add_noise": True, "reuse_tree": False,
+                                       "solve_leaf": AUTO, "solve_root": AUTO})
+
+# auto zones on big boards (undrawn edges): on 5x5 midgame positions (benchmarks/midgame.py) these zones with
+# 1M-node leaf budgets lift the shipped AlphaZero from 0.37-0.52 to 0.88-1.00 winning-move accuracy at steps
+# 22-26 and take less time per move than the search without them
+SOLVE_ROOT_CAP, SOLVE_LEAF_CAP = 34, 36
+
+_FIELDS = {f.name: f for f in dataclasses.fields(SearchSettings)}
+_NO_CHANGES: Mapping = MappingProxyType({})
+
+
+def default(name: str, use: Mapping = _NO_CHANGES):
+    """The default of setting ``name`` under ``use`` (:data:`PLAY`, :data:`SELF_PLAY`; none: the
+    :class:`SearchSettings` default). KeyError for a name that is no setting."""
+    return use[name] if name in use else _FIELDS[name].default
+
+
+def solver_zone(setting: int, num_actions: int, cap: int) -> int:
+    """A solver zone option resolved for a board: ``-1`` (auto) is ``min(cap, 3 * num_actions // 5)`` undrawn
+    edges (the last 60% of the game at most) when the C++ solver is built, else 0; other values as given
+    (0 = off)."""
+    if isinstance(setting, bool) or not isinstance(setting, int) or setting < -1:
+        raise ValueError(f"a solver zone must be -1 (auto), 0 (off) or a number of undrawn edges, got {setting!r}")
+    if setting == -1:
+        return min(cap, 3 * num_actions // 5) if native_available() else 0
+    return setting
+
+
+def settings_for(num_actions: int, use: Mapping = _NO_CHANGES, **changes) -> SearchSettings:
+    """:class:`SearchSettings` with ``use``'s defaults and ``changes``, the solver zones (:data:`AUTO` or a
+    number, checked by :func:`solver_zone`) resolved for a board of ``num_actions`` edges."""
+    values = {**use, **changes}
+    for name, cap in (("solve_leaf", SOLVE_LEAF_CAP), ("solve_root", SOLVE_ROOT_CAP)):
+        if name in values:
+            values[name] = solver_zone(values[name], num_actions, cap)
+    return SearchSettings(**values)
+
+
+def option_parameters(names: Sequence[str], use: Mapping = _NO_CHANGES) -> list[inspect.Parameter]:
+    """Keyword-only parameters for the settings ``names``: each with its field's type and its default
+    under ``use`` (for a factory's ``__signature__``; see ``registry.agents``)."""
+    hints = typing.get_type_hints(SearchSettings)
+    return [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=default(n, use), annotation=hints[n])
+            for n in names]
