@@ -29,10 +29,14 @@ board index and the action, and every board stays as it was. Arrays of the wrong
 ``ValueError``.
 
 Backend. The package runs its batched work (observation encoders, ...) on this engine when it is built,
-and on the pure-Python reference otherwise; the environment variable ``DNB_BACKEND`` (``auto``, the
-default; ``native``; ``python``) read at import, or :func:`set_backend` / :func:`use_backend` at run time,
-choose. :func:`backend` says which is in use. ``native`` when the extension is not built is an
-``ImportError``. Both backends give bit-identical results (the tests run each against the other).
+and on the pure-Python reference otherwise. The choice is a context, not a module setting:
+``with use_backend("python"):`` (or :func:`set_backend`, for the rest of the calling context) chooses;
+where nothing was chosen, the environment variable ``DNB_BACKEND`` (``auto``, the default; ``native``;
+``python``) is read when the work is done (not at import). A thread starts from ``DNB_BACKEND``
+(``contextvars`` semantics; ``contextvars.copy_context().run`` hands a choice on). :func:`backend` says
+which is in use. ``native`` when the extension is not built is an ``ImportError``, a value of
+``DNB_BACKEND`` that is none of the three a ``ValueError`` (when the backend is first needed). Both
+backends give bit-identical results (the tests run each against the other).
 
 :class:`~dnb_env.core.GameState` itself stays a handful of Python integers on either backend: one move is
 about 2.5 us in Python, while one call into the extension costs 0.3 us before it does anything and a
@@ -50,6 +54,8 @@ mask, reward in one call; see dnb_env.gym_env).
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import functools
 import os
 from typing import Sequence
 
@@ -90,28 +96,41 @@ def _choose(name: str, source: str) -> str:
     return want if want != "auto" else ("native" if available() else "python")
 
 
+#: The backend chosen in the current context (None: none chosen, ``DNB_BACKEND`` decides).
+_CHOSEN: contextvars.ContextVar[str | None] = contextvars.ContextVar("dnb_env_native_backend", default=None)
+
+
+@functools.lru_cache(maxsize=8)
+def _from_environment(value: str) -> str:
+    return _choose(value, "the environment variable DNB_BACKEND")
+
+
 def backend() -> str:
-    """``"native"`` or ``"python"``: the engine behind the package's batched work right now."""
-    return _BACKEND
+    """``"native"`` or ``"python"``: the engine behind the package's batched work right now: the one
+    chosen in this context (:func:`use_backend`, :func:`set_backend`), else ``DNB_BACKEND`` as it is now."""
+    chosen = _CHOSEN.get()
+    return chosen if chosen is not None else _from_environment(os.environ.get("DNB_BACKEND", "auto"))
 
 
 def set_backend(name: str) -> str:
-    """Select the backend: ``"native"`` (ImportError if the extension is not built), ``"python"``, or
-    ``"auto"`` (native when built). Returns the backend now in use."""
-    global _BACKEND
-    _BACKEND = _choose(name, "backend")
-    return _BACKEND
+    """Select the backend for the rest of the current context (thread or task): ``"native"``
+    (ImportError if the extension is not built), ``"python"``, or ``"auto"`` (native when built). Returns
+    the backend now in use."""
+    chosen = _choose(name, "backend")
+    _CHOSEN.set(chosen)
+    return chosen
 
 
 @contextlib.contextmanager
 def use_backend(name: str):
-    """:func:`set_backend` for the length of a ``with`` block, the previous backend restored after."""
-    before = _BACKEND
-    set_backend(name)
+    """The backend ``name`` for the length of a ``with`` block, the previous choice (or none) restored
+    after."""
+    before = _CHOSEN.get()
+    chosen = set_backend(name)
     try:
-        yield _BACKEND
+        yield chosen
     finally:
-        set_backend(before)
+        _CHOSEN.set(before)
 
 
 def _require():
@@ -123,13 +142,10 @@ def _require():
     return _native
 
 
-_BACKEND = _choose(os.environ.get("DNB_BACKEND", "auto"), "the environment variable DNB_BACKEND")
-
-
 def handles(name: str | None, g) -> bool:
     """Whether the native backend is selected and does the work ``name`` (an encoder, or None for the
     board analysis of :mod:`dnb_env.analysis`) on board geometry ``g``."""
-    return (_BACKEND == "native" and (name is None or name in ENCODERS)
+    return (backend() == "native" and (name is None or name in ENCODERS)
             and g.rows <= MAX_SIZE and g.cols <= MAX_SIZE)
 
 

@@ -333,6 +333,27 @@ def test_backend_selection_and_errors(monkeypatch):
     assert out.returncode != 0 and "DNB_BACKEND must be one of auto, native, python, got 'gpu'" in out.stderr
 
 
+def test_backend_is_read_when_used_and_chosen_per_context(monkeypatch):
+    """No backend is fixed at import: DNB_BACKEND is read when the work is done, a use_backend block wins
+    over it, and a new thread starts from DNB_BACKEND, not from another thread's choice."""
+    import threading
+
+    monkeypatch.setenv("DNB_BACKEND", "python")
+    assert native.backend() == "python" and not native.handles("chainloop6", GameState.new(3, 3).geometry)
+    with native.use_backend("native"):
+        assert native.backend() == "native"
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(native.backend()))
+        t.start(), t.join()
+        assert seen == ["python"]
+    monkeypatch.setenv("DNB_BACKEND", "auto")
+    assert native.backend() == "native"
+    monkeypatch.setenv("DNB_BACKEND", "gpu")
+    with pytest.raises(ValueError, match="DNB_BACKEND must be one of"):
+        native.backend()
+    with native.use_backend("python"):  # an explicit choice does not read the variable
+        assert native.backend() == "python"
+
 def test_encode_states_reads_gamestates_of_every_size():
     rng = random.Random(5)
     for rows, cols in [(1, 1), (2, 7), (5, 5), (6, 6), (9, 9), (8, 3)]:  # 6x6 and up: edges beyond 64 bits
