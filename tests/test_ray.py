@@ -552,3 +552,20 @@ def test_the_cluster_launcher_example_follows_rays_schema():
     jsonschema.validate(config, schema)
     assert any("--head" in c for c in config["head_start_ray_commands"])
     assert any("--address=$RAY_HEAD_IP:6379" in c for c in config["worker_start_ray_commands"])
+
+
+def test_teacher_dataset_over_ray_is_the_local_one(tmp_path, ray_local):
+    import numpy as np
+
+    from agents.training.teacher import TeachConfig, TeacherData, generate
+    from registry.specs import agent_from_spec
+
+    cfg = TeachConfig(board="2x3", undrawn_min=5, undrawn_max=12, margin_max=9, positions=24, shard_size=12,
+                      players=("greedy", "random"), seed=5)
+    generate(cfg, str(tmp_path / "local"), agent_from_spec, progress=False)
+    generate(cfg, str(tmp_path / "ray"), agent_from_spec, progress=False, backend="ray", workers=2)
+    here, there = TeacherData.load(str(tmp_path / "local")), TeacherData.load(str(tmp_path / "ray"))
+    assert len(there) == 24
+    for column in ("edges", "owners", "pi", "move"):
+        assert np.array_equal(getattr(here.samples, column), getattr(there.samples, column))
+    assert np.array_equal(here.values, there.values) and np.array_equal(here.game, there.game)
