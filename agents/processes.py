@@ -6,6 +6,11 @@ spawned worker numpy loads before any initializer runs, so the variables must al
 environment the worker inherits: :func:`spawn_pool` sets them around the pool's start (the caller's
 values are restored after) and each worker also calls ``torch.set_num_threads``. With the libraries'
 defaults (every core per process) two busy processes on 2 cores ran self-play 30 times slower.
+
+A run's state in its worker processes (the tournament's agents, self-play's network) lives in a worker
+object each process makes as it starts (:func:`spawn_worker_pool`, reached by :func:`call_worker`), or for
+work that comes without an initializer (Ray tasks) in :func:`process_local`; both keep it on the process
+object, never in a module global.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import multiprocessing
 import os
 import sys
 
-__all__ = ["THREAD_VARS", "thread_env", "limit_threads", "spawn_pool"]
+__all__ = ["THREAD_VARS", "thread_env", "limit_threads", "spawn_pool", "spawn_worker_pool", "call_worker", "process_local"]
 
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 
@@ -68,3 +73,31 @@ def spawn_pool(workers: int, threads: int, initializer=None, initargs=()) -> mul
     with thread_env(threads):  # Pool starts its processes before it returns
         return multiprocessing.get_context("spawn").Pool(workers, initializer=_init,
                                                          initargs=(threads, initializer, initargs))
+
+
+def _hold_worker(make_worker, args) -> None:
+    """In a worker process, as it starts: its worker object, kept on the process object (not in a module)."""
+    multiprocessing.current_process().dnb_worker = make_worker(*args)
+
+
+def spawn_worker_pool(workers: int, threads: int, make_worker, args=()) -> multiprocessing.pool.Pool:
+    """:func:`spawn_pool` whose processes each make one worker object, ``make_worker(*args)``, as they start
+    (the run's state: agents, a network); ``pool.map(functools.partial(call_worker, "play"), tasks)`` runs
+    ``worker.play(task)`` for each task in one of them."""
+    return spawn_pool(workers, threads, _hold_worker, (make_worker, args))
+
+
+def call_worker(method: str, task):
+    """In a process of :func:`spawn_worker_pool`: ``worker.<method>(task)`` of the process's worker object."""
+    return getattr(multiprocessing.current_process().dnb_worker, method)(task)
+
+
+def process_local(key, make):
+    """The object this process keeps for ``key``, made by ``make()`` the first time; one at a time (a call
+    with another key replaces it). For work that comes to a process without an initializer, e.g. the games
+    of one tournament as Ray tasks: the process keeps the run's agents between its tasks."""
+    proc = multiprocessing.current_process()
+    held = getattr(proc, "dnb_local", None)
+    if held is None or held[0] != key:
+        held = proc.dnb_local = (key, make())
+    return held[1]

@@ -93,11 +93,11 @@ def test_tournament_resumes_without_replaying(tmp_path):
 
 
 def test_one_run_per_folder_and_duplicates_count_once(tmp_path):
-    from agents.arena import _FolderLock
+    from agents.arena.results import FolderLock
 
     cfg = TournamentConfig(board="2x2", agents=("random", "greedy"), games=4, seed=2, bootstrap=10)
     first = run_tournament(cfg, out=str(tmp_path), progress=False, echo=None)
-    held = _FolderLock(str(tmp_path))  # as if another run were writing there
+    held = FolderLock(str(tmp_path))  # as if another run were writing there
     with pytest.raises(ValueError, match="another tournament is writing"):
         run_tournament(cfg, out=str(tmp_path), progress=False, echo=None)
     held.close()
@@ -146,13 +146,13 @@ def _thread_counts(_):
 def test_worker_processes_start_with_the_thread_option(monkeypatch):
     import importlib.util
 
-    from agents.arena import _worker_pool
+    from agents.arena.runners import worker_pool
 
     if importlib.util.find_spec("threadpoolctl") is None and not os.path.exists("/proc/self/environ"):
         pytest.skip("neither threadpoolctl nor /proc to read a worker's BLAS threads")
     for var in THREAD_VARS:
         monkeypatch.setenv(var, "3")  # the caller's own setting
-    pool = _worker_pool(1, 1, "2x2", ["random", "greedy"])
+    pool = worker_pool(1, 1, "2x2", ["random", "greedy"])
     try:
         assert all(os.environ[var] == "3" for var in THREAD_VARS)  # restored once the workers started
         assert pool.map(_thread_counts, [0]) == [({1}, 1)]
@@ -249,9 +249,9 @@ def test_cli_out_that_cannot_be_written(tmp_path, capsys):
     (["--threads", "100000"], "threads must be at most 1024, got 100000"),
 ])
 def test_cli_rejects_tournaments_that_cannot_be_played(flags, message, capsys, monkeypatch, tmp_path):
-    import agents.arena
+    import agents.arena.runners
 
-    monkeypatch.setattr(agents.arena, "_worker_pool", lambda *a: pytest.fail("a worker pool was started"))
+    monkeypatch.setattr(agents.arena.runners, "worker_pool", lambda *a: pytest.fail("a worker pool was started"))
     out = tmp_path / "t"
     assert cli_main(["tournament", "--board", "2x2", "--agents", "random,greedy", "--no-progress", "--out", str(out),
                      *flags]) == 2
@@ -260,11 +260,11 @@ def test_cli_rejects_tournaments_that_cannot_be_played(flags, message, capsys, m
 
 
 def test_workers_are_capped_at_the_games_to_play(monkeypatch, capsys):
-    import agents.arena
+    import agents.arena.runners
 
     asked = []
-    real = agents.arena._worker_pool
-    monkeypatch.setattr(agents.arena, "_worker_pool",
+    real = agents.arena.runners.worker_pool
+    monkeypatch.setattr(agents.arena.runners, "worker_pool",
                         lambda workers, *rest: asked.append(workers) or real(workers, *rest))
     assert cli_main(["tournament", "--board", "1x1", "--agents", "random,greedy", "--games", "2", "--workers", "64",
                      "--no-progress"]) == 0

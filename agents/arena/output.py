@@ -1,0 +1,106 @@
+"""A tournament report as text, CSV tables and a plot.
+
+    print(table(report))                 # Elo with intervals, then score of row vs column
+    write_csv(report, "results/5x5")     # pairs.csv, elo.csv (written atomically)
+    plot(report, "results/5x5/tournament.png")
+    print(format_results(report.results_of(0)))   # "vs NAME over N games: W/D/L, score [interval]" lines
+
+``report`` is a :class:`agents.arena.ratings.TournamentReport`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+
+import numpy as np
+
+from dnb_env.io import atomic_write
+
+__all__ = ["table", "write_csv", "plot", "format_results"]
+
+
+def table(report) -> str:
+    """Elo and its 95% interval per agent (best first), then each agent's score against each other one."""
+    n = len(report.labels)
+    width = max(len(x) for x in report.labels) + 2
+    lines = [f"{'Elo':>6} {'95% CI':>15}  agent"]
+    for k in np.argsort(-report.elo):
+        lo, hi = report.elo_ci[k]
+        lines.append(f"{report.elo[k]:>6.0f} [{lo:>5.0f},{hi:>6.0f}]  {report.labels[k]}")
+    lines.append("")
+    lines.append("score of row vs column (wins + draws/2, n games, Wilson 95% interval):")
+    for i in range(n):
+        cells = []
+        for j in range(n):
+            if i == j or report.wdl[i, j].sum() == 0:
+                continue
+            rate, games, (lo, hi) = report.score(i, j)
+            cells.append(f"vs {report.labels[j]}: {rate:.3f} [{lo:.3f}, {hi:.3f}] (n={games})")
+        lines.append(f"{report.labels[i]:<{width}}" + "; ".join(cells))
+    return "\n".join(lines)
+
+
+def _csv(text: str) -> str:
+    return f'"{text}"' if "," in text else text
+
+
+def write_csv(report, out: str) -> None:
+    """``pairs.csv`` (agent, opponent, wins, draws, losses, score, interval) and ``elo.csv`` (agent, Elo,
+    interval) in the folder ``out``."""
+    rows = ["agent,opponent,wins,draws,losses,score,ci_low,ci_high"]
+    for i, j in itertools.permutations(range(len(report.labels)), 2):
+        if report.wdl[i, j].sum():
+            rate, _, (lo, hi) = report.score(i, j)
+            w, d, l_ = report.wdl[i, j]
+            rows.append(f"{_csv(report.labels[i])},{_csv(report.labels[j])},{int(w)},{int(d)},{int(l_)},"
+                        f"{rate:.4f},{lo:.4f},{hi:.4f}")
+    atomic_write(os.path.join(out, "pairs.csv"), "\n".join(rows) + "\n")
+    rows = ["agent,elo,ci_low,ci_high"]
+    for k, label in enumerate(report.labels):
+        rows.append(f"{_csv(label)},{report.elo[k]:.1f},{report.elo_ci[k, 0]:.1f},{report.elo_ci[k, 1]:.1f}")
+    atomic_write(os.path.join(out, "elo.csv"), "\n".join(rows) + "\n")
+
+
+def plot(report, path: str) -> None:
+    """Ratings with their intervals and the score matrix, side by side, as a PNG at ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = len(report.labels)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(6 + 1.2 * n, 4 + 0.3 * n))
+    order = np.argsort(-report.elo)
+    err = np.abs(report.elo_ci[order] - report.elo[order, None]).T
+    ax1.errorbar(range(n), report.elo[order], yerr=err, fmt="o", capsize=4)
+    ax1.set_xticks(range(n), [report.labels[k] for k in order], rotation=30, ha="right")
+    ax1.set_ylabel("Elo (bootstrap 95% interval)")
+    ax1.set_title("Ratings")
+    ax1.grid(alpha=0.3)
+    rates = np.full((n, n), np.nan)
+    for i, j in itertools.permutations(range(n), 2):
+        if report.wdl[i, j].sum():
+            rates[i, j] = report.score(i, j)[0]
+    im = ax2.imshow(rates[np.ix_(order, order)], vmin=0, vmax=1, cmap="RdBu")
+    for a, i in enumerate(order):
+        for b, j in enumerate(order):
+            if not np.isnan(rates[i, j]):
+                ax2.text(b, a, f"{rates[i, j]:.2f}", ha="center", va="center", fontsize=8)
+    ax2.set_xticks(range(n), [report.labels[k] for k in order], rotation=30, ha="right")
+    ax2.set_yticks(range(n), [report.labels[k] for k in order])
+    ax2.set_title("Score of row vs column")
+    fig.colorbar(im, ax=ax2, fraction=0.046)
+    fig.tight_layout()
+    tmp = path + ".tmp.png"
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
+def format_results(results: dict[str, dict]) -> str:
+    """Lines "vs NAME over N games: W/D/L, score [Wilson 95% interval]" of
+    :meth:`~agents.arena.ratings.TournamentReport.results_of`."""
+    return "\n".join(
+        f"vs {name} over {r['wins'] + r['draws'] + r['losses']} games: {r['wins']} W {r['draws']} D {r['losses']} L, "
+        f"score {r['score']:.3f} (95% CI {r['ci95'][0]:.3f}-{r['ci95'][1]:.3f})" for name, r in results.items())

@@ -1,0 +1,112 @@
+"""Playing tournament games: random openings, one game between two agents, and the games of a run.
+
+    make_opening("5x5", 10, "guided", seed=3)      -> the first 10 moves (random safe moves while there are any)
+    play_game("5x5", first, second, opening)        -> {"scores", "moves", "think_s"}
+    GamePlayer("5x5", entries, build).play(task)    -> the record of one scheduled game
+
+A task is ``(i, j, g, opening, agent_seed)``: game ``g`` of the pair of entries (i, j), whose first seat
+alternates (:func:`seats`). Entries are spec strings built by ``build(spec, board, seed)`` or
+``(label, factory)`` pairs.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Callable, Sequence
+
+from dnb_env.analysis import MoveClass, move_classes
+from dnb_env.core import GameState
+
+__all__ = ["make_opening", "play_game", "seats", "label", "GamePlayer"]
+
+
+def make_opening(board: str, moves: int, mode: str, seed: int) -> list[int]:
+    """The first ``moves`` moves of a game, random ("pure") or random safe moves ("guided")."""
+    rng = random.Random(seed)
+    s = GameState.new(board)
+    out = []
+    for _ in range(moves):
+        if s.is_terminal():
+            break
+        legal = s.legal_actions()
+        if mode == "guided":
+            cls = move_classes(s)
+            safe = [a for a in legal if cls[a] == MoveClass.SAFE]
+            legal = safe or legal
+        a = rng.choice(legal)
+        out.append(a)
+        s = s.apply(a)
+    return out
+
+
+def play_game(board: str, first, second, opening: Sequence[int] = ()) -> dict:
+    """Play ``first`` (player 0) against ``second`` from the opening; returns a record."""
+    s = GameState.from_actions(board, actions=list(opening))
+    agents = (first, second)
+    for a in agents:
+        a.reset()
+    think = [0.0, 0.0]
+    while not s.is_terminal():
+        p = s.current_player
+        t = time.perf_counter()
+        action = agents[p].select_action(s)
+        think[p] += time.perf_counter() - t
+        if not s.is_legal(action):
+            raise RuntimeError(f"agent {agents[p].name!r} chose illegal action {action!r}")
+        s = s.apply(action)
+    return {"scores": list(s.scores), "moves": list(s.history), "think_s": think}
+
+
+def seats(i: int, j: int, g: int) -> tuple[int, int]:
+    """(first, second) agent of game ``g`` of pair (i, j): the first seat alternates."""
+    return (i, j) if g % 2 == 0 else (j, i)
+
+
+def label(entry) -> str:
+    """The label of an entry: the spec string itself, or a ``(label, factory)`` pair's label."""
+    return entry if isinstance(entry, str) else entry[0]
+
+
+def _build(entry, board: str, seed: int, build: Callable | None):
+    if isinstance(entry, str):
+        return build(entry, board, seed)
+    _, factory = entry
+    return factory()
+
+
+class GamePlayer:
+    """Plays the games of one run: one agent per entry, reseeded with each game's seed (an agent without
+    ``seed`` is built anew for every game). Owned by the run: made by the driver for in-process play, or
+    once in each worker process or Ray worker of the run (:mod:`agents.arena.runners`); no agent outlives
+    its run."""
+
+    def __init__(self, board: str, entries: Sequence, build: Callable | None = None):
+        self.board, self.entries, self.build, self.agents = board, entries, build, {}
+
+    def agent(self, k: int, seed: int):
+        agent = self.agents.get(k)
+        if agent is None:
+            agent = _build(self.entries[k], self.board, seed, self.build)
+            if hasattr(agent, "seed"):
+                self.agents[k] = agent
+                if not isinstance(self.entries[k], str):  # a factory's agent: seeded like every later game
+                    agent.seed(seed)
+        else:
+            agent.seed(seed)
+        return agent
+
+    def play(self, task) -> dict:
+        i, j, g, opening, agent_seed = task
+        first_idx, second_idx = seats(i, j, g)
+        a = self.agent(first_idx, agent_seed)
+        b = self.agent(second_idx, agent_seed + 1)
+        t = time.perf_counter()
+        rec = play_game(self.board, a, b, opening)
+        rec.update(
+            id=f"{i}-{j}-{g}", pair=[i, j], game=g, first=label(self.entries[first_idx]),
+            second=label(self.entries[second_idx]), opening=list(opening), seconds=time.perf_counter() - t,
+        )
+        s0, s1 = rec["scores"]
+        rec["result_first"] = 1.0 if s0 > s1 else (0.0 if s0 < s1 else 0.5)
+        return rec

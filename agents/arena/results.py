@@ -1,0 +1,157 @@
+"""The results folder of a tournament: ``results.jsonl`` (one game a line), ``config.json`` and a lock.
+
+    lock, done, appender = open_results(out, config, game_ids(config))   # a run: locked, resumed
+    appender.add(record); appender.close(); lock.close()
+    read_games("results/5x5/results.jsonl")                              # a reader: valid games, read only
+
+* Every finished game is appended as one line, flushed and fsynced (:class:`dnb_env.io.JsonlAppender`); a
+  killed run resumes with the games it has. A line that is not a game of this tournament (a torn last line,
+  bad JSON, a record of the wrong shape, an id, seats or result that do not fit the schedule) is moved to
+  ``results.jsonl.rejected`` with a warning; every valid game is kept, and a game on file twice counts once.
+* The config is saved beside the results and a resume with a different config is refused
+  (:data:`FREE_KEYS` may change).
+* :class:`FolderLock`: one run per folder at a time, so two runs cannot append the same games to one file.
+* :func:`game_problem` is the one check of a record's shape (an id, integer moves, and where present player
+  labels, two integer scores, a numeric result, a list of opening moves): the resume and every reader
+  (:func:`read_games`, the web app's tournament browser) use it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Sequence
+
+from agents.arena.play import seats
+from agents.arena.schedule import TournamentConfig
+from dnb_env.io import JsonlAppender, atomic_write, read_jsonl
+
+__all__ = ["RESULTS", "CONFIG", "FREE_KEYS", "FolderLock", "game_problem", "tournament_problem",
+           "check_or_save_config", "open_results", "read_games"]
+
+RESULTS = "results.jsonl"
+CONFIG = "config.json"
+#: Config keys a resumed run may change: they do not change which games are played.
+FREE_KEYS = ("workers", "threads", "bootstrap", "backend", "ray_address")
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def game_problem(rec) -> str | None:
+    """Why ``rec`` (a parsed line of ``results.jsonl``) does not have the shape of a game record (None when
+    it has): an id, integer moves, and where present string labels ``first``/``second``, two integer
+    ``scores``, a numeric ``result_first`` and a list ``opening``."""
+    if not isinstance(rec, dict):
+        return f"a JSON {type(rec).__name__}, not a game record"
+    key = rec.get("id")
+    if not isinstance(key, str):
+        return f"no game id (a string), got {key!r}"
+    if not isinstance(rec.get("moves"), list) or not all(_is_int(a) for a in rec["moves"]):
+        return f"game {key} has no list of integer moves"
+    for side in ("first", "second"):
+        if side in rec and not isinstance(rec[side], str):
+            return f"game {key} has a {side} player that is not a label"
+    scores = rec.get("scores")
+    if scores is not None and not (isinstance(scores, list) and len(scores) == 2 and all(map(_is_int, scores))):
+        return f"game {key} has scores that are not two integers"
+    result = rec.get("result_first")
+    if result is not None and (isinstance(result, bool) or not isinstance(result, (int, float))):
+        return f"game {key} has a result_first that is not a number"
+    if rec.get("opening") is not None and not isinstance(rec["opening"], list):
+        return f"game {key} has an opening that is not a list of moves"
+    return None
+
+
+def tournament_problem(rec, games: dict, labels: Sequence[str]) -> str | None:
+    """Why a line of ``results.jsonl`` is not a game of this tournament (None when it is one): a game id
+    of the schedule ``games`` (id -> (pair index, i, j, g)), the labels of its seats, a result_first of 0,
+    0.5 or 1, and the shape of :func:`game_problem`."""
+    if not isinstance(rec, dict):
+        return f"a JSON {type(rec).__name__}, not a game record"
+    key = rec.get("id")
+    if not isinstance(key, str) or key not in games:
+        return f"no game of this tournament has id {key!r}"
+    first, second = seats(*games[key][1:])
+    if (rec.get("first"), rec.get("second")) != (labels[first], labels[second]):
+        return f"game {key} is {labels[first]} vs {labels[second]}, not {rec.get('first')!r} vs {rec.get('second')!r}"
+    if rec.get("result_first") not in (0, 0.5, 1):
+        return f"game {key} has no result_first of 0, 0.5 or 1"
+    return game_problem(rec)
+
+
+class FolderLock:
+    """An exclusive lock on a results folder for the length of a run, so two runs cannot append the
+    same games to one file."""
+
+    def __init__(self, folder: str):
+        self.f = open(os.path.join(folder, ".lock"), "w")
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no lock
+            return
+        try:
+            fcntl.flock(self.f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.f.close()
+            raise ValueError(f"another tournament is writing to {folder}; wait for it or stop it first") from None
+
+    def close(self):
+        self.f.close()
+
+
+def check_or_save_config(cfg_path: str, config: TournamentConfig) -> None:
+    """Save the config beside the results, or check that a resumed run has the same one."""
+    if not os.path.exists(cfg_path):
+        atomic_write(cfg_path, json.dumps(config.to_json(), indent=2) + "\n")
+        return
+    with open(cfg_path) as f:
+        saved = json.load(f)
+    same = {k: v for k, v in json.loads(json.dumps(config.to_json())).items() if k not in FREE_KEYS}
+    if {k: v for k, v in saved.items() if k not in FREE_KEYS} != same:
+        raise ValueError(
+            f"{os.path.dirname(cfg_path)} holds a tournament with another config; use another --out or the same "
+            f"options.\nsaved: {saved}\nnow:   {config.to_json()}"
+        )
+
+
+def open_results(out: str, config: TournamentConfig, games: dict):
+    """Lock the folder ``out``, save or check its config and read the games on file (each id once; bad lines
+    moved aside); returns (lock, games, appender). A folder that cannot be written is a ValueError."""
+    lock = None
+    try:
+        os.makedirs(out, exist_ok=True)
+        lock = FolderLock(out)
+        check_or_save_config(os.path.join(out, CONFIG), config)
+        path = os.path.join(out, RESULTS)
+        done = {}
+        for rec in read_jsonl(path, lambda rec: tournament_problem(rec, games, config.agents)):
+            done.setdefault(rec["id"], rec)  # a game on file twice counts once
+        return lock, list(done.values()), JsonlAppender(path)
+    except BaseException as exc:
+        if lock is not None:
+            lock.close()
+        if isinstance(exc, OSError):
+            where = f" ({exc.filename})" if exc.filename and exc.filename != out else ""
+            raise ValueError(f"cannot write results to the folder {out}: {exc.strerror or exc}{where}") from None
+        raise
+
+
+def read_games(path: str) -> list[dict]:
+    """The lines of the results file ``path`` that have the shape of a game (:func:`game_problem`), in file
+    order, read only: a reader (the web app's browser) moves nothing aside. A missing or unreadable file has
+    none."""
+    out = []
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if game_problem(rec) is None:
+                    out.append(rec)
+    except OSError:
+        pass
+    return out

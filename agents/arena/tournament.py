@@ -1,0 +1,96 @@
+"""The tournament driver: the schedule (:mod:`~agents.arena.schedule`), the results folder
+(:mod:`~agents.arena.results`), a runner (:mod:`~agents.arena.runners`), the ratings
+(:mod:`~agents.arena.ratings`) and their output (:mod:`~agents.arena.output`), wired together.
+
+    report = run_tournament(cfg, out="results/5x5", build=agent_from_spec)
+    gauntlet("3x3", ("mine", MyAgent), ("random", "greedy"), games=100, build=agent_from_spec).results_of(0)
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, Sequence
+
+from agents.arena.play import label
+from agents.arena.ratings import TournamentReport, summarise
+from agents.arena.results import open_results
+from agents.arena.runners import finished_games, ray_session
+from agents.arena.schedule import TournamentConfig, game_ids, game_tasks
+
+__all__ = ["run_tournament", "gauntlet"]
+
+
+def gauntlet(board: str, entry, opponents: Sequence = ("random", "greedy"), games: int = 400,
+             seed: int = 0, openings: int = 0, progress: bool = False, *,
+             build: Callable | None = None) -> TournamentReport:
+    """``entry`` (a spec, or ``(label, factory)``) against each of ``opponents`` (specs or pairs too),
+    ``games`` games each with the first seat alternating, in this process; ``report.results_of(0)`` has its
+    scores and intervals. Specs need ``build`` (:func:`registry.tournaments.gauntlet` passes the registry's)."""
+    entries = [entry, *opponents]
+    cfg = TournamentConfig(board=board, agents=tuple(map(label, entries)), games=games, mode="gauntlet",
+                           seed=seed, openings=openings, bootstrap=0)
+    return run_tournament(cfg, agents=entries, progress=progress, echo=None, build=build)
+
+
+def run_tournament(config: TournamentConfig, out: str | None = None, agents: Sequence | None = None,
+                   progress: bool = True, echo: Callable[[str], None] | None = print, *,
+                   build: Callable | None = None) -> TournamentReport:
+    """Play (or resume) the tournament; results under ``out`` when given. ``agents`` may replace the spec
+    strings of ``config.agents`` with ``(label, factory)`` entries of the same labels, in the same order;
+    the spec strings left are built by ``build(spec, board, seed) -> Agent`` (module-level, so that it
+    pickles), which the caller checks beforehand (:func:`registry.tournaments.run_tournament` does both)."""
+    entries = list(agents) if agents is not None else list(config.agents)
+    labels = [label(e) for e in entries]
+    if labels != list(config.agents):
+        raise ValueError(f"agent entries {labels} do not match config.agents {list(config.agents)}")
+    specs = [e for e in entries if isinstance(e, str)]
+    if specs and build is None:
+        raise ValueError(f"agent specs {specs} need a builder: pass build=, or run the tournament through "
+                         "registry.tournaments.run_tournament (the registry's names)")
+    games = game_ids(config)
+    done: list[dict] = []
+    appender = lock = session = None
+    if config.backend == "ray":  # before the folder is touched: a cluster that is not there changes nothing
+        session = ray_session(config)
+    if out is not None:
+        try:
+            lock, done, appender = open_results(out, config, games)
+        except BaseException:
+            if session is not None:
+                session.close()
+            raise
+    tasks = game_tasks(config, games, {r["id"] for r in done})
+    if echo and done:
+        echo(f"resuming: {len(done)} games on file, {len(tasks)} to play")
+    records = list(done)
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover
+        tqdm = None
+    bar = tqdm(total=len(tasks), desc="games", disable=not progress or tqdm is None) if tqdm else None
+    try:
+        with finished_games(config, entries, build, tasks, session) as finished:
+            for rec in finished:
+                records.append(rec)
+                if appender:
+                    appender.add(rec)
+                if bar:
+                    bar.update(1)
+    finally:
+        if bar:
+            bar.close()
+        if appender:
+            appender.close()
+        if lock:
+            lock.close()
+    order = {key: k for k, key in enumerate(games)}  # the order games finished in does not matter
+    records.sort(key=lambda r: order[r["id"]])
+    report = summarise(labels, records, bootstrap=config.bootstrap, seed=config.seed)
+    if out is not None:
+        report.write_csv(out)
+        report.plot(os.path.join(out, "tournament.png"))
+    if echo:
+        echo(f"{config.board}, {len(records)} games, {config.games} per pair, openings {config.openings} "
+             f"{config.opening_mode if config.openings else ''}".rstrip())
+        echo(report.table())
+    return report
