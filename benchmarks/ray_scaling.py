@@ -33,7 +33,7 @@ from agents.models import build_model, make_model_config
 from agents.processes import limit_threads
 from agents.ray_cluster import RaySession
 from agents.training.config import make_train_config
-from agents.training.selfplay import make_pool
+from agents.training.loop import make_pool
 
 
 def weights_bytes(net) -> int:

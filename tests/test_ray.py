@@ -276,7 +276,7 @@ def test_ray_evaluation_shares_match_score_against_directly(ray_local):
     from agents.network_agent import PolicyAgent
     from agents.training.evaluation import (default_opponents, evaluation_games, play_evaluation_games,
                                             score_against)
-    from agents.training.selfplay import RaySelfPlay
+    from agents.training.selfplay_ray import RaySelfPlay
 
     cfg = tiny(backend="ray", workers=2)
     net = build_model(cfg.model).eval()
@@ -316,7 +316,8 @@ def test_an_actor_killed_mid_iteration_is_restarted_and_its_share_replayed_whole
 
 def test_an_actor_that_dies_after_playing_its_share_is_replayed_once(tmp_path, ray_local):
     from agents.models import build_model
-    from agents.training.selfplay import RaySelfPlay, self_play
+    from agents.training.selfplay import self_play
+    from agents.training.selfplay_ray import RaySelfPlay
 
     cfg = tiny(backend="ray", workers=2)
     net = build_model(cfg.model)
@@ -342,7 +343,7 @@ def test_shared_inference_trains_and_gives_samples_of_the_local_count_and_shapes
     from agents.models import build_model
     from agents.training.config import parse_settings
     from agents.training.loop import train
-    from agents.training.selfplay import RaySelfPlay
+    from agents.training.selfplay_ray import RaySelfPlay
 
     reference, local = local_run
     out = tmp_path / "shared"

@@ -6,7 +6,7 @@ Every iteration's games are seeded by (seed, iteration, game) and its gradient s
 so a run resumed after a kill gives the same network, replay and metrics as one that was never stopped.
 A resume may change only the settings in :data:`~agents.training.config.RESUMABLE`.
 
-``config.backend`` says where the games are played (:func:`~agents.training.selfplay.make_pool`): ``"local"``
+``config.backend`` says where the games are played (:func:`make_pool`): ``"local"``
 (this process or spawned processes) or ``"ray"`` (self-play actors on a Ray cluster, fed the weights through
 the object store once per iteration). The learner (replay, gradient steps, evaluation, the run folder) is
 this process on either backend, on ``config.device``; a run may change backend on resume.
@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from agents.models import build_model
+from agents.models.common import num_actions
 from agents.network_agent import PolicyAgent
 from agents.models.evaluator import NetworkEvaluator
 from agents.training import config as config_mod
@@ -28,11 +29,19 @@ from agents.training.evaluation import accuracy, default_opponents, labelled_pos
 from agents.training.losses import total_loss
 from agents.training.plots import plot_training
 from agents.training.replay import Replay
-from agents.training.selfplay import make_pool
+from agents.training.selfplay import SelfPlayPool
+from agents.training.selfplay_ray import RaySelfPlay
 from agents.training.store import RunError, RunStore
-from dnb_env.core import geometry
 
-__all__ = ["train", "train_steps", "load_teacher"]
+__all__ = ["train", "train_steps", "load_teacher", "make_pool"]
+
+
+def make_pool(config, ray_address: str | None = None, fault=None):
+    """The self-play pool of ``config.backend``: :class:`~agents.training.selfplay.SelfPlayPool` (``"local"``)
+    or :class:`~agents.training.selfplay_ray.RaySelfPlay` (``"ray"``; ``ray_address`` and ``fault`` are its)."""
+    if config.backend == "ray":
+        return RaySelfPlay(config, ray_address, fault=fault)
+    return SelfPlayPool(config)
 
 
 def train_steps(net, optimizer, replay: Replay, config, iteration: int, rng: np.random.Generator,
@@ -62,13 +71,14 @@ def train_steps(net, optimizer, replay: Replay, config, iteration: int, rng: np.
 def _with_teacher(arrays: dict, teacher: tuple[Replay, np.ndarray], n: int, config, rng: np.random.Generator) -> dict:
     """``arrays`` (a replay batch) joined by ``n`` teacher rows under a random symmetry of their own; the
     teacher rows whose value is unknown in the model's unit get ``value_mask`` 0."""
+    from dnb_env.core import parse_board
     from dnb_env.symmetry import symmetries
 
     samples, known = teacher
     idx = rng.integers(len(samples), size=n)
     sym = None
     if config.replay.augment:
-        syms = symmetries(*geometry(config.board).size)
+        syms = symmetries(*parse_board(config.board))
         sym = syms[int(rng.integers(len(syms)))]
     extra = samples.batch(idx, config.model.encoder, 0.0, sym)
     out = {k: np.concatenate([arrays[k], extra[k]]) for k in arrays}
@@ -126,12 +136,11 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.loss.l2)
     replay, metrics = Replay.empty(config.board), []
     teacher = load_teacher(config)
-    g = geometry(config.board)
     first = config.curriculum.first_step(config.board)
     if teacher is not None and config.curriculum.start_step is None:  # search where the teacher's zone ends
-        first = max(0, g.num_actions - teacher[2])
+        first = max(0, num_actions(config.board) - teacher[2])
     curriculum = Curriculum.begin(first)
-    if curriculum.start >= g.num_actions:
+    if curriculum.start >= num_actions(config.board):
         raise ValueError(f"curriculum start step {curriculum.start} leaves no move to search on {config.board}")
     start = 0
     if resume:
