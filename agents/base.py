@@ -30,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from dnb_env.core import GameState, IllegalActionError, parse_board
+from dnb_env.core import GameState, IllegalActionError, geometry
 from dnb_env.opponents import FunctionAgent
 
 __all__ = ["Agent", "AgentInputError", "agent_to_bot", "check_state", "SpielBotAgent", "SB3Agent", "FunctionAgent",
@@ -58,8 +58,8 @@ def check_state(agent: Any, state: GameState) -> None:
     """
     name = getattr(agent, "name", agent)
     board = getattr(agent, "board", None)
-    if board is not None and (state.rows, state.cols) != parse_board(board):
-        rows, cols = parse_board(board)
+    if board is not None and (state.rows, state.cols) != (built := geometry(board).size):
+        rows, cols = built
         raise AgentInputError(f"agent {name!r} was built for a {rows}x{cols} board, got a {state.rows}x{state.cols} state")
     if state.is_terminal():
         raise AgentInputError(f"agent {name!r} got a finished game: there is no move to choose")

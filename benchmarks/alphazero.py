@@ -19,8 +19,8 @@ import time
 from agents.arena import wilson_interval
 from agents.checkpoint import load_network
 from agents.network_agent import shipped_checkpoint
-from agents.training.evaluation import MIDDLE_GAME, labelled_positions, policy_moves, search_moves
-from dnb_env.core import GameState
+from agents.training.evaluation import labelled_positions, policy_moves, search_moves
+from dnb_env.core import geometry
 
 
 def _rate(hits: list[bool]) -> str:
@@ -50,8 +50,7 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=2024)
     args = p.parse_args(argv)
     net, _ = load_network(args.checkpoint or shipped_checkpoint(args.board), board=args.board)
-    num_actions = GameState.new(args.board).num_actions
-    first = round(MIDDLE_GAME * num_actions) if args.first is None else args.first
+    first = geometry(args.board).midgame_start if args.first is None else args.first
     sets = {"middle+late": labelled_positions(args.board, args.positions, args.seed, first)}
     if not sets["middle+late"]:
         raise SystemExit(f"the exact solver does not cover {args.board}")

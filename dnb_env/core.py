@@ -47,6 +47,11 @@ __all__ = [
 #: lookup tables and observation planes of a typo ("5x500") from exhausting memory.
 MAX_SIZE = 32
 
+#: BoxesZero's middle game: its 5x5 test sets start at step 22 of the 60 edges, at steps
+#: :data:`MIDGAME_STEPS` (Table 4); :attr:`Geometry.midgame_start` and :attr:`Geometry.midgame_steps` scale them.
+MIDDLE_GAME = 22 / 60
+MIDGAME_STEPS = (22, 24, 26, 28, 30)
+
 _BOARD_RE = re.compile(r"^\s*([0-9]+)\s*[xX]\s*([0-9]+)\s*$", re.ASCII)  # ASCII digits only: not "３x３"
 
 
@@ -94,6 +99,9 @@ class Geometry:
         action_boxes: ``[A]`` tuple of the 1 or 2 boxes beside each edge
         box_neighbours: ``[B]`` tuple of ((edge, other box or -1 for outside), ...) for the 4 sides
         full: bitmask with every edge set
+
+    Board-size-dependent defaults (one home, read by training, search and benchmarks): ``start_step``,
+    ``margin_epsilon``, ``solver_zone(cap)``, ``midgame_start``, ``midgame_steps``, ``opening_range``.
     """
 
     __slots__ = (
@@ -182,6 +190,51 @@ class Geometry:
         return s1 & ~s0 & ~s2, s1 & s0
 
 
+    @property
+    def size(self) -> tuple[int, int]:
+        """``(rows, cols)`` of boxes, as :func:`parse_board` gives them."""
+        return self.rows, self.cols
+
+    # ------------------------------------------------------------------ board-size-dependent defaults
+    # Every default that scales with the board lives here, so that callers ask the geometry rather than
+    # re-deriving it from a board string (A = num_actions, B = num_boxes).
+
+    @property
+    def start_step(self) -> int:
+        """Backward training's first searched move: 32/60 of the moves (Dotsformer's S = 32 on 5x5)."""
+        return round(32 * self.num_actions / 60)
+
+    @property
+    def margin_epsilon(self) -> float:
+        """Half a box in margin units (``0.5 / B``): the curriculum's rollback epsilon for margin values."""
+        return 0.5 / self.num_boxes
+
+    def solver_zone(self, cap: int) -> int:
+        """The auto solver zone in undrawn edges: the last 60% of the game, at most ``cap`` (see
+        :meth:`auto_solver_zone`)."""
+        return self.auto_solver_zone(self.num_actions, cap)
+
+    @staticmethod
+    def auto_solver_zone(num_actions: int, cap: int) -> int:
+        """``min(cap, 3 * num_actions // 5)``: the auto solver zone of a board of ``num_actions`` edges."""
+        return min(cap, 3 * num_actions // 5)
+
+    @property
+    def midgame_start(self) -> int:
+        """First move of the middle game: :data:`MIDDLE_GAME` of the moves (22 on 5x5, 9 on 3x3)."""
+        return round(MIDDLE_GAME * self.num_actions)
+
+    @property
+    def midgame_steps(self) -> list[int]:
+        """:data:`MIDGAME_STEPS` scaled from the 60 edges of 5x5 to this board (sorted, no repeats)."""
+        a = self.num_actions
+        return sorted({round(k * a / 60) for k in MIDGAME_STEPS})
+
+    @property
+    def opening_range(self) -> tuple[int, int]:
+        """``(A // 6, A // 3)``: the auto range of random safe opening moves of the teacher's games."""
+        return self.num_actions // 6, self.num_actions // 3
+
     def __repr__(self) -> str:
         return f"Geometry({self.rows}x{self.cols})"
 
@@ -227,8 +280,16 @@ def _geometry(rows: int, cols: int) -> Geometry:
     return Geometry(rows, cols)
 
 
+@functools.lru_cache(maxsize=256)
+def _named_geometry(board: str) -> Geometry:
+    return _geometry(*parse_board(board))
+
+
 def geometry(rows: int | str, cols: int | None = None) -> Geometry:
-    """The cached :class:`Geometry` of a board: ``geometry(5, 5)`` or ``geometry("5x5")``."""
+    """The cached :class:`Geometry` of a board: ``geometry(5, 5)`` or ``geometry("5x5")`` (a board name is
+    parsed once: later calls with the same string are a cache lookup)."""
+    if cols is None and type(rows) is str:
+        return _named_geometry(rows)
     r, c = parse_board(rows if cols is None else (rows, cols))
     return _geometry(r, c)
 

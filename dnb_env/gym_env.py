@@ -227,7 +227,7 @@ def _replays_natively(opponent, board: tuple[int, int]) -> bool:
         return False
     own = getattr(opponent, "board", None)
     try:
-        return own is None or parse_board(own) == board
+        return own is None or geometry(own).size == board
     except ValueError:
         return False
 
@@ -351,7 +351,7 @@ def _pcg64_state(rng: np.random.Generator) -> tuple:
 
 def _spaces(obs_type, rows, cols):
     shape = encoder_shape(obs_type, rows, cols)
-    n = (rows + 1) * cols + rows * (cols + 1)
+    n = geometry(rows, cols).num_actions
     obs = spaces.Dict(
         {
             "observation": spaces.Box(-1.0, float(n), shape, np.float32),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pyspiel
 
-from dnb_env.core import GameState, parse_board
+from dnb_env.core import GameState, geometry
 from dnb_env.observations import encode, encoder_shape
 
 __all__ = ["DotsAndBoxesGame", "DotsAndBoxesState", "register"]
@@ -46,10 +46,11 @@ _GAME_TYPE = pyspiel.GameType(
 class DotsAndBoxesGame(pyspiel.Game):
     def __init__(self, params=None):
         params = {**_DEFAULTS, **(params or {})}
-        rows, cols = parse_board((params["num_rows"], params["num_cols"]))
+        g = geometry(params["num_rows"], params["num_cols"])
+        rows, cols = g.size
         encoder_shape(params["obs_type"], rows, cols)  # unknown encoder names fail here
-        n = (rows + 1) * cols + rows * (cols + 1)
-        boxes = rows * cols
+        n = g.num_actions
+        boxes = g.num_boxes
         margin = bool(params["utility_margin"])
         info = pyspiel.GameInfo(
             num_distinct_actions=n,

@@ -23,7 +23,7 @@ import os
 import numpy as np
 import torch
 
-from dnb_env.core import GameState, geometry, parse_board
+from dnb_env.core import GameState, geometry
 from dnb_env.observations import encode
 
 __all__ = ["plot_attention", "attention_rows", "main"]
@@ -57,7 +57,7 @@ def attention_rows(net, state: GameState, *, block: int = 0, query=None) -> tupl
     action number, or a ``(y, x)`` grid cell. The network runs in eval mode (its mode is restored after).
     """
     cfg = net.config
-    if parse_board(cfg.board) != (state.rows, state.cols):
+    if geometry(cfg.board).size != (state.rows, state.cols):
         raise ValueError(f"the network is for {cfg.board}, the state is {state.rows}x{state.cols}")
     n_blocks = len(net.attention_modules)
     if not 0 <= block < n_blocks:
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None, *, net=None) -> int:
         with torch.random.fork_rng():
             torch.manual_seed(args.seed)
             net = build_model(make_model_config("dotsformer", preset="cpu", board=board))
-    elif args.board is not None and parse_board(args.board) != parse_board(net.config.board):
+    elif args.board is not None and geometry(args.board).size != geometry(net.config.board).size:
         p.error(f"--board {args.board} differs from the network's board {net.config.board}")
     g = geometry(net.config.board)
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from dnb_env.core import geometry, parse_board
+from dnb_env.core import geometry
 from dnb_env.observations import encoder_layout, encoder_shape
 
 VALUE_UNITS = ("win", "margin")
@@ -14,8 +14,8 @@ VALUE_UNITS = ("win", "margin")
 def check_common(config, *, grid_only: bool = False) -> None:
     """Validate ``board``, ``encoder`` and ``value`` of a family config (``ValueError`` naming the field).
     ``grid_only``: the family needs an encoder on the (2R+1) x (2C+1) grid."""
-    parse_board(config.board)
-    encoder_shape(config.encoder, *parse_board(config.board))
+    g = geometry(config.board)
+    encoder_shape(config.encoder, g.rows, g.cols)
     if grid_only and encoder_layout(config.encoder) != "grid":
         raise ValueError(f"{type(config).__name__} needs an encoder on the (2R+1) x (2C+1) grid; "
                          f"{config.encoder!r} is laid out per box")
@@ -25,17 +25,18 @@ def check_common(config, *, grid_only: bool = False) -> None:
 
 def input_shape(config) -> tuple[int, int, int]:
     """``(C, H, W)`` of the network input."""
-    return encoder_shape(config.encoder, *parse_board(config.board))
+    g = geometry(config.board)
+    return encoder_shape(config.encoder, g.rows, g.cols)
 
 
 def num_actions(board: str) -> int:
-    rows, cols = parse_board(board)
-    return (rows + 1) * cols + rows * (cols + 1)
+    """``A``, the number of edges of ``board`` (:attr:`Geometry.num_actions`)."""
+    return geometry(board).num_actions
 
 
 def action_cells(board: str) -> torch.Tensor:
     """``[A]`` flat index into the (2R+1) x (2C+1) grid of each action's edge cell (OpenSpiel numbering)."""
-    return torch.as_tensor(geometry(*parse_board(board)).action_flat, dtype=torch.long)
+    return torch.as_tensor(geometry(board).action_flat, dtype=torch.long)
 
 
 class ResidualBlock(nn.Module):

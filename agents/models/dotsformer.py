@@ -106,9 +106,9 @@ from torch import nn
 from torch.nn import functional as F
 
 from agents.models import Family
-from agents.models.common import ResidualBlock, check_common, input_shape, num_actions
+from agents.models.common import ResidualBlock, check_common, input_shape
 from agents.models.heads import AuxHeads, PolicyHead, ValueHead
-from dnb_env.core import geometry, parse_board
+from dnb_env.core import geometry
 
 __all__ = ["DotsformerConfig", "Dotsformer", "FAMILY", "ORDERS", "QKV_KERNELS", "block_kinds", "topology_mask",
            "relative_position_index", "to_tokens", "to_map", "MultiScaleQKV", "MSAttention", "TransformerBlock"]
@@ -343,9 +343,10 @@ class Dotsformer(nn.Module):
         super().__init__()
         self.config = config
         channels, h, w = input_shape(config)
-        rows, cols = parse_board(config.board)
+        g = geometry(config.board)
+        rows, cols = g.size
         self.height, self.width = h, w
-        self.num_actions = num_actions(config.board)
+        self.num_actions = g.num_actions
         self.kinds = block_kinds(config.order, config.layers)
         D = config.dim
         kernels = QKV_KERNELS[config.qkv]

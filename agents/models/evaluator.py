@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from dnb_env.core import geometry
 from dnb_env.observations import encode_batch, encoder_shape
 from dnb_env.symmetry import action_permutation, symmetries, transform_planes
 
@@ -55,8 +56,9 @@ class NetworkEvaluator:
         rows, cols = (H - 1) // 2, (W - 1) // 2
         if rows < 1 or cols < 1 or encoder_shape(self.encoder, rows, cols)[1:] != (H, W):
             rows, cols = H, W  # an encoder with one cell per box
-        if masks.shape != (len(planes), 2 * rows * cols + rows + cols):
-            raise ValueError(f"masks must have shape {(len(planes), 2 * rows * cols + rows + cols)} for planes of "
+        shape = (len(planes), geometry(rows, cols).num_actions)
+        if masks.shape != shape:
+            raise ValueError(f"masks must have shape {shape} for planes of "
                              f"shape {planes.shape}, got {masks.shape}")
         return self._forward(np.ascontiguousarray(planes, dtype=np.float32), masks, rows, cols)
 

@@ -19,8 +19,9 @@ import torch
 from torch import nn
 
 from agents.models import Family
-from agents.models.common import ResidualBlock, check_common, input_shape, num_actions
+from agents.models.common import ResidualBlock, check_common, input_shape
 from agents.models.heads import AuxHeads, PolicyHead, ValueHead
+from dnb_env.core import geometry
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class ResNet(nn.Module):
         super().__init__()
         self.config = config
         channels, h, w = input_shape(config)
-        self.num_actions = num_actions(config.board)
+        self.num_actions = geometry(config.board).num_actions
         width = config.width
         self.stem = nn.Sequential(nn.Conv2d(channels, width, 3, padding=1, bias=False), nn.BatchNorm2d(width), nn.ReLU())
         self.tower = nn.Sequential(*[ResidualBlock(width) for _ in range(config.blocks)])

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
+from dnb_env.core import Geometry
 from dnb_env.solver import native_available
 
 __all__ = ["SearchSettings", "AUTO", "PLAY", "SELF_PLAY", "SOLVE_ROOT_CAP", "SOLVE_LEAF_CAP", "default", "solver_zone",
@@ -117,18 +118,22 @@ def default(name: str, use: Mapping = _NO_CHANGES):
     return use[name] if name in use else _FIELDS[name].default
 
 
-def solver_zone(setting: int, num_actions: int, cap: int) -> int:
-    """A solver zone option resolved for a board: ``-1`` (auto) is ``min(cap, 3 * num_actions // 5)`` undrawn
-    edges (the last 60% of the game at most) when the C++ solver is built, else 0; other values as given
-    (0 = off)."""
+def solver_zone(setting: int, num_actions: int | Geometry, cap: int) -> int:
+    """A solver zone option resolved for a board (its number of edges or its :class:`Geometry`): ``-1``
+    (auto) is ``min(cap, 3 * num_actions // 5)`` undrawn edges (the last 60% of the game at most,
+    :meth:`Geometry.solver_zone`) when the C++ solver is built, else 0; other values as given (0 = off)."""
     if isinstance(setting, bool) or not isinstance(setting, int) or setting < -1:
         raise ValueError(f"a solver zone must be -1 (auto), 0 (off) or a number of undrawn edges, got {setting!r}")
     if setting == -1:
-        return min(cap, 3 * num_actions // 5) if native_available() else 0
+        if not native_available():
+            return 0
+        if isinstance(num_actions, Geometry):
+            return num_actions.solver_zone(cap)
+        return Geometry.auto_solver_zone(num_actions, cap)
     return setting
 
 
-def settings_for(num_actions: int, use: Mapping = _NO_CHANGES, **changes) -> SearchSettings:
+def settings_for(num_actions: int | Geometry, use: Mapping = _NO_CHANGES, **changes) -> SearchSettings:
     """:class:`SearchSettings` with ``use``'s defaults and ``changes``, the solver zones (:data:`AUTO` or a
     number, checked by :func:`solver_zone`) resolved for a board of ``num_actions`` edges."""
     values = {**use, **changes}

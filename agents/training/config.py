@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from agents.models import config_from_dict, config_to_dict, family_of, get_family, list_families, make_model_config
 from agents.search import SearchSettings
 from agents.search.settings import SELF_PLAY, default, settings_for
-from dnb_env.core import GameState, parse_board
+from dnb_env.core import geometry
 
 __all__ = ["SearchConfig", "ReplayConfig", "LossConfig", "CurriculumConfig", "TeacherMixConfig", "TrainConfig", "PRESETS",
            "make_train_config", "to_dict", "from_dict", "setting_types", "RESUMABLE"]
@@ -156,18 +156,19 @@ class CurriculumConfig:
             raise ValueError("q_mix and opening_random must be in [0, 1]")
 
     def first_step(self, board: str) -> int:
-        """S at the start of training: ``start_step``, or 32/60 of the board's moves (32 on 5x5)."""
+        """S at the start of training: ``start_step``, or 32/60 of the board's moves (32 on 5x5,
+        :attr:`Geometry.start_step`)."""
         if self.start_step is not None:
             return self.start_step
-        rows, cols = parse_board(board)
-        return round(32 * ((rows + 1) * cols + rows * (cols + 1)) / 60)
+        return geometry(board).start_step
 
     def epsilon_for(self, value: str, board: str) -> float:
-        """``epsilon`` in the units of ``value`` ("win" or "margin") on ``board``."""
+        """``epsilon`` in the units of ``value`` ("win" or "margin") on ``board`` (margin: half a box,
+        :attr:`Geometry.margin_epsilon`)."""
         if self.epsilon is not None:
             return self.epsilon
-        rows, cols = parse_board(board)
-        return 0.7 if value == "win" else 0.5 / (rows * cols)
+        g = geometry(board)
+        return 0.7 if value == "win" else g.margin_epsilon
 
 
 @dataclass(frozen=True)
@@ -239,7 +240,7 @@ class TrainConfig:
         return self.model.board
 
     def mcts(self) -> SearchSettings:
-        return self.search.mcts(self.model.value, GameState.new(self.board).num_actions)
+        return self.search.mcts(self.model.value, geometry(self.board).num_actions)
 
     def lr_at(self, iteration: int) -> float:
         return self.lr * 0.5 ** ((iteration - 1) // self.lr_halving) if self.lr_halving else self.lr

@@ -16,7 +16,7 @@ import numpy as np
 from agents.models.evaluator import NetworkEvaluator
 from agents.search import SearchSettings, make_search, run_many
 from agents.search.settings import default
-from dnb_env.core import GameState
+from dnb_env.core import MIDDLE_GAME, MIDGAME_STEPS, GameState, geometry
 from dnb_env.solver import Solver
 
 __all__ = ["Labelled", "MIDDLE_GAME", "MIDGAME_STEPS", "midgame_steps", "labelled_positions", "replay_positions",
@@ -33,14 +33,9 @@ class Labelled(NamedTuple):
     hard: bool  # the greedy rule allows a move that is not optimal
 
 
-MIDDLE_GAME = 22 / 60  # BoxesZero's middle-game test sets start at step 22 of the 60 edges of 5x5
-MIDGAME_STEPS = (22, 24, 26, 28, 30)  # the steps of BoxesZero's 5x5 middle-game test sets (Table 4)
-
-
 def midgame_steps(board: str) -> list[int]:
-    """:data:`MIDGAME_STEPS` scaled from the 60 edges of 5x5 to ``board``."""
-    a = GameState.new(board).num_actions
-    return sorted({round(k * a / 60) for k in MIDGAME_STEPS})
+    """:data:`MIDGAME_STEPS` scaled from the 60 edges of 5x5 to ``board`` (:attr:`Geometry.midgame_steps`)."""
+    return geometry(board).midgame_steps
 
 
 def labelled_positions(board: str, count: int, seed: int = 0, first: int | None = None) -> list[Labelled]:
@@ -51,11 +46,11 @@ def labelled_positions(board: str, count: int, seed: int = 0, first: int | None 
     from baselines.greedy import GreedyAgent
     from dnb_env.analysis import realistic_move
 
-    g = GameState.new(board)
+    g = geometry(board)
     if g.num_actions > 24:
         return []
     if first is None:
-        first = round(MIDDLE_GAME * g.num_actions)
+        first = g.midgame_start
     if not 0 <= first <= g.num_actions - 3:
         raise ValueError(f"first must be in [0, {g.num_actions - 3}], not {first}")
     solver = Solver()

@@ -20,7 +20,6 @@ import numpy as np
 import torch
 
 from agents.models import build_model
-from agents.models.common import num_actions
 from agents.network_agent import PolicyAgent
 from agents.models.evaluator import NetworkEvaluator
 from agents.training import config as config_mod
@@ -32,6 +31,7 @@ from agents.training.replay import Replay
 from agents.training.selfplay import SelfPlayPool
 from agents.training.selfplay_ray import RaySelfPlay
 from agents.training.store import RunError, RunStore
+from dnb_env.core import geometry
 
 __all__ = ["train", "train_steps", "load_teacher", "make_pool"]
 
@@ -71,14 +71,13 @@ def train_steps(net, optimizer, replay: Replay, config, iteration: int, rng: np.
 def _with_teacher(arrays: dict, teacher: tuple[Replay, np.ndarray], n: int, config, rng: np.random.Generator) -> dict:
     """``arrays`` (a replay batch) joined by ``n`` teacher rows under a random symmetry of their own; the
     teacher rows whose value is unknown in the model's unit get ``value_mask`` 0."""
-    from dnb_env.core import parse_board
     from dnb_env.symmetry import symmetries
 
     samples, known = teacher
     idx = rng.integers(len(samples), size=n)
     sym = None
     if config.replay.augment:
-        syms = symmetries(*parse_board(config.board))
+        syms = symmetries(*geometry(config.board).size)
         sym = syms[int(rng.integers(len(syms)))]
     extra = samples.batch(idx, config.model.encoder, 0.0, sym)
     out = {k: np.concatenate([arrays[k], extra[k]]) for k in arrays}
@@ -136,11 +135,12 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.loss.l2)
     replay, metrics = Replay.empty(config.board), []
     teacher = load_teacher(config)
+    g = geometry(config.board)
     first = config.curriculum.first_step(config.board)
     if teacher is not None and config.curriculum.start_step is None:  # search where the teacher's zone ends
-        first = max(0, num_actions(config.board) - teacher[2])
+        first = max(0, g.num_actions - teacher[2])
     curriculum = Curriculum.begin(first)
-    if curriculum.start >= num_actions(config.board):
+    if curriculum.start >= g.num_actions:
         raise ValueError(f"curriculum start step {curriculum.start} leaves no move to search on {config.board}")
     start = 0
     if resume:

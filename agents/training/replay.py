@@ -14,7 +14,7 @@ import zipfile
 import numpy as np
 
 from agents.training.samples import Samples
-from dnb_env.core import parse_board
+from dnb_env.core import geometry
 from dnb_env.io import atomic_write
 from dnb_env.observations import encode_batch
 from dnb_env.symmetry import symmetries, transform_planes, transform_policy
@@ -55,7 +55,7 @@ class Replay:
         planes = encode_batch(encoder, s.states(idx))
         pi, classes = s.pi[idx], s.move_class[idx]
         if sym is not None:
-            rows, cols = parse_board(s.board)
+            rows, cols = geometry(s.board).size
             planes = transform_planes(sym, encoder, planes)
             pi = transform_policy(sym, pi, rows, cols)
             classes = transform_policy(sym, classes, rows, cols)
@@ -69,7 +69,7 @@ class Replay:
         idx = rng.choice(n, size=min(size, n), p=self.weights(iteration, gamma))
         sym = None
         if augment:
-            syms = symmetries(*parse_board(self.samples.board))
+            syms = symmetries(*geometry(self.samples.board).size)
             sym = syms[int(rng.integers(len(syms)))]
         return self.batch(idx, encoder, q_mix, sym)
 

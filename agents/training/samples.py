@@ -31,7 +31,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from dnb_env.analysis import initiative_label, move_classes
-from dnb_env.core import GameState, geometry, parse_board
+from dnb_env.core import GameState, geometry
 
 __all__ = ["Samples", "Record"]
 
@@ -74,7 +74,7 @@ class Samples:
 
     @classmethod
     def empty(cls, board: str) -> "Samples":
-        g = geometry(*parse_board(board))
+        g = geometry(board)
         A, B = g.num_actions, g.num_boxes
         return cls(board, np.zeros((0, (A + 7) // 8), np.uint8), np.zeros((0, 2, (B + 7) // 8), np.uint8),
                    np.zeros(0, np.int8), np.zeros(0, np.int16), np.zeros((0, A), np.float32),
@@ -119,7 +119,7 @@ class Samples:
 
     def states(self, idx=None) -> list[GameState]:
         """The positions of rows ``idx`` (default all) as :class:`GameState`."""
-        g = geometry(*parse_board(self.board))
+        g = geometry(self.board)
         idx = range(len(self)) if idx is None else idx
         out = []
         for i in idx:  # the packed bytes are little-endian bitsets: bit a of the integer = action a

@@ -36,7 +36,7 @@ from agents.training.config import LossConfig
 from agents.training.losses import total_loss
 from agents.training.replay import Replay
 from agents.training.teacher import MARGIN, NO_VALUE, TeacherData, to_samples
-from dnb_env.core import geometry, parse_board
+from dnb_env.core import geometry
 from dnb_env.io import atomic_write
 from dnb_env.symmetry import symmetries
 
@@ -107,7 +107,7 @@ class HeldOut:
         from baselines.greedy import GreedyAgent
 
         s = data.samples
-        boxes = geometry(*parse_board(s.board)).num_boxes
+        boxes = geometry(s.board).num_boxes
         owners = np.unpackbits(s.owners, axis=2, bitorder="little")[:, :, :boxes].sum(axis=2).astype(np.int32)
         lead = np.where(s.mover == 0, owners[:, 0] - owners[:, 1], owners[:, 1] - owners[:, 0])
         legal = data.values != NO_VALUE
@@ -231,7 +231,7 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
     if held is not None and not rows:
         rows.append({"step": 0, "agent": "greedy", **held_out_report(held)})
         atomic_write(metrics_path, "".join(json.dumps(r) + "\n" for r in rows))
-    syms = symmetries(*parse_board(config.model.board))
+    syms = symmetries(*geometry(config.model.board).size)
     bar = None
     if progress:
         try:

@@ -60,7 +60,7 @@ import numpy as np
 from agents.arena import make_opening
 from agents.training.samples import Record, Samples
 from dnb_env.analysis import realistic_move
-from dnb_env.core import GameState, geometry, parse_board
+from dnb_env.core import GameState, geometry
 from dnb_env.io import atomic_write
 from dnb_env.solver import Solver, SolverTooLarge
 from dnb_env.symmetry import action_permutation, symmetries
@@ -95,15 +95,16 @@ class TeachConfig:
     shard_size: int = 250  # candidate positions per job (and per shard file, less duplicates)
     per_game: int = 2
     players: tuple[str, ...] = DEFAULT_PLAYERS
-    opening: int = -1  # random safe opening moves; -1: num_actions // 6 .. num_actions // 3, drawn per game
+    opening: int = -1  # random safe opening moves; -1: num_actions // 6 .. num_actions // 3 (Geometry.opening_range), drawn per game
     explore: float = 0.1
     node_limit: int = 20_000_000
     seed: int = 0
 
     def __post_init__(self):
-        object.__setattr__(self, "board", "x".join(map(str, parse_board(self.board))))
+        g = geometry(self.board)
+        object.__setattr__(self, "board", f"{g.rows}x{g.cols}")
         object.__setattr__(self, "players", tuple(self.players))
-        a = geometry(*parse_board(self.board)).num_actions
+        a = g.num_actions
         if not 1 <= self.undrawn_min <= self.undrawn_max <= a - 1:
             raise ValueError(f"undrawn range must satisfy 1 <= min <= max <= {a - 1} on {self.board}, "
                              f"got {self.undrawn_min}-{self.undrawn_max}")
@@ -196,7 +197,8 @@ class _Job:
 def _play_positions(job: _Job, rng: random.Random) -> Iterator[tuple[GameState, int, int]]:
     """``(state, game number within the job, pair index)`` of positions taken from the job's games."""
     cfg = job.config
-    a = geometry(*parse_board(cfg.board)).num_actions
+    g = geometry(cfg.board)
+    a = g.num_actions
     pairs = cfg.pairs
     players: dict[int, object] = {}
     game = 0
@@ -212,7 +214,7 @@ def _play_positions(job: _Job, rng: random.Random) -> Iterator[tuple[GameState, 
             seats.append(players[p])
         for agent in seats:
             agent.reset()
-        opening = cfg.opening if cfg.opening >= 0 else rng.randint(a // 6, a // 3)
+        opening = cfg.opening if cfg.opening >= 0 else rng.randint(*g.opening_range)
         opening = min(opening, a - cfg.undrawn_max)
         s = GameState.from_actions(cfg.board, actions=make_opening(cfg.board, opening, "guided", rng.getrandbits(48)))
         in_range = []
@@ -534,7 +536,7 @@ def to_samples(data: TeacherData, value_unit: str = "margin", temperature: float
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
     s = data.samples
-    boxes = geometry(*parse_board(s.board)).num_boxes
+    boxes = geometry(s.board).num_boxes
     legal = data.values != NO_VALUE
     vals = data.values.astype(np.float32)
     if temperature > 0:
