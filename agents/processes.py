@@ -4,8 +4,11 @@ self-play).
 numpy's BLAS and torch size their thread pools from ``OMP_NUM_THREADS`` and friends when they load. In a
 spawned worker numpy loads before any initializer runs, so the variables must already be in the
 environment the worker inherits: :func:`spawn_pool` sets them around the pool's start (the caller's
-values are restored after) and each worker also calls ``torch.set_num_threads``. With the libraries'
-defaults (every core per process) two busy processes on 2 cores ran self-play 30 times slower.
+values are restored after; the pool is then never started at full size) and each worker also calls
+``torch.set_num_threads`` and caps every pool already loaded with ``threadpoolctl``. In this process
+:func:`limit_threads` caps the loaded BLAS/OpenMP pools through ``threadpoolctl.threadpool_limits`` (the
+variables alone cannot resize a library already loaded). With the libraries' defaults (every core per
+process) two busy processes on 2 cores ran self-play 30 times slower.
 
 A run's state in its worker processes (the tournament's agents, self-play's network) lives in a worker
 object each process makes as it starts (:func:`spawn_worker_pool`, reached by :func:`call_worker`), or for
@@ -19,6 +22,8 @@ import contextlib
 import multiprocessing
 import os
 import sys
+
+from threadpoolctl import threadpool_limits
 
 __all__ = ["THREAD_VARS", "thread_env", "limit_threads", "spawn_pool", "spawn_worker_pool", "call_worker", "process_local"]
 
@@ -44,12 +49,12 @@ def thread_env(threads: int):
 @contextlib.contextmanager
 def limit_threads(threads: int):
     """``threads`` threads for work done in this process during the block (the in-process path of a pool
-    with one worker): the BLAS/OpenMP variables for any library loaded inside it, and torch's intra-op
-    pool when torch is loaded; both restored after. A BLAS that numpy already loaded keeps its size (its
-    calls in this package are small)."""
+    with one worker): every BLAS/OpenMP pool already loaded (numpy's BLAS, through ``threadpoolctl``), the
+    BLAS/OpenMP variables for any library loaded inside it, and torch's intra-op pool when torch is
+    loaded; all restored after."""
     torch = sys.modules.get("torch")
     before = torch.get_num_threads() if torch is not None else None
-    with thread_env(threads):
+    with thread_env(threads), threadpool_limits(limits=threads):
         if torch is not None:
             torch.set_num_threads(threads)
         try:
@@ -65,6 +70,7 @@ def _init(threads: int, initializer, initargs) -> None:
         sys.modules["torch"].set_num_threads(threads)
     if initializer is not None:
         initializer(*initargs)
+    threadpool_limits(limits=threads)  # any pool loaded that did not read the variables (kept for the process)
 
 
 def spawn_pool(workers: int, threads: int, initializer=None, initargs=()) -> multiprocessing.pool.Pool:
