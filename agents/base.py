@@ -6,7 +6,17 @@ class Agent(Protocol):
     def select_action(self, state: GameState) -> int: ...
     def reset(self) -> None: ...          # a new game starts
 # optional: action_probabilities(state) -> np.ndarray [num_actions]; seed(seed: int) -> None
+# optional: analyse(state, deadline=None) -> dict     its own view of a position (below)
 ```
+
+``analyse`` shows what an agent thinks of a position without playing in it (the web app's insight view calls
+it on an agent of its own): a dict with ``kind`` and, where the agent has them, ``values`` (``[num_actions]``,
+one number per action, None where it has none), ``value`` (for the player to move, in ``unit``), ``unit``,
+``move`` (a move of its own choosing, e.g. alpha-beta's; else the reader takes the best of ``values``) and
+``message`` (why there is no view). Kinds: ``"visits"`` (a tree search's root visit counts), ``"policy"``
+(a network's raw policy and value head), ``"values"`` (exact move values), ``"search"`` (a depth-limited
+search's move and value, deepened until ``deadline``, a ``time.perf_counter()`` time), ``"probabilities"``
+and ``"none"``. An agent without ``analyse`` is read through ``action_probabilities`` where it has that.
 
 Adapters:
 
@@ -34,7 +44,7 @@ from dnb_env.core import GameState, IllegalActionError, geometry
 from dnb_env.opponents import FunctionAgent
 
 __all__ = ["Agent", "AgentInputError", "agent_to_bot", "check_state", "SpielBotAgent", "SB3Agent", "FunctionAgent",
-           "check_agent_action"]
+           "check_agent_action", "value_unit"]
 
 
 @runtime_checkable
@@ -44,6 +54,12 @@ class Agent(Protocol):
     def select_action(self, state: GameState) -> int: ...
 
     def reset(self) -> None: ...
+
+
+def value_unit(value: str) -> str:
+    """How :meth:`analyse` names the unit of a value head or search trained on ``value`` (``"win"`` or
+    ``"margin"``)."""
+    return "margin / boxes" if value == "margin" else "win/loss"
 
 
 class AgentInputError(ValueError):
@@ -134,6 +150,19 @@ class SpielBotAgent:
         ps = self._spiel_state(state)
         self.bot.restart_at(ps)
         return int(self.bot.step(ps))
+
+    def analyse(self, state: GameState, deadline: float | None = None) -> dict:
+        """An MCTS bot's (OpenSpiel's ``MCTSBot``) view: the root visit counts of a search of ``state`` and the
+        mean reward of its most visited move, for the player to move; ``"none"`` for other bots."""
+        if not hasattr(self.bot, "mcts_search"):
+            return {"kind": "none"}
+        root = self.bot.mcts_search(self._spiel_state(state))
+        values = [None] * state.num_actions
+        for child in root.children:
+            values[child.action] = float(child.explore_count)
+        best = root.best_child() if root.children else None
+        value = best.total_reward / best.explore_count if best is not None and best.explore_count else None
+        return {"kind": "visits", "values": values, "value": value, "unit": "win/loss"}
 
     def reset(self) -> None:
         pass

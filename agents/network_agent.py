@@ -20,7 +20,7 @@ import os
 
 import numpy as np
 
-from agents.base import check_state
+from agents.base import check_state, value_unit
 from agents.checkpoint import CheckpointError, load_network
 from agents.models.evaluator import NetworkEvaluator
 from agents.search import MCTSAgent, SearchSettings, choose_backend, make_search
@@ -63,6 +63,14 @@ class PolicyAgent:
     def select_action(self, state: GameState) -> int:
         p = self.action_probabilities(state)
         return int(self.rng.choice(np.flatnonzero(p == p.max())))
+
+    def analyse(self, state: GameState, deadline: float | None = None) -> dict:
+        """The network's raw policy ``[A]`` and value head for the player to move (in the units of its
+        ``config.value``)."""
+        priors, values = self.evaluator.evaluate([state])
+        unit = getattr(getattr(getattr(self.evaluator, "net", None), "config", None), "value", "win")
+        return {"kind": "policy", "values": np.asarray(priors[0], dtype=float), "value": values[0],
+                "unit": value_unit(unit)}
 
 
 #: The search settings a player may change (every field of SearchSettings but the value unit, the network's).

@@ -186,3 +186,26 @@ class AlphaBetaAgent:
             except _Timeout:
                 break
         return move
+
+    def analyse(self, state: GameState, deadline: float | None = None) -> dict:
+        """The move and value (boxes for the player to move) of the deepest search of the iterative deepening
+        to ``depth`` finished before ``deadline`` (``time.perf_counter()`` seconds; None: every depth);
+        ``"none"`` when not even depth 1 finished. The agent's own deadline and table are as before after."""
+        move = value = None
+        reached = 0
+        saved = self.deadline
+        self.deadline, self.nodes = deadline, 0
+        self.tt.clear()
+        try:
+            for d in range(1, int(self.depth) + 1):
+                try:
+                    move, value = self.search_root(state, d)
+                except _Timeout:
+                    break
+                reached = d
+        finally:
+            self.deadline = saved
+            self.tt.clear()
+        if move is None:
+            return {"kind": "none"}
+        return {"kind": "search", "value": value, "unit": f"boxes ({reached}-ply search)", "move": int(move)}

@@ -19,7 +19,7 @@ import numpy as np
 
 from agents.base import check_state
 from dnb_env.core import GameState
-from dnb_env.solver import DEFAULT_NODE_LIMIT, Solver, SolverTooLarge
+from dnb_env.solver import DEFAULT_NODE_LIMIT, Solver, SolverBudgetExceeded, SolverTooLarge
 
 __all__ = ["SolverAgent"]
 
@@ -76,6 +76,19 @@ class SolverAgent:
         best = max(mv.values())
         choices = [a for a, v in mv.items() if v == best]
         return choices[int(self.rng.integers(len(choices)))]
+
+    def analyse(self, state: GameState, deadline: float | None = None) -> dict:
+        """The exact value of each legal move (the box margin the player to move gets from the open boxes)
+        and of the position; ``"none"`` with a ``message`` beyond the solver's reach or node budget."""
+        try:
+            mv = self.solver.move_values(state)
+        except (SolverBudgetExceeded, SolverTooLarge) as exc:
+            return {"kind": "none", "message": f"the solver cannot value this position: {exc}"}
+        values = [None] * state.num_actions
+        for a, v in mv.items():
+            values[a] = float(v)
+        return {"kind": "values", "values": values, "value": float(max(mv.values())),
+                "unit": "margin / boxes (exact)"}
 
     def reset(self) -> None:
         pass

@@ -99,3 +99,11 @@ class UCTAgent:
                 m.undo()
         self.root_visits = {a: ch.visits for a, ch in root.children.items()}
         return max(root.children.items(), key=lambda kv: kv[1].visits)[0]
+
+    def analyse(self, state: GameState, deadline: float | None = None) -> dict:
+        """The root visit counts of a search of ``state`` (as :meth:`select_action` runs it)."""
+        self.select_action(state)
+        values = [None] * state.num_actions
+        for a, n in self.root_visits.items():
+            values[a] = float(n)
+        return {"kind": "visits", "values": values}

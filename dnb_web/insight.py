@@ -1,7 +1,7 @@
 """What the insight view shows: move classes, chains and loops (:mod:`dnb_env.analysis`), the exact value
 and winning moves (:class:`dnb_env.solver.Solver` under a node budget) and an agent's own view of the
-position (its move probabilities, visit counts or exact move values, and its evaluation where it exposes
-one; "none" for an agent that exposes nothing, e.g. ``greedy`` and ``prsboxes``).
+position (its own ``analyse``: move probabilities, visit counts or exact move values, and its evaluation
+where it exposes one; "none" for an agent that exposes nothing, e.g. ``greedy`` and ``prsboxes``).
 
 Every function takes a :class:`GameState` and returns plain JSON-ready data; nothing here holds state.
 """
@@ -9,8 +9,6 @@ Every function takes a :class:`GameState` and returns plain JSON-ready data; not
 from __future__ import annotations
 
 import math
-
-import numpy as np
 
 from dnb_env import analysis
 from dnb_env.core import GameState
@@ -100,94 +98,32 @@ def _preferred(values, legal) -> int | None:
     return max(vals, key=vals.get)
 
 
-def _alphabeta_view(agent, state: GameState, deadline: float | None) -> tuple[int | None, float | None, int]:
-    """(move, value, depth reached) of alpha-beta's iterative deepening to its ``depth`` that stops at
-    ``deadline`` (``time.perf_counter()`` seconds): the deepest completed search answers."""
-    from baselines.alphabeta import _Timeout
-
-    move = value = None
-    reached = 0
-    saved = agent.deadline
-    agent.deadline, agent.nodes = deadline, 0
-    agent.tt.clear()
-    try:
-        for d in range(1, int(agent.depth) + 1):
-            try:
-                move, value = agent.search_root(state, d)
-            except _Timeout:
-                break
-            reached = d
-    finally:
-        agent.deadline = saved
-        agent.tt.clear()
-    return move, value, reached
-
-
 def agent_view(agent, state: GameState, deadline: float | None = None) -> dict:
-    """The agent's view of ``state``: ``kind`` "visits" (a tree search: root visit counts, and its Q where
-    it has one), "policy" (a network's raw policy and value head), "values" (an exact solver's value of
-    each move), "probabilities" (``action_probabilities``), "search" (alpha-beta: its move and the value
-    of its deepest search finished before ``deadline``) or "none" (the agent exposes no evaluation).
-    ``values`` has one number per action (None where there is none); ``value`` is for the player to move
-    in ``unit``; ``move`` is the move the view prefers (None when it prefers none, e.g. uniform
-    probabilities)."""
+    """The agent's view of ``state``, from its own ``analyse(state, deadline)`` (:mod:`agents.base`): ``kind``
+    "visits" (a tree search: root visit counts, and its Q where it has one), "policy" (a network's raw
+    policy and value head), "values" (an exact solver's value of each move), "search" (alpha-beta: its move
+    and the value of its deepest search finished before ``deadline``), "probabilities" (an agent without
+    ``analyse``: its ``action_probabilities``) or "none" (the agent exposes no evaluation). ``values`` has one
+    number per action (None where there is none); ``value`` is for the player to move in ``unit``; ``move``
+    is the agent's own move where its view has one, else the one its values prefer (None when they prefer
+    none, e.g. uniform probabilities)."""
     mover = state.current_player
     legal = state.legal_actions()
     out = {"kind": "none", "values": None, "value": None, "unit": None, "player": mover, "move": None}
-    search = getattr(agent, "search", None)
-    if search is not None and hasattr(search, "run") and hasattr(search, "root_value"):
-        counts = np.asarray(search.run(state), dtype=float)
-        unit = getattr(getattr(search, "config", None), "value", "win")
-        values = [_finite(c) for c in counts]
-        out.update(kind="visits", values=values, value=_finite(search.root_value()),
-                   unit="margin / boxes" if unit == "margin" else "win/loss", move=_preferred(values, legal))
-        if hasattr(agent, "reset"):
-            agent.reset()  # the analyst's tree is not kept between positions
+    if hasattr(agent, "analyse"):
+        view = agent.analyse(state, deadline=deadline)
+    elif hasattr(agent, "action_probabilities"):
+        view = {"kind": "probabilities", "values": agent.action_probabilities(state)}
+    else:
         return out
-    evaluator = getattr(agent, "evaluator", None)
-    if evaluator is not None and hasattr(evaluator, "evaluate"):
-        priors, values = evaluator.evaluate([state])
-        p = [_finite(x) for x in np.asarray(priors[0], dtype=float)]
-        unit = getattr(getattr(getattr(evaluator, "net", None), "config", None), "value", "win")
-        out.update(kind="policy", values=p, value=_finite(values[0]),
-                   unit="margin / boxes" if unit == "margin" else "win/loss", move=_preferred(p, legal))
-        return out
-    if hasattr(agent, "search_root") and hasattr(agent, "depth") and hasattr(agent, "deadline"):
-        move, value, reached = _alphabeta_view(agent, state, deadline)
-        if move is not None:
-            out.update(kind="search", value=_finite(value), unit=f"boxes ({reached}-ply search)", move=int(move))
-        return out
-    if hasattr(agent, "root_visits") and hasattr(agent, "simulations"):  # plain UCT (baselines.uct)
-        agent.select_action(state)
-        values = [None] * state.num_actions
-        for a, n in agent.root_visits.items():
-            values[a] = float(n)
-        out.update(kind="visits", values=values, move=_preferred(values, legal))
-        return out
-    bot = getattr(agent, "bot", None)
-    if bot is not None and hasattr(bot, "mcts_search") and hasattr(agent, "_spiel_state"):  # OpenSpiel's MCTSBot
-        root = bot.mcts_search(agent._spiel_state(state))
-        values = [None] * state.num_actions
-        for child in root.children:
-            values[child.action] = float(child.explore_count)
-        best = root.best_child() if root.children else None
-        value = best.total_reward / best.explore_count if best is not None and best.explore_count else None
-        out.update(kind="visits", values=values, value=None if value is None else _finite(value), unit="win/loss",
-                   move=_preferred(values, legal))
-        return out
-    if hasattr(agent, "move_values") and hasattr(agent, "solver"):  # the exact solver agent (baselines.solver)
-        try:
-            mv = agent.move_values(state)
-        except (SolverBudgetExceeded, SolverTooLarge) as exc:
-            out.update(message=f"the solver cannot value this position: {exc}")
-            return out
-        values = [None] * state.num_actions
-        for a, v in mv.items():
-            values[a] = float(v)
-        out.update(kind="values", values=values, value=float(max(mv.values())), unit="margin / boxes (exact)",
-                   move=_preferred(values, legal))
-        return out
-    if hasattr(agent, "action_probabilities"):
-        p = [_finite(x) for x in np.asarray(agent.action_probabilities(state), dtype=float)]
-        out.update(kind="probabilities", values=p, move=_preferred(p, legal))
+    values = view.get("values")
+    if values is not None:
+        values = [None if x is None else _finite(x) for x in values]
+    value = view.get("value")
+    move = view.get("move")
+    out.update(kind=view["kind"], values=values, value=None if value is None else _finite(value),
+               unit=view.get("unit"),
+               move=int(move) if move is not None else (None if values is None else _preferred(values, legal)))
+    if "message" in view:
+        out["message"] = view["message"]
     return out

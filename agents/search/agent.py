@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import check_state
+from agents.base import check_state, value_unit
 from agents.search.api import Evaluator, visits_to_policy
 from agents.search.python import MCTS
 from agents.search.settings import SearchSettings
@@ -43,6 +43,15 @@ class MCTSAgent:
         if exact is not None:  # in the solver zone: every move of best margin, uniform
             return exact[0]
         return visits_to_policy(self.search.run(state), 0.0 if self.greedy else self.search.config.temperature)
+
+    def analyse(self, state: GameState, deadline: float | None = None) -> dict:
+        """The root visit counts ``[A]`` of a fresh search of ``state`` and its root value for the player to
+        move (in the units of ``config.value``); the tree is not kept."""
+        counts = np.asarray(self.search.run(state), dtype=float)
+        view = {"kind": "visits", "values": counts, "value": self.search.root_value(),
+                "unit": value_unit(getattr(getattr(self.search, "config", None), "value", "win"))}
+        self.reset()
+        return view
 
     def select_action(self, state: GameState) -> int:
         p = self.action_probabilities(state)
