@@ -8,11 +8,16 @@ API                    JSON under ``/api/`` (table in the README; OpenAPI at ``/
 games                  :mod:`dnb_web.games`: ``Game`` (seat, opponent, position, undo, resign, record) and
                        ``GameStore`` (random ids from ``secrets.token_urlsafe``, a cap on live games)
 insight                :mod:`dnb_web.insight`: move classes and chains (``dnb_env.analysis``), the exact
-                       solver under a node budget, the agent's probabilities / visit counts and value
-HTTP layer             :mod:`dnb_web.app`: ``create_app(WebConfig(...))``; each agent move in a process of
-                       its own, killed at the time limit; analyses on a few daemon threads (503 at once
-                       when abandoned ones fill them); time limits and search sizes forced on agents; a
-                       Host-header check; bad input gets a 4xx JSON error and changes nothing
+                       solver under a node budget, the agent's own view (its ``analyse``)
+HTTP layer             :mod:`dnb_web.app`: ``create_app(WebConfig(...))``, the routes; bad input gets a 4xx
+                       JSON error and changes nothing
+server                 :mod:`dnb_web.server`: each agent move in a process of its own, killed at the time
+                       limit; analyses on a few daemon threads (503 at once when abandoned ones fill
+                       them); body-size and Host-header middleware
+options                :mod:`dnb_web.options`: time limits and search sizes forced on agents, the specs
+                       offered for a board
+tournaments            :mod:`dnb_web.tournaments`: tournament folders, read only, through the arena's
+                       results reader (:func:`agents.arena.results.read_games`)
 =====================  ==================================================================================
 
     dnb serve                          # http://127.0.0.1:8000

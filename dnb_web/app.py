@@ -7,19 +7,23 @@
 Game state lives in :class:`dnb_web.games.Game` objects owned by the app's :class:`GameStore`; positions
 are :class:`dnb_env.core.GameState`; agents come from ``make_agent`` (default: :func:`registry.make_agent`).
 
+The routes are here; the machinery lives beside them: :mod:`dnb_web.server` (middleware, the move
+processes and analysis threads), :mod:`dnb_web.options` (option caps, offered specs), :mod:`dnb_web.tournaments`
+(tournament folders, read through the arena's results reader), :mod:`dnb_web.insight` (the analysis).
+
 Thinking time is bounded in three ways. (1) Each agent move runs in a process of its own, forked from the
-server, which builds the agent from the game's spec (:class:`_MoveRunner`, ``workers`` moves at once); a
-move still running at the game's time limit is killed with its process (504), so no request, however slow
-its agent, keeps a slot past its deadline from the other games' moves. Moves wait in order for a slot.
-Analyses run on daemon threads of a small pool of their own (:class:`_Pool`, ``workers`` at once; they
-keep each game's solver and analyst between requests): a thread cannot be killed, so an analysis past its
-limit keeps its slot until it ends, and when such analyses fill the pool, further analyses get 503 at
-once instead of queueing; daemon threads never hold up the server's exit (Ctrl-C). Building and listing
-agents has a pool of its own. (2) An agent that takes a ``time_limit`` option is given 0.8 x the game's
-limit (a spec cannot raise it or turn it off). (3) The options that size a search (``simulations``,
-``rollouts``, ``depth``, ``node_limit``, the solver's zones, ...) are capped by the board
-(:func:`option_caps`), defaults included, node budgets of 0 (unlimited) and non-finite numbers (nan, inf)
-in any option are refused, so that no single move runs away.
+server, which builds the agent from the game's spec (:class:`~dnb_web.server.MoveRunner`, ``workers`` moves
+at once); a move still running at the game's time limit is killed with its process (504), so no request,
+however slow its agent, keeps a slot past its deadline from the other games' moves. Moves wait in order for
+a slot. Analyses run on daemon threads of a small pool of their own (:class:`~dnb_web.server.DaemonPool`,
+``workers`` at once; they keep each game's solver and analyst between requests): a thread cannot be killed,
+so an analysis past its limit keeps its slot until it ends, and when such analyses fill the pool, further
+analyses get 503 at once instead of queueing; daemon threads never hold up the server's exit (Ctrl-C).
+Building and listing agents has a pool of its own. (2) An agent that takes a ``time_limit`` option is given
+0.8 x the game's limit (a spec cannot raise it or turn it off). (3) The options that size a search
+(``simulations``, ``rollouts``, ``depth``, ``node_limit``, the solver's zones, ...) are capped by the board
+(:func:`~dnb_web.options.option_caps`), defaults included, node budgets of 0 (unlimited) and non-finite
+numbers (nan, inf) in any option are refused, so that no single move runs away.
 
 Every error is JSON ``{"error": code, "message": text}`` with a 4xx status for bad input (which changes
 nothing), a 5xx status for an agent that crashed or ran out of time, and 500 ``internal_error`` for
@@ -32,29 +36,26 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import csv
-import inspect
-import itertools
-import json
 import logging
-import math
 import os
-import re
 import threading
 import time
 from dataclasses import dataclass
 from typing import Annotated, Callable, Literal
 
-from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from dnb_web import insight
+from dnb_web import insight, tournaments as folders
 from dnb_web.games import (Game, GameStore, WebError, allowed_path, check_board, frames, parse_spec, read_record,
                            record_text)
+from dnb_web.options import candidates, find_checkpoints, limit_options, option_caps  # noqa: F401  (option_caps: API)
+from dnb_web.server import BodyLimit, DaemonPool, HostCheck, MoveRunner, error_response, wait_for
+from dnb_web.server import DaemonPool as _Pool  # noqa: F401  (its name here before dnb_web.server)
 
 __all__ = ["WebConfig", "create_app"]
 
@@ -115,406 +116,6 @@ class Replay(_Body):
 
 
 # --------------------------------------------------------------------------- helpers
-def _error(status: int, code: str, message: str, **extra) -> JSONResponse:
-    return JSONResponse({"error": code, "message": message, **extra}, status_code=status)
-
-
-class _BodyLimit:
-    """ASGI middleware: a request body over ``limit`` bytes gets 413 before the app sees a byte of it
-    (by its Content-Length) or as soon as the streamed body passes the limit."""
-
-    def __init__(self, app, limit: int):
-        self.app, self.limit = app, limit
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        message = f"the request body is larger than {self.limit} bytes"
-        for name, value in scope.get("headers", ()):
-            if name == b"content-length":
-                try:
-                    too_big = int(value) > self.limit
-                except ValueError:
-                    too_big = True
-                if too_big:
-                    return await _error(413, "body_too_large", message)(scope, receive, send)
-        seen = 0
-
-        async def counted():
-            nonlocal seen
-            msg = await receive()
-            if msg["type"] == "http.request":
-                seen += len(msg.get("body", b""))
-                if seen > self.limit:
-                    raise HTTPException(413, message)  # FastAPI passes HTTPExceptions from body reading on
-            return msg
-
-        return await self.app(scope, counted, send)
-
-
-class _HostCheck:
-    """ASGI middleware: a request whose ``Host`` header (without its port) is not in ``hosts`` gets 400
-    ``bad_host``, so that a page of another site whose name was re-pointed at 127.0.0.1 (DNS rebinding)
-    cannot drive the API. ``"*"`` in ``hosts`` lets every host through. (Starlette's TrustedHostMiddleware
-    does the same, but answers in plain text and cuts ``[::1]:8000`` at the first colon.)"""
-
-    def __init__(self, app, hosts):
-        self.app = app
-        self.hosts = {h.lower().strip("[]") for h in hosts}
-
-    @staticmethod
-    def host_of(value: str) -> str:
-        value = value.strip().lower()
-        if value.startswith("["):  # [::1]:8000
-            return value[1:value.find("]")] if "]" in value else value
-        return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] not in ("http", "websocket") or "*" in self.hosts:
-            return await self.app(scope, receive, send)
-        host = ""
-        for name, value in scope.get("headers", ()):
-            if name == b"host":
-                host = self.host_of(value.decode("latin-1"))
-                break
-        if host not in self.hosts:
-            return await _error(400, "bad_host", f"the Host header {host!r} is not one this server answers to "
-                                                 f"({', '.join(sorted(self.hosts))})")(scope, receive, send)
-        return await self.app(scope, receive, send)
-
-
-class _Pool:
-    """At most ``size`` jobs at once, each on a daemon thread of its own. A caller may stop waiting for a
-    job (a time limit), but a thread cannot be stopped: the job keeps its slot until it ends. When the
-    slots are full, :meth:`start` refuses at once (WebError 503) rather than queueing behind jobs that
-    may never end, and daemon threads never hold up the interpreter's exit."""
-
-    def __init__(self, size: int, what: str):
-        self.size, self.what = size, what
-        self.running = 0
-        self.lock = threading.Lock()
-        self._ids = itertools.count()
-
-    def start(self, fn, *args) -> concurrent.futures.Future:
-        """``fn(*args)`` on a new daemon thread; a ``concurrent.futures.Future`` of its result."""
-        with self.lock:
-            if self.running >= self.size:
-                raise WebError(503, "busy", f"all {self.size} {self.what} slots are taken (jobs that ran past their "
-                                            "time limit are still finishing); try again in a moment")
-            self.running += 1
-        fut: concurrent.futures.Future = concurrent.futures.Future()
-        fut.set_running_or_notify_cancel()
-
-        def target():
-            try:
-                result = fn(*args)
-            except BaseException as exc:  # noqa: BLE001  (handed to the waiter)
-                _settle(fut, exc=exc)
-            else:
-                _settle(fut, result=result)
-            finally:
-                with self.lock:
-                    self.running -= 1
-
-        threading.Thread(target=target, name=f"dnb-{self.what}-{next(self._ids)}", daemon=True).start()
-        return fut
-
-
-class AgentFailed(Exception):
-    """An agent's move that raised (``"TypeName: message"`` of its exception) or whose process died."""
-
-
-def _move_process(conn, make_agent: Callable, name: str, kwargs: dict, rows: int, cols: int, seed,
-                  history: tuple) -> None:
-    """The process of one agent move (forked from the server, so it has every agent registered there):
-    build the agent ``name`` as the app's ``make_agent`` does, and send its move in the position that
-    ``history`` reaches, or ``("error", type, message)``, through ``conn``."""
-    import signal
-    import sys
-
-    from dnb_env.core import GameState
-
-    signal.set_wakeup_fd(-1)  # signals here are not the server's (its event loop listens on that fd)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which ends its moves
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if "torch" in sys.modules:  # one thread: the moves are the parallelism, and the parent's pool is not here
-        sys.modules["torch"].set_num_threads(1)
-    try:
-        agent = make_agent(name, board=f"{rows}x{cols}", seed=seed, **kwargs)
-        out = ("move", agent.select_action(GameState.from_actions(rows, cols, list(history))))
-    except BaseException as exc:  # noqa: BLE001  (reported by the server)
-        out = ("error", type(exc).__name__, str(exc))
-    try:
-        conn.send(out)
-    except Exception as exc:  # noqa: BLE001  (a move that cannot be pickled)
-        conn.send(("error", type(exc).__name__, f"its move {out[1]!r} cannot be sent back: {exc}"))
-    conn.close()
-
-
-class _MoveRunner:
-    """Agent moves, each in a process of its own forked from the server, at most ``size`` at once (one
-    thread of this class waits on each). A move still running at its time limit is killed with its
-    process: a slot is never held past a deadline, whatever the agent does (a thread cannot be stopped,
-    a process can). Moves wait for a slot in the order they came (each game has at most one in flight).
-    Each move builds its agent afresh from the game's spec, seeded from the game's seed and the ply (so a
-    seeded game replays), in a copy of the server as it is at that moment (every agent registered so far)."""
-
-    def __init__(self, size: int, make_agent: Callable):
-        import multiprocessing
-        import queue
-
-        self.make_agent = make_agent
-        self.context = multiprocessing.get_context("fork")
-        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self.live: set = set()  # processes of the moves in progress
-        self.lock = threading.Lock()
-        self.threads = [threading.Thread(target=self._serve, name=f"dnb-move-{i}", daemon=True) for i in range(size)]
-        for th in self.threads:
-            th.start()
-
-    def start(self, spec: tuple, rows: int, cols: int, seed, history: tuple,
-              timeout: float) -> concurrent.futures.Future:
-        """The move of the agent ``spec`` = (name, options) after ``history``: a future of the action, which
-        fails with TimeoutError when the move's process ran ``timeout`` seconds (it is killed then) and with
-        :class:`AgentFailed` when the agent raised or its process died. Cancel it to give up a place in the
-        queue."""
-        fut: concurrent.futures.Future = concurrent.futures.Future()
-        self.jobs.put((fut, spec, rows, cols, seed, tuple(history), timeout))
-        return fut
-
-    def _serve(self) -> None:
-        while True:
-            job = self.jobs.get()
-            if job is None:
-                return
-            fut, *args = job
-            if not fut.set_running_or_notify_cancel():  # given up while it waited
-                continue
-            try:
-                result = self._run(*args)
-            except BaseException as exc:  # noqa: BLE001  (handed to the waiter)
-                _settle(fut, exc=exc)
-            else:
-                _settle(fut, result=result)
-
-    def _run(self, spec: tuple, rows: int, cols: int, seed, history: tuple, timeout: float):
-        name, kwargs = spec
-        move_seed = None if seed is None else (seed * 1_000_003 + len(history)) % 2**63
-        receive, send = self.context.Pipe(duplex=False)
-        proc = self.context.Process(target=_move_process, name="dnb-move", daemon=True,
-                                    args=(send, self.make_agent, name, kwargs, rows, cols, move_seed, history))
-        with self.lock:
-            proc.start()
-            self.live.add(proc)
-        send.close()
-        try:
-            if not receive.poll(timeout):
-                raise TimeoutError(f"no move within {timeout:g} s")
-            try:
-                out = receive.recv()
-            except EOFError:
-                proc.join(1.0)
-                raise AgentFailed(f"its process ended without a move (exit code {proc.exitcode})") from None
-        finally:
-            proc.join(1.0)  # a process that sent its move ends at once
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
-            with self.lock:
-                self.live.discard(proc)
-            receive.close()
-        if out[0] == "error":
-            raise AgentFailed(f"{out[1]}: {out[2]}")
-        return out[1]
-
-    def close(self) -> None:
-        """End the moves in progress and the threads (queued moves are left unanswered)."""
-        for _ in self.threads:
-            self.jobs.put(None)
-        with self.lock:
-            for proc in self.live:
-                proc.kill()
-
-
-def _settle(fut: concurrent.futures.Future, result=None, exc: BaseException | None = None) -> None:
-    try:
-        if exc is None:
-            fut.set_result(result)
-        else:
-            fut.set_exception(exc)
-    except RuntimeError:  # the event loop of an asyncio waiter is closed (the server has stopped)
-        pass
-
-
-async def _wait(fut: concurrent.futures.Future, timeout: float):
-    """The result of ``fut``; asyncio.TimeoutError after ``timeout`` seconds (the job goes on)."""
-    return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), timeout)
-
-
-def option_caps(rows: int, cols: int) -> dict[str, int]:
-    """The largest value of each option that sizes an agent's search on a ``rows`` x ``cols`` board:
-    simulations (of playouts up to ``edges`` moves long) shrink as the board grows; node budgets; depths;
-    the exact solver's zones in undrawn edges (``solve_leaf``, ``solve_root``, ``solver_edges``,
-    ``max_undrawn``: the retrograde engine enumerates 2^k positions, so at most 24)."""
-    edges = (rows + 1) * cols + rows * (cols + 1)
-    return {"simulations": max(1000, 200_000 // edges), "rollouts": 16, "depth": edges,
-            "node_limit": 5_000_000, "search_nodes": 300_000, "solver_nodes": 2_000_000, "solve_nodes": 200_000,
-            "search_depth": edges, "search_safe": edges, "search_full": edges, "solve_leaf": min(edges, 36),
-            "solve_root": min(edges, 34), "solver_edges": min(edges, 24), "max_undrawn": min(edges, 24)}
-
-
-#: Node budgets whose 0 means "no budget" in the agent (the exact solver's ``node_limit=0`` is unlimited):
-#: the web app wants each at least 1.
-NODE_BUDGETS = ("node_limit", "solver_nodes", "search_nodes", "solve_nodes")
-
-
-def _limit_options(factory, kwargs: dict, rows: int, cols: int, limit: float) -> dict:
-    """``kwargs`` with the game's time limit and the board's caps applied. An agent that takes a
-    ``time_limit`` gets at most 0.8 x ``limit`` (a smaller one of its spec is kept; none is refused); a
-    capped option above its cap (or a node budget below 1: 0 is unlimited) is refused, a default above it
-    lowered to it; a number that is not finite (nan, inf) is refused in any option. WebError 400 otherwise."""
-    for option, value in kwargs.items():
-        if isinstance(value, float) and not math.isfinite(value):
-            raise WebError(400, "bad_agent", f"{option}={value} is not a finite number")
-    params = inspect.signature(factory).parameters
-    out = dict(kwargs)
-    if "time_limit" in params:
-        given = out.get("time_limit", params["time_limit"].default)
-        own = round(0.8 * limit, 3)
-        if "time_limit" in out and (given is None or given <= 0):
-            raise WebError(400, "bad_agent", f"time_limit must be a positive number of seconds, got {given!r} "
-                                             f"(the game's time limit bounds every move)")
-        out["time_limit"] = own if given in (None, inspect.Parameter.empty) else min(float(given), own)
-    for option, cap in option_caps(rows, cols).items():
-        if option not in params:
-            continue
-        if option in out:
-            value = out[option]
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > cap:
-                raise WebError(400, "bad_agent", f"{option}={value} is more than the web app allows on "
-                                                 f"{rows}x{cols} (at most {cap})")
-            if option in NODE_BUDGETS and (value is None or isinstance(value, (int, float)) and value < 1):
-                raise WebError(400, "bad_agent", f"{option}={value}: a node budget must be at least 1 (the exact "
-                                                 f"solver reads 0 as unlimited); the web app takes 1..{cap} on "
-                                                 f"{rows}x{cols}")
-        else:
-            default = params[option].default
-            if isinstance(default, (int, float)) and not isinstance(default, bool) and default > cap:
-                out[option] = cap
-    return out
-
-
-_CANDIDATES = ("random", "greedy", "alphabeta:depth=2", "alphabeta:depth=4", "prsboxes", "solver",
-               "mcts:simulations=1000", "openspiel_mcts:simulations=300", "alphazero", "alphazero:simulations=0",
-               "dotsformer", "dotsformer:simulations=0")
-
-
-def _candidates(names: list[str], rows: int, cols: int) -> list[str]:
-    """Specs worth offering on a board: the presets above of the registered names, and every other
-    registered name with its defaults. The exact solver only where it solves the whole game fast."""
-    out = [c for c in _CANDIDATES if c.partition(":")[0] in names]
-    out += [n for n in names if not any(c.partition(":")[0] == n for c in _CANDIDATES)]
-    edges = (rows + 1) * cols + rows * (cols + 1)
-    if edges > 24:
-        out = [c for c in out if c != "solver"]
-    return out
-
-
-def _find_checkpoints(roots, limit: int = 20) -> list[tuple[str, int]]:
-    """(path, modification time in ns) of the first ``limit`` ``.pt`` files within three folder levels of
-    ``roots`` whose real path lies inside their root."""
-    found = []
-    for root in roots:
-        if not os.path.isdir(root):
-            continue
-        for dirpath, dirnames, files in os.walk(root):
-            if dirpath[len(root):].count(os.sep) >= 3:
-                dirnames[:] = []
-            for f in sorted(files):
-                path = os.path.join(dirpath, f)
-                if f.endswith(".pt") and len(found) < limit and _inside(path, root, want="file"):
-                    try:
-                        found.append((path, os.stat(path).st_mtime_ns))
-                    except OSError:
-                        continue
-    return found
-
-
-def _inside(path: str, folder: str, want: str = "file") -> str | None:
-    """The real path of ``path`` if it is an existing file (``want="file"``) or folder whose real path
-    lies inside ``folder``'s real path (symbolic links resolved); None otherwise."""
-    real, top = os.path.realpath(path), os.path.realpath(folder)
-    try:
-        if os.path.commonpath([real, top]) != top:
-            return None
-    except ValueError:
-        return None
-    return real if (os.path.isfile(real) if want == "file" else os.path.isdir(real)) else None
-
-
-def _read_csv(folder: str, name: str) -> list[dict]:
-    path = _inside(os.path.join(folder, name), folder)
-    if path is None:
-        return []
-    try:
-        with open(path, newline="") as f:
-            return list(csv.DictReader(f))
-    except (OSError, csv.Error, UnicodeDecodeError):
-        return []
-
-
-def _read_json(folder: str, name: str):
-    path = _inside(os.path.join(folder, name), folder)
-    if path is None:
-        return None
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-
-def _is_int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-def _game_line_ok(rec) -> bool:
-    """A results.jsonl line has the shape of a game: an id, integer moves, and (where present) player names,
-    two integer scores, a numeric result and a list of opening moves."""
-    if not (isinstance(rec, dict) and isinstance(rec.get("id"), str) and isinstance(rec.get("moves"), list)
-            and all(_is_int(a) for a in rec["moves"])):
-        return False
-    if any(k in rec and not isinstance(rec[k], str) for k in ("first", "second")):
-        return False
-    scores = rec.get("scores")
-    if scores is not None and not (isinstance(scores, list) and len(scores) == 2 and all(map(_is_int, scores))):
-        return False
-    result = rec.get("result_first")
-    if result is not None and (isinstance(result, bool) or not isinstance(result, (int, float))):
-        return False
-    return rec.get("opening") is None or isinstance(rec["opening"], list)
-
-
-def _read_games(folder: str) -> list[dict]:
-    """The valid game lines of a folder's results.jsonl, read only (a browser never moves lines aside)."""
-    path = _inside(os.path.join(folder, "results.jsonl"), folder)
-    out = []
-    if path is None:
-        return out
-    try:
-        with open(path, "rb") as f:
-            for line in f:
-                try:
-                    rec = json.loads(line)
-                except ValueError:
-                    continue
-                if _game_line_ok(rec):
-                    out.append(rec)
-    except OSError:
-        pass
-    return out
-
-
 # --------------------------------------------------------------------------- the app
 def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = None) -> FastAPI:
     """The web app. ``make_agent(name, board=..., seed=..., **options)`` builds opponents (default: the
@@ -526,9 +127,9 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
     from registry.specs import check_spec, parse_agent_spec
 
     store = GameStore(config.max_games, config.idle_s)
-    moves = _MoveRunner(config.workers, make_agent)  # agent moves: processes, killed at their time limit
-    pool = _Pool(config.workers, "analysis")  # analyses (threads: they keep each game's solver and analyst)
-    builds = _Pool(config.build_workers, "build")  # building agents for new games and for /api/agents
+    moves = MoveRunner(config.workers, make_agent)  # agent moves: processes, killed at their time limit
+    pool = DaemonPool(config.workers, "analysis")  # analyses (threads: they keep each game's solver and analyst)
+    builds = DaemonPool(config.build_workers, "build")  # building agents for new games and for /api/agents
     offered: dict[tuple[int, int], tuple[tuple, concurrent.futures.Future]] = {}  # board -> (checkpoints, job)
     offered_lock = threading.Lock()
     checkpoint_roots = list(config.checkpoint_roots) + [SHIPPED_DIR]
@@ -555,29 +156,29 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
 
     @app.exception_handler(WebError)
     async def _web_error(request: Request, exc: WebError):
-        return _error(exc.status, exc.code, exc.message)
+        return error_response(exc.status, exc.code, exc.message)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError):
         errors = exc.errors()
         if any(e.get("type") == "json_invalid" for e in errors):
-            return _error(400, "malformed_json", "the request body is not valid JSON")
+            return error_response(400, "malformed_json", "the request body is not valid JSON")
         parts = []
         for e in errors:
             where = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
             parts.append(f"{where}: {e.get('msg')}")
-        return _error(422, "bad_request", "; ".join(parts),
+        return error_response(422, "bad_request", "; ".join(parts),
                       detail=[{"loc": list(e.get("loc", ())), "msg": e.get("msg")} for e in errors])
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException):
         code = {404: "not_found", 405: "method_not_allowed", 413: "body_too_large"}.get(exc.status_code, "http_error")
-        return _error(exc.status_code, code, str(exc.detail))
+        return error_response(exc.status_code, code, str(exc.detail))
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):
         log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
-        return _error(500, "internal_error", f"unexpected error: {type(exc).__name__}")
+        return error_response(500, "internal_error", f"unexpected error: {type(exc).__name__}")
 
     def build(name: str, kwargs: dict, rows: int, cols: int, seed):
         return make_agent(name, board=f"{rows}x{cols}", seed=seed, **kwargs)
@@ -602,7 +203,7 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
         for spec in specs:
             try:
                 name, kwargs = parse_agent_spec(spec)
-                kwargs = _limit_options(check_spec(name, kwargs), kwargs, rows, cols, config.time_limit_s)
+                kwargs = limit_options(check_spec(name, kwargs), kwargs, rows, cols, config.time_limit_s)
                 build(name, kwargs, rows, cols, 0)
             except Exception:  # noqa: BLE001  (anything the registry cannot build is not offered)
                 continue
@@ -614,12 +215,12 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
         # a plain def: FastAPI runs it in its thread pool, so walking folders never blocks the event loop.
         # One build job per board and set of checkpoints (paths and times), shared by concurrent requests.
         rows, cols = check_board(board)
-        found = tuple(_find_checkpoints(config.checkpoint_roots))
+        found = tuple(find_checkpoints(config.checkpoint_roots))
         with offered_lock:
             entry = offered.get((rows, cols))
             stale = entry is None or entry[0] != found or (entry[1].done() and entry[1].exception() is not None)
             if stale:
-                specs = _candidates(list_agents(), rows, cols)
+                specs = candidates(list_agents(), rows, cols)
                 for path, _ in found:
                     specs += [f"alphazero:checkpoint={path}", f"dotsformer:checkpoint={path}"]
                 entry = offered[(rows, cols)] = (found, builds.start(buildable, specs, rows, cols))
@@ -640,10 +241,10 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
         limit = config.time_limit_s if body.time_limit is None else float(body.time_limit)
         if not 0 < limit <= config.max_think_s:
             raise WebError(400, "bad_time_limit", f"time_limit must be in (0, {config.max_think_s}] seconds, got {limit}")
-        kwargs = _limit_options(check_spec(name, kwargs), kwargs, rows, cols, limit)
+        kwargs = limit_options(check_spec(name, kwargs), kwargs, rows, cols, limit)
         store.check_room()  # 429 before an agent is built for nothing
         try:
-            agent = await _wait(builds.start(build, name, kwargs, rows, cols, body.seed), config.max_think_s)
+            agent = await wait_for(builds.start(build, name, kwargs, rows, cols, body.seed), config.max_think_s)
         except asyncio.TimeoutError:
             raise WebError(503, "agent_unavailable", f"building {body.opponent!r} took too long") from None
         except Exception as exc:  # noqa: BLE001  (the registry could not build it for this board)
@@ -763,7 +364,7 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
             game.analysis_lock.release()
             raise
         try:
-            return await _wait(fut, game.time_limit)
+            return await wait_for(fut, game.time_limit)
         except asyncio.TimeoutError:
             raise WebError(504, "analysis_timeout", f"the analysis took longer than {game.time_limit:g} s") from None
 
@@ -792,50 +393,23 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
 
     @app.get("/api/tournaments", tags=["tournaments"], summary="Tournament folders under the allowed roots")
     def tournaments():
-        found = []
-        for root in config.results_roots:
-            if not os.path.isdir(root):
-                continue
-            for dirpath, dirnames, files in os.walk(root):
-                if dirpath[len(root):].count(os.sep) >= 3:
-                    dirnames[:] = []
-                dirnames.sort()
-                if "results.jsonl" in files and _inside(os.path.join(dirpath, "results.jsonl"), root):
-                    found.append(dirpath)
-        return {"roots": list(config.results_roots), "folders": found}
+        return {"roots": list(config.results_roots), "folders": folders.list_folders(config.results_roots)}
 
     @app.get("/api/tournaments/view", tags=["tournaments"], summary="Standings, plots and games of a folder")
     def tournament(folder: str):
-        path = _folder(folder)
-        games = [{"id": r["id"], "first": r.get("first"), "second": r.get("second"), "scores": r.get("scores"),
-                  "result_first": r.get("result_first"), "moves": len(r["moves"]),
-                  "opening": len(r.get("opening") or [])} for r in _read_games(path)]
-        plots = sorted(f for f in os.listdir(path) if f.endswith(".png") and _inside(os.path.join(path, f), path))
-        return {"folder": folder, "config": _read_json(path, "config.json"), "elo": _read_csv(path, "elo.csv"),
-                "pairs": _read_csv(path, "pairs.csv"), "plots": plots, "games": games}
+        return folders.folder_view(_folder(folder), folder)
 
     @app.get("/api/tournaments/plot", tags=["tournaments"], summary="A plot (PNG) of a tournament folder")
     def tournament_plot(folder: str, name: str):
-        path = _folder(folder)
-        real = _inside(os.path.join(path, name), path) if re.fullmatch(r"[\w.-]+\.png", name) else None
+        real = folders.plot_file(_folder(folder), name)
         if real is None:
             raise WebError(404, "not_found", f"no plot {name!r} in {folder!r}")
         return FileResponse(real, media_type="image/png")
 
     @app.get("/api/tournaments/game", tags=["tournaments"], summary="One game of a tournament, move by move")
     def tournament_game(folder: str, id: str):
-        path = _folder(folder)
-        cfg = _read_json(path, "config.json")
-        if not isinstance(cfg, dict) or "board" not in cfg:
-            raise WebError(404, "not_found", f"{folder!r} has no readable config.json (its board)")
-        rows, cols = check_board(cfg["board"])
-        for rec in _read_games(path):
-            if rec["id"] == id:
-                return {"board": f"{rows}x{cols}", "players": [str(rec.get("first")), str(rec.get("second"))],
-                        "actions": rec["moves"], "opening": len(rec.get("opening") or []),
-                        "frames": frames(rows, cols, rec["moves"])}
-        raise WebError(404, "not_found", f"no game {id!r} in {folder!r}")
+        return folders.folder_game(_folder(folder), folder, id)
 
-    app.add_middleware(_BodyLimit, limit=config.max_body)
-    app.add_middleware(_HostCheck, hosts=config.allowed_hosts)
+    app.add_middleware(BodyLimit, limit=config.max_body)
+    app.add_middleware(HostCheck, hosts=config.allowed_hosts)
     return app

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from dnb_env.core import GameState, IllegalActionError, parse_board
 from dnb_env.render import line_owners
 
-__all__ = ["WebError", "Game", "GameStore", "parse_spec", "check_board", "state_json", "frames", "MAX_BOARD"]
+__all__ = ["WebError", "Game", "GameStore", "parse_spec", "check_board", "state_json", "frames", "MAX_BOARD",
+           "allowed_path", "inside"]
 
 #: Largest rows / cols the web app offers (the native analysis and solver take boards up to 9x9).
 MAX_BOARD = 9
@@ -86,6 +87,18 @@ def allowed_path(path: str, roots: list[str], what: str, want: str = "dir") -> s
     if not ok:
         raise WebError(404, "not_found", f"{what} {path!r} is not an existing {'folder' if want == 'dir' else 'file'}")
     return real
+
+
+def inside(path: str, folder: str, want: str = "file") -> str | None:
+    """The real path of ``path`` if it is an existing file (``want="file"``) or folder whose real path
+    lies inside ``folder``'s real path (symbolic links resolved); None otherwise."""
+    real, top = os.path.realpath(path), os.path.realpath(folder)
+    try:
+        if os.path.commonpath([real, top]) != top:
+            return None
+    except ValueError:
+        return None
+    return real if (os.path.isfile(real) if want == "file" else os.path.isdir(real)) else None
 
 
 def state_json(state: GameState) -> dict:

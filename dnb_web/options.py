@@ -1,0 +1,103 @@
+"""What the web app offers and allows of the agents: the caps on the options that size a search, the time
+limit forced on agents that take one, and the agent specs offered for a board (the registered names with a
+few presets, and the checkpoints found under the allowed folders).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import os
+
+from dnb_web.games import WebError, inside
+
+__all__ = ["option_caps", "NODE_BUDGETS", "limit_options", "CANDIDATES", "candidates", "find_checkpoints"]
+
+
+def option_caps(rows: int, cols: int) -> dict[str, int]:
+    """The largest value of each option that sizes an agent's search on a ``rows`` x ``cols`` board:
+    simulations (of playouts up to ``edges`` moves long) shrink as the board grows; node budgets; depths;
+    the exact solver's zones in undrawn edges (``solve_leaf``, ``solve_root``, ``solver_edges``,
+    ``max_undrawn``: the retrograde engine enumerates 2^k positions, so at most 24)."""
+    edges = (rows + 1) * cols + rows * (cols + 1)
+    return {"simulations": max(1000, 200_000 // edges), "rollouts": 16, "depth": edges,
+            "node_limit": 5_000_000, "search_nodes": 300_000, "solver_nodes": 2_000_000, "solve_nodes": 200_000,
+            "search_depth": edges, "search_safe": edges, "search_full": edges, "solve_leaf": min(edges, 36),
+            "solve_root": min(edges, 34), "solver_edges": min(edges, 24), "max_undrawn": min(edges, 24)}
+
+
+#: Node budgets whose 0 means "no budget" in the agent (the exact solver's ``node_limit=0`` is unlimited):
+#: the web app wants each at least 1.
+NODE_BUDGETS = ("node_limit", "solver_nodes", "search_nodes", "solve_nodes")
+
+
+def limit_options(factory, kwargs: dict, rows: int, cols: int, limit: float) -> dict:
+    """``kwargs`` with the game's time limit and the board's caps applied. An agent that takes a
+    ``time_limit`` gets at most 0.8 x ``limit`` (a smaller one of its spec is kept; none is refused); a
+    capped option above its cap (or a node budget below 1: 0 is unlimited) is refused, a default above it
+    lowered to it; a number that is not finite (nan, inf) is refused in any option. WebError 400 otherwise."""
+    for option, value in kwargs.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise WebError(400, "bad_agent", f"{option}={value} is not a finite number")
+    params = inspect.signature(factory).parameters
+    out = dict(kwargs)
+    if "time_limit" in params:
+        given = out.get("time_limit", params["time_limit"].default)
+        own = round(0.8 * limit, 3)
+        if "time_limit" in out and (given is None or given <= 0):
+            raise WebError(400, "bad_agent", f"time_limit must be a positive number of seconds, got {given!r} "
+                                             f"(the game's time limit bounds every move)")
+        out["time_limit"] = own if given in (None, inspect.Parameter.empty) else min(float(given), own)
+    for option, cap in option_caps(rows, cols).items():
+        if option not in params:
+            continue
+        if option in out:
+            value = out[option]
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > cap:
+                raise WebError(400, "bad_agent", f"{option}={value} is more than the web app allows on "
+                                                 f"{rows}x{cols} (at most {cap})")
+            if option in NODE_BUDGETS and (value is None or isinstance(value, (int, float)) and value < 1):
+                raise WebError(400, "bad_agent", f"{option}={value}: a node budget must be at least 1 (the exact "
+                                                 f"solver reads 0 as unlimited); the web app takes 1..{cap} on "
+                                                 f"{rows}x{cols}")
+        else:
+            default = params[option].default
+            if isinstance(default, (int, float)) and not isinstance(default, bool) and default > cap:
+                out[option] = cap
+    return out
+
+
+CANDIDATES = ("random", "greedy", "alphabeta:depth=2", "alphabeta:depth=4", "prsboxes", "solver",
+               "mcts:simulations=1000", "openspiel_mcts:simulations=300", "alphazero", "alphazero:simulations=0",
+               "dotsformer", "dotsformer:simulations=0")
+
+
+def candidates(names: list[str], rows: int, cols: int) -> list[str]:
+    """Specs worth offering on a board: the presets above of the registered names, and every other
+    registered name with its defaults. The exact solver only where it solves the whole game fast."""
+    out = [c for c in CANDIDATES if c.partition(":")[0] in names]
+    out += [n for n in names if not any(c.partition(":")[0] == n for c in CANDIDATES)]
+    edges = (rows + 1) * cols + rows * (cols + 1)
+    if edges > 24:
+        out = [c for c in out if c != "solver"]
+    return out
+
+
+def find_checkpoints(roots, limit: int = 20) -> list[tuple[str, int]]:
+    """(path, modification time in ns) of the first ``limit`` ``.pt`` files within three folder levels of
+    ``roots`` whose real path lies inside their root."""
+    found = []
+    for root in roots:
+        if not os.path.isdir(root):
+            continue
+        for dirpath, dirnames, files in os.walk(root):
+            if dirpath[len(root):].count(os.sep) >= 3:
+                dirnames[:] = []
+            for f in sorted(files):
+                path = os.path.join(dirpath, f)
+                if f.endswith(".pt") and len(found) < limit and inside(path, root, want="file"):
+                    try:
+                        found.append((path, os.stat(path).st_mtime_ns))
+                    except OSError:
+                        continue
+    return found
