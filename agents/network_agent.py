@@ -22,13 +22,13 @@ import numpy as np
 
 from agents.base import check_state, value_unit
 from agents.checkpoint import CheckpointError, load_network
+from agents.models import family_agents, family_for_agent
 from agents.models.evaluator import NetworkEvaluator
 from agents.search import MCTSAgent, SearchSettings, choose_backend, make_search
 from agents.search.settings import PLAY, default, settings_for
 from dnb_env.core import GameState, parse_board
 
 SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "checkpoints")
-AGENT_FAMILIES = {"alphazero": "resnet", "dotsformer": "dotsformer"}  # agent name -> model family it plays
 
 
 def shipped_checkpoint(board: str, agent: str = "alphazero") -> str:
@@ -37,7 +37,7 @@ def shipped_checkpoint(board: str, agent: str = "alphazero") -> str:
         have = sorted(f for f in os.listdir(SHIPPED_DIR) if f.endswith(".pt")) if os.path.isdir(SHIPPED_DIR) else []
         raise CheckpointError(
             f"no shipped {agent} weights for {board} (shipped: {', '.join(have) or 'none'}); train some with "
-            f"`dnb train --model {AGENT_FAMILIES.get(agent, agent)} --board {board}` and pass checkpoint=PATH"
+            f"`dnb train --model {family_agents().get(agent, agent)} --board {board}` and pass checkpoint=PATH"
         )
     return path
 
@@ -80,7 +80,8 @@ SEARCH_OPTIONS = tuple(f.name for f in dataclasses.fields(SearchSettings) if f.n
 def make_network_agent(board: str, agent: str = "alphazero", checkpoint: str | None = None, *, seed=None,
                        device: str = "cpu", symmetrize: bool = False, search: str = "auto",
                        **settings) -> MCTSAgent | PolicyAgent:
-    """``agent`` names the model family to expect (``AGENT_FAMILIES``) and the shipped weights' prefix;
+    """``agent`` names the model family to expect (the family that plays as ``agent``,
+    :func:`agents.models.family_for_agent`) and the shipped weights' prefix;
     ``symmetrize`` averages the network over the board's symmetries (:class:`NetworkEvaluator`);
     ``search`` picks the search backend (module docstring). ``settings``: search settings
     (``SEARCH_OPTIONS``: ``simulations``, ``c_puct``, ``prune``, ``batch_size``, ``solve_nodes``, ...)
@@ -97,7 +98,7 @@ def make_network_agent(board: str, agent: str = "alphazero", checkpoint: str | N
     rows_cols = parse_board(board)
     backend = choose_backend(search, rows_cols)  # a bad backend name fails before the checkpoint is read
     path = checkpoint or shipped_checkpoint(board, agent)
-    net, _ = load_network(path, board=board, device=device, family=AGENT_FAMILIES[agent])
+    net, _ = load_network(path, board=board, device=device, family=family_for_agent(agent))
     evaluator = NetworkEvaluator(net, device, symmetrize=symmetrize)
     if simulations == 0:
         return PolicyAgent(evaluator, seed=seed, name=f"{agent}-policy", board=rows_cols)

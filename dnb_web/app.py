@@ -122,6 +122,7 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
     registry's); tests pass their own to add misbehaving agents."""
     if make_agent is None:
         from registry import make_agent
+    from agents.models import family_agents
     from agents.network_agent import SHIPPED_DIR
     from registry import list_agents
     from registry.specs import check_spec, parse_agent_spec
@@ -221,8 +222,8 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
             stale = entry is None or entry[0] != found or (entry[1].done() and entry[1].exception() is not None)
             if stale:
                 specs = candidates(list_agents(), rows, cols)
-                for path, _ in found:
-                    specs += [f"alphazero:checkpoint={path}", f"dotsformer:checkpoint={path}"]
+                for path, _ in found:  # each checkpoint under every model family's agent (those it fits build)
+                    specs += [f"{agent}:checkpoint={path}" for agent in family_agents()]
                 entry = offered[(rows, cols)] = (found, builds.start(buildable, specs, rows, cols))
         try:
             ok = entry[1].result(timeout=config.max_think_s)

@@ -9,7 +9,9 @@ type of its default): ``bool`` takes True/False or the strings "true"/"false", `
 integer string, ``float`` any real number or a numeric string, ``Literal[...]`` one of its values, and
 ``X | None`` also None; anything else raises ``ValueError`` naming the agent, option and value (so
 ``chain_eval="no"`` or ``depth=2.9`` is refused, and ``"alphabeta:depth=3,chain_eval=true"`` from the
-command line works). Third-party code can add names with :func:`register_agent`. Spec strings
+command line works). Third-party code can add names with :func:`register_agent`. Every model family that
+names the agent it plays under (:func:`agents.models.family_agents`: ``alphazero``, ``dotsformer``, and any
+family registered later) is an agent here too, with no registration of its own. Spec strings
 (``"alphabeta:depth=3"``) are parsed, checked and built by :mod:`registry.specs`.
 """
 
@@ -23,21 +25,41 @@ import types
 import typing
 from typing import Callable, Literal
 
+from agents.models import family_agents
 from agents.search.settings import PLAY, option_parameters
 from dnb_env.core import parse_board
 
-_FACTORIES: dict[str, Callable] = {}
+
+class _Factories(dict):
+    """Agent name -> factory: those of :func:`register_agent`, and (looked up when asked for, never stored)
+    the network agent of each model family that plays under a name of its own
+    (:func:`agents.models.family_agents`), so that a family registered later is an agent too."""
+
+    def __missing__(self, name):
+        return _family_factory(name)
+
+
+def _family_factory(name):
+    """The network agent factory of the model family that plays as ``name``; KeyError when none does."""
+    if isinstance(name, str) and name in family_agents():
+        return _network_factory(name)
+    raise KeyError(name)
+
+
+_FACTORIES: dict[str, Callable] = _Factories()
 
 
 def register_agent(name: str, factory: Callable, *, override: bool = False) -> None:
-    """Register ``factory(board=(rows, cols), seed=..., **options) -> Agent`` under ``name``."""
+    """Register ``factory(board=(rows, cols), seed=..., **options) -> Agent`` under ``name`` (a name a
+    model family plays under is taken by the family's network agent unless a factory is registered for it)."""
     if name in _FACTORIES and not override:
         raise ValueError(f"agent name {name!r} is already registered")
     _FACTORIES[name] = factory
 
 
 def list_agents() -> list[str]:
-    return sorted(_FACTORIES)
+    """The registered names and those the model families play under."""
+    return sorted(set(_FACTORIES) | set(family_agents()))
 
 
 def _options(factory: Callable) -> list[str]:
@@ -108,7 +130,7 @@ def _typed_options(name: str, factory: Callable, kwargs: dict) -> dict:
 
 def _resolve(name: str, kwargs: dict) -> tuple[Callable, dict]:
     try:
-        factory = _FACTORIES[name]
+        factory = _FACTORIES[name] if name in _FACTORIES else _family_factory(name)
     except (KeyError, TypeError):
         raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(list_agents())}") from None
     allowed = _options(factory)
@@ -239,6 +261,7 @@ register_agent("openspiel_mcts", _openspiel_mcts)
 _NETWORK_SEARCH_OPTIONS = (("simulations", "c_puct", "prune"), ("solve_leaf", "solve_root", "solve_nodes"))
 
 
+@functools.lru_cache(maxsize=None)
 def _network_factory(agent: str):
     def factory(*, board, seed, checkpoint: str | os.PathLike | None = None, device: str = "cpu",
                 symmetrize: bool = False, search: Literal["auto", "python", "native"] = "auto", **settings):
@@ -261,6 +284,3 @@ def _network_factory(agent: str):
                        "zones in undrawn edges (-1 auto: up to 36 / 34, 60% of the board's edges at most; 0 off).")
     return factory
 
-
-register_agent("alphazero", _network_factory("alphazero"))
-register_agent("dotsformer", _network_factory("dotsformer"))

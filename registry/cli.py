@@ -65,8 +65,11 @@ def _backend_options(parser: argparse.ArgumentParser, ray_help: str) -> None:
 
 
 def _family(algorithm: str | None, model: str | None) -> str:
-    """The model family of ``dnb train``/``dnb fit``'s positional algorithm name and ``--model``."""
-    families = {"alphazero": "resnet", "dotsformer": "dotsformer"}
+    """The model family of ``dnb train``/``dnb fit``'s positional algorithm name (the agent name a family
+    plays under, :func:`agents.models.family_agents`) and ``--model``."""
+    from agents.models import family_agents
+
+    families = family_agents()
     family = model or families.get(algorithm or "alphazero")
     if family is None:
         raise ValueError(f"unknown algorithm {algorithm!r}; available: {', '.join(families)} (or --model)")

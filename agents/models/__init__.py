@@ -7,7 +7,12 @@
                    #  "move_class_logits": [B, 4, H, W]}
 
 Each family lives in one module of this package with a module attribute ``FAMILY`` (a :class:`Family`);
-adding a family is that file plus one line in ``_MODULES``. Every family config is a frozen dataclass
+adding a family is that file plus one line in ``_MODULES`` (or, at run time, :func:`register_family`). A
+family that names the ``agent`` it plays under (``resnet``: ``alphazero``, ``dotsformer``: ``dotsformer``)
+is then an agent of the registry (PUCT search or raw policy over its networks, shipped weights
+``agents/checkpoints/{agent}-{board}.pt`` or ``checkpoint=PATH``), a model of ``dnb train`` / ``dnb fit``
+(``--model NAME``, or the agent name as the algorithm), a tournament entrant and an opponent of the web app,
+with no other edit. Every family config is a frozen dataclass
 with at least ``board``, ``encoder`` and ``value`` (the unit of the value head: ``"win"`` for results
 +1/-1/0, ``"margin"`` for the final box margin over the number of boxes) and ``aux_heads`` (the
 initiative and move-class heads of Dotsformer section 4.3). ``config_to_dict`` / ``config_from_dict``
@@ -22,9 +27,10 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 __all__ = ["Family", "OUTPUTS", "list_families", "get_family", "make_model_config", "config_to_dict",
-           "config_from_dict", "build_model", "family_of"]
+           "config_from_dict", "build_model", "family_of", "register_family", "family_agents", "family_for_agent"]
 
-# family name -> module defining FAMILY (imported on first use, so torch loads only when a model is built)
+# family name -> module defining FAMILY (imported on first use, so torch loads only when a model is built), or
+# the Family itself (register_family)
 _MODULES = {
     "resnet": "agents.models.resnet",
     "dotsformer": "agents.models.dotsformer",
@@ -36,12 +42,14 @@ OUTPUTS = ("policy_logits", "value", "initiative_logits", "move_class_logits")
 @dataclass(frozen=True)
 class Family:
     """``config``: the frozen config dataclass; ``build(config) -> nn.Module``; ``presets``: name -> field
-    overrides of the config's defaults (the defaults are the paper's)."""
+    overrides of the config's defaults (the defaults are the paper's); ``agent``: the name its networks play
+    under in the agent registry (None: not an agent)."""
 
     name: str
     config: type
     build: Callable[[Any], Any]
     presets: dict
+    agent: str | None = None
 
 
 def list_families() -> list[str]:
@@ -51,7 +59,41 @@ def list_families() -> list[str]:
 def get_family(name: str) -> Family:
     if not isinstance(name, str) or name not in _MODULES:
         raise ValueError(f"unknown model family {name!r}; known families: {', '.join(list_families())}")
-    return importlib.import_module(_MODULES[name]).FAMILY
+    entry = _MODULES[name]
+    return entry if isinstance(entry, Family) else importlib.import_module(entry).FAMILY
+
+
+def register_family(family: Family, *, override: bool = False) -> None:
+    """Add ``family`` (a :class:`Family` defined outside this package) under ``family.name``: what one line in
+    ``_MODULES`` does for a module of the package. Worker processes started afresh (spawned pools, Ray) know
+    only the families of ``_MODULES`` and those their own imports register."""
+    if not isinstance(family, Family):
+        raise ValueError(f"register_family takes a Family, got {family!r}")
+    if family.name in _MODULES and not override:
+        raise ValueError(f"model family {family.name!r} is already registered")
+    taken = family_agents()
+    if family.agent is not None and taken.get(family.agent, family.name) != family.name:
+        raise ValueError(f"agent name {family.agent!r} is already the family {taken[family.agent]!r}'s")
+    _MODULES[family.name] = family
+
+
+def family_agents() -> dict[str, str]:
+    """Agent name -> model family, for every registered family that plays as an agent (in registration
+    order). Imports the families' modules (and so torch)."""
+    out = {}
+    for name in _MODULES:
+        agent = get_family(name).agent
+        if agent is not None:
+            out[agent] = name
+    return out
+
+
+def family_for_agent(agent: str) -> str:
+    """The model family whose networks play as ``agent``; ``ValueError`` for a name no family plays under."""
+    families = family_agents()
+    if agent not in families:
+        raise ValueError(f"no model family plays as {agent!r}; family agents: {', '.join(families) or 'none'}")
+    return families[agent]
 
 
 def family_of(config) -> str:

@@ -407,5 +407,5 @@ class Dotsformer(nn.Module):
 
 FAMILY = Family(
     name="dotsformer", config=DotsformerConfig, build=Dotsformer,
-    presets={"paper": {}, "cpu": dict(dim=32, heads=2, layers=3, qkv="multiscale2")},
+    presets={"paper": {}, "cpu": dict(dim=32, heads=2, layers=3, qkv="multiscale2")}, agent="dotsformer",
 )

@@ -72,5 +72,5 @@ class ResNet(nn.Module):
 
 FAMILY = Family(
     name="resnet", config=ResNetConfig, build=ResNet,
-    presets={"paper": {}, "cpu": dict(blocks=3, width=32)},
+    presets={"paper": {}, "cpu": dict(blocks=3, width=32)}, agent="alphazero",
 )
