@@ -26,7 +26,7 @@ from agents.models import family_agents, family_for_agent
 from agents.models.evaluator import NetworkEvaluator
 from agents.search import MCTSAgent, SearchSettings, choose_backend, make_search
 from agents.search.settings import PLAY, default, settings_for
-from dnb_env.core import GameState, parse_board
+from dnb_env.core import GameState, geometry
 
 SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "checkpoints")
 
@@ -95,14 +95,15 @@ def make_network_agent(board: str, agent: str = "alphazero", checkpoint: str | N
     simulations = settings.get("simulations", default("simulations", PLAY))
     if simulations < 0:
         raise ValueError(f"simulations must be >= 0 (0 = raw policy), got {simulations}")
-    rows_cols = parse_board(board)
+    g = geometry(board)
+    rows_cols = g.size
     backend = choose_backend(search, rows_cols)  # a bad backend name fails before the checkpoint is read
     path = checkpoint or shipped_checkpoint(board, agent)
     net, _ = load_network(path, board=board, device=device, family=family_for_agent(agent))
     evaluator = NetworkEvaluator(net, device, symmetrize=symmetrize)
     if simulations == 0:
         return PolicyAgent(evaluator, seed=seed, name=f"{agent}-policy", board=rows_cols)
-    config = settings_for(GameState.new(rows_cols).num_actions, PLAY, **settings, value=net.config.value)
+    config = settings_for(g, PLAY, **settings, value=net.config.value)
     out = MCTSAgent(evaluator, config, seed=seed, greedy=True, name=agent, board=rows_cols)
     out.search = make_search(evaluator, config, out.rng, backend=backend, board=rows_cols)
     return out

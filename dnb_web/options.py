@@ -9,6 +9,7 @@ import inspect
 import math
 import os
 
+from dnb_env.core import geometry
 from dnb_web.games import WebError, inside
 
 __all__ = ["option_caps", "NODE_BUDGETS", "limit_options", "CANDIDATES", "candidates", "find_checkpoints"]
@@ -19,7 +20,7 @@ def option_caps(rows: int, cols: int) -> dict[str, int]:
     simulations (of playouts up to ``edges`` moves long) shrink as the board grows; node budgets; depths;
     the exact solver's zones in undrawn edges (``solve_leaf``, ``solve_root``, ``solver_edges``,
     ``max_undrawn``: the retrograde engine enumerates 2^k positions, so at most 24)."""
-    edges = (rows + 1) * cols + rows * (cols + 1)
+    edges = geometry(rows, cols).num_actions
     return {"simulations": max(1000, 200_000 // edges), "rollouts": 16, "depth": edges,
             "node_limit": 5_000_000, "search_nodes": 300_000, "solver_nodes": 2_000_000, "solve_nodes": 200_000,
             "search_depth": edges, "search_safe": edges, "search_full": edges, "solve_leaf": min(edges, 36),
@@ -77,7 +78,7 @@ def candidates(names: list[str], rows: int, cols: int) -> list[str]:
     registered name with its defaults. The exact solver only where it solves the whole game fast."""
     out = [c for c in CANDIDATES if c.partition(":")[0] in names]
     out += [n for n in names if not any(c.partition(":")[0] == n for c in CANDIDATES)]
-    edges = (rows + 1) * cols + rows * (cols + 1)
+    edges = geometry(rows, cols).num_actions
     if edges > 24:
         out = [c for c in out if c != "solver"]
     return out

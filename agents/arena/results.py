@@ -86,19 +86,16 @@ class FolderLock:
     same games to one file."""
 
     def __init__(self, folder: str):
-        self.f = open(os.path.join(folder, ".lock"), "w")
+        from filelock import FileLock, Timeout
+
+        self.lock = FileLock(os.path.join(folder, ".lock"))
         try:
-            import fcntl
-        except ImportError:  # pragma: no cover - not POSIX: no lock
-            return
-        try:
-            fcntl.flock(self.f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self.f.close()
+            self.lock.acquire(timeout=0)
+        except Timeout:
             raise ValueError(f"another tournament is writing to {folder}; wait for it or stop it first") from None
 
     def close(self):
-        self.f.close()
+        self.lock.release()
 
 
 def check_or_save_config(cfg_path: str, config: TournamentConfig) -> None:

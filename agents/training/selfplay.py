@@ -37,7 +37,7 @@ from agents.processes import call_worker, spawn_worker_pool
 from agents.search import final_value, make_search, run_many, visits_to_policy
 from agents.training.samples import Record, Samples
 from baselines.greedy import GreedyAgent
-from dnb_env.core import GameState, parse_board
+from dnb_env.core import GameState, geometry
 
 __all__ = ["self_play", "SelfPlayPool", "SelfPlayWorker", "internal_nodes", "opening_move", "shares_of",
            "merge_results", "merge_stats"]
@@ -78,7 +78,7 @@ def self_play(net, config, iteration: int, start: int, games: range | None = Non
         while len(s.history) < start and not s.is_terminal():
             s = s.apply(opening_move(s, rng, cur.opening_random))
         states.append(s)
-    board = parse_board(config.board)
+    board = geometry(config.board).size
     searches = [make_search(evaluator, mcfg, rngs[i], backend=backend, board=board) for i in range(n)]
     records: list[list[Record]] = [[] for _ in range(n)]
     nodes: list[list[Record]] = [[] for _ in range(n)]
