@@ -89,6 +89,15 @@ def allowed_path(path: str, roots: list[str], what: str, want: str = "dir") -> s
     return real
 
 
+def walk_within(root: str, levels: int = 3):
+    """``os.walk`` of ``root`` that goes at most ``levels`` folders deep (sub-folder lists sorted)."""
+    for dirpath, dirnames, files in os.walk(root):
+        if dirpath[len(root):].count(os.sep) >= levels:
+            dirnames[:] = []
+        dirnames.sort()
+        yield dirpath, dirnames, files
+
+
 def inside(path: str, folder: str, want: str = "file") -> str | None:
     """The real path of ``path`` if it is an existing file (``want="file"``) or folder whose real path
     lies inside ``folder``'s real path (symbolic links resolved); None otherwise."""

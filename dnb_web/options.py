@@ -10,7 +10,7 @@ import math
 import os
 
 from dnb_env.core import geometry
-from dnb_web.games import WebError, inside
+from dnb_web.games import WebError, inside, walk_within
 
 __all__ = ["option_caps", "NODE_BUDGETS", "limit_options", "CANDIDATES", "candidates", "find_checkpoints"]
 
@@ -91,9 +91,7 @@ def find_checkpoints(roots, limit: int = 20) -> list[tuple[str, int]]:
     for root in roots:
         if not os.path.isdir(root):
             continue
-        for dirpath, dirnames, files in os.walk(root):
-            if dirpath[len(root):].count(os.sep) >= 3:
-                dirnames[:] = []
+        for dirpath, _, files in walk_within(root):
             for f in sorted(files):
                 path = os.path.join(dirpath, f)
                 if f.endswith(".pt") and len(found) < limit and inside(path, root, want="file"):

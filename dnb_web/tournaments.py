@@ -15,7 +15,7 @@ import os
 import re
 
 from agents.arena.results import CONFIG, RESULTS, read_games
-from dnb_web.games import WebError, check_board, frames, inside
+from dnb_web.games import WebError, check_board, frames, inside, walk_within
 
 __all__ = ["list_folders", "folder_view", "plot_file", "folder_game"]
 
@@ -26,10 +26,7 @@ def list_folders(roots) -> list[str]:
     for root in roots:
         if not os.path.isdir(root):
             continue
-        for dirpath, dirnames, files in os.walk(root):
-            if dirpath[len(root):].count(os.sep) >= 3:
-                dirnames[:] = []
-            dirnames.sort()
+        for dirpath, _, files in walk_within(root):
             if RESULTS in files and inside(os.path.join(dirpath, RESULTS), root):
                 found.append(dirpath)
     return found

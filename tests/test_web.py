@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+from gates import FileGate
+
 pytest.importorskip("fastapi", reason="the web extra (fastapi) is not installed: pip install 'dnb[web]'")
 pytest.importorskip("httpx", reason="FastAPI's test client needs httpx")
 
@@ -63,30 +65,7 @@ def _slow(*, board, seed, delay: float = 1.0):
     return _Slow(delay)
 
 
-class _FileGate:
-    """A gate like threading.Event that the app's move worker processes see too: set() makes a file (at
-    ``path``, a fresh one for each test, given before the test's app forks its workers)."""
-
-    path = None
-
-    def set(self):
-        open(self.path, "w").close()
-
-    def clear(self):
-        if os.path.exists(self.path):
-            os.remove(self.path)
-
-    def is_set(self) -> bool:
-        return os.path.exists(self.path)
-
-    def wait(self, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while not self.is_set() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return self.is_set()
-
-
-GATE = _FileGate()  # web_test_block agents think until the test sets it
+GATE = FileGate()  # web_test_block agents think until the test sets it
 
 
 class _Blocked:

@@ -20,6 +20,8 @@ import urllib.request
 
 import pytest
 
+from gates import FileGate
+
 pytest.importorskip("fastapi", reason="the web extra (fastapi, uvicorn) is not installed: pip install 'dnb[web]'")
 uvicorn = pytest.importorskip("uvicorn", reason="the web extra (uvicorn) is not installed: pip install 'dnb[web]'")
 sync_api = pytest.importorskip("playwright.sync_api", reason="the Python package playwright is not installed")
@@ -293,30 +295,7 @@ def test_replay_a_saved_game_and_a_tournament_folder(server, browser):
     page.close()
 
 
-class _FileGate:
-    """A gate like threading.Event that the server's move processes (forked) see too: set() makes a file
-    (a fresh path for each test)."""
-
-    path = None
-
-    def set(self):
-        open(self.path, "w").close()
-
-    def clear(self):
-        if os.path.exists(self.path):
-            os.remove(self.path)
-
-    def is_set(self) -> bool:
-        return os.path.exists(self.path)
-
-    def wait(self, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while not self.is_set() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return self.is_set()
-
-
-BROWSER_GATE = _FileGate()  # web_browser_block agents think until the test sets it
+BROWSER_GATE = FileGate()  # web_browser_block agents think until the test sets it
 
 
 class _Blocked:
@@ -330,7 +309,7 @@ class _Blocked:
         return state.legal_actions()[0]
 
 
-FLAKY_FELL = _FileGate()  # set by the first move of web_browser_flaky
+FLAKY_FELL = FileGate()  # set by the first move of web_browser_flaky
 
 
 class _Flaky:
