@@ -107,9 +107,7 @@ class HeldOut:
         from baselines.greedy import GreedyAgent
 
         s = data.samples
-        boxes = geometry(s.board).num_boxes
-        owners = np.unpackbits(s.owners, axis=2, bitorder="little")[:, :, :boxes].sum(axis=2).astype(np.int32)
-        lead = np.where(s.mover == 0, owners[:, 0] - owners[:, 1], owners[:, 1] - owners[:, 0])
+        lead = data.lead
         legal = data.values != NO_VALUE
         vals = data.values.astype(np.int32)
         result = np.where(data.kind[:, None] == MARGIN, np.sign(lead[:, None] + vals), vals)
@@ -181,9 +179,7 @@ def _load_data(config: FitConfig) -> TeacherData:
             raise ValueError(f"{folder} holds {part.samples.board} positions; the model is for {board}")
     data = parts[0]
     for part in parts[1:]:
-        data = TeacherData(data.config, data.samples.concat(part.samples),
-                           *(np.concatenate([getattr(data, c), getattr(part, c)])
-                             for c in ("values", "value", "kind", "game", "player", "seconds")))
+        data = data.concat(part)
     if config.positions:
         if config.positions > len(data):
             raise ValueError(f"positions={config.positions} but the data hold {len(data)}")

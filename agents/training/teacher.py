@@ -151,9 +151,7 @@ def canonical_key(state: GameState) -> bytes:
         packed = np.packbits(img).tobytes()
         if best is None or packed < best:
             best = packed
-    s0, s1 = state.scores
-    lead = s0 - s1 if state.current_player == 0 else s1 - s0
-    return best + int(lead).to_bytes(2, "little", signed=True)
+    return best + _lead(state).to_bytes(2, "little", signed=True)
 
 
 def label_position(solver: Solver, state: GameState, margin_max: int) -> tuple[int, np.ndarray]:
@@ -170,8 +168,7 @@ def label_position(solver: Solver, state: GameState, margin_max: int) -> tuple[i
     odd = g.num_boxes % 2 == 1  # no draws: one null-window search decides
     for a in state.legal_actions():
         child = state.apply(a)
-        s0, s1 = child.scores
-        have = s0 - s1 if child.current_player == 0 else s1 - s0  # the child's mover's lead
+        have = _lead(child)  # the child's mover's lead
         if child.current_player == state.current_player:
             wins = solver.at_least(child, 1 - have)
             values[a] = 1 if wins else (-1 if odd or not solver.at_least(child, -have) else 0)
@@ -306,6 +303,19 @@ class TeacherData:
 
     def __len__(self) -> int:
         return len(self.samples)
+
+    @property
+    def lead(self) -> np.ndarray:
+        """int32 ``[N]``: boxes the mover owns minus the opponent's, per position."""
+        s = self.samples
+        boxes = geometry(s.board).num_boxes
+        owners = np.unpackbits(s.owners, axis=2, bitorder="little")[:, :, :boxes].sum(axis=2).astype(np.int32)
+        return np.where(s.mover == 0, owners[:, 0] - owners[:, 1], owners[:, 1] - owners[:, 0])
+
+    def concat(self, other: "TeacherData") -> "TeacherData":
+        """This dataset's rows followed by ``other``'s (same board; the config stays this one's)."""
+        return TeacherData(self.config, self.samples.concat(other.samples),
+                           *(np.concatenate([getattr(self, c), getattr(other, c)]) for c in EXTRA_COLUMNS))
 
     @property
     def undrawn(self) -> np.ndarray:
@@ -546,8 +556,7 @@ def to_samples(data: TeacherData, value_unit: str = "margin", temperature: float
         pi /= pi.sum(axis=1, keepdims=True)
     else:
         pi = s.pi
-    owners = np.unpackbits(s.owners, axis=2, bitorder="little")[:, :, :boxes].sum(axis=2).astype(np.int32)
-    lead = np.where(s.mover == 0, owners[:, 0] - owners[:, 1], owners[:, 1] - owners[:, 0])
+    lead = data.lead
     known = np.ones(len(s), bool)
     if value_unit == "margin":
         z = np.where(data.kind == MARGIN, (lead + data.value) / boxes, 0.0).astype(np.float32)
