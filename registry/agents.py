@@ -189,19 +189,34 @@ def _solver(*, board, seed, max_undrawn: int | None = None,
 
 
 def _mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0,
-          search: Literal["uct", "auto", "python", "native"] = "uct", rollouts: int = 1):
-    """Monte-Carlo tree search with random playouts. ``search="uct"``: plain UCT (baselines.uct); ``"auto"``,
-    ``"python"`` or ``"native"``: the PUCT search of agents.search (uniform priors, c_puct = uct_c, the mean
-    of ``rollouts`` random playouts at each leaf; the native one plays them in C++)."""
-    if search == "uct":
-        from baselines.uct import UCTAgent
+          search: Literal["uct", "auto", "python", "native"] = "uct", rollouts: int = 1,
+          selection: Literal["uct", "puct"] | None = None):
+    """Monte-Carlo tree search with random playouts (agents.search: the mean of ``rollouts`` playouts at
+    each leaf, exploration weight ``uct_c``). ``search="uct"``: plain UCT (selection rule ``"uct"``: every
+    move once in random order, then UCB1; a fresh tree every move) on the Python search, its move orders
+    and playouts drawn from one ``random.Random(seed)``. ``"auto"``, ``"python"`` or ``"native"``: that
+    backend with ``selection`` (default ``"puct"``: uniform priors, c_puct = uct_c; ``"uct"`` as above);
+    the native one plays the playouts in C++."""
+    import random
 
-        return UCTAgent(simulations=simulations, uct_c=uct_c, seed=seed, board=board)
     from agents.search import MCTSAgent, RolloutEvaluator, SearchSettings, choose_backend, make_search
     from agents.search.native import NativeRolloutEvaluator
 
+    if search == "uct":
+        if selection == "puct":
+            raise ValueError("mcts: search='uct' is the uct selection rule; PUCT runs with search=auto, python "
+                             "or native")
+        search, selection = "python", "uct"
     backend = choose_backend(search, board)
-    config = SearchSettings(simulations=simulations, c_puct=uct_c, prune=False, batch_size=1)
+    if selection == "uct":
+        config = SearchSettings(simulations=simulations, c_puct=uct_c, selection="uct", prune=False, batch_size=1,
+                                reuse_tree=False)
+        if backend == "python":
+            rng = random.Random(seed)
+            return MCTSAgent(RolloutEvaluator(rollouts, rng=rng), config, seed=seed, greedy=True, name="mcts",
+                             board=board, shared_rng=rng)
+    else:
+        config = SearchSettings(simulations=simulations, c_puct=uct_c, prune=False, batch_size=1)
     evaluator = (NativeRolloutEvaluator(rollouts, seed=seed) if backend == "native"
                  else RolloutEvaluator(rollouts, seed=seed))
     agent = MCTSAgent(evaluator, config, seed=seed, greedy=True, name="mcts", board=board)

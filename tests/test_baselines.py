@@ -1,4 +1,4 @@
-"""Baseline agents: exact solver against brute force and known values, alpha-beta, greedy, UCT."""
+"""Baseline agents: exact solver against brute force and known values, alpha-beta, greedy."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from baselines.greedy import GreedyAgent, boxes_given_away
 from baselines.prsboxes import PRsBoxesAgent
 from baselines.random_agent import RandomAgent
 from baselines.solver import SolverAgent
-from baselines.uct import UCTAgent
 from dnb_env.analysis import MoveClass, double_deal_moves, move_classes, realistic_move
 from dnb_env.core import GameState, MutableState
 from dnb_env.solver import Solver, SolverTooLarge
@@ -158,12 +157,6 @@ def test_boxes_given_away_counts_a_chain():
     assert boxes_given_away(s, 6) == 3
 
 
-def test_uct_finds_winning_capture():
-    # 1x2, box 0 capturable; taking it and then the last box wins
-    s = GameState.from_text("+---+   +\n|\n+---+   +\n")
-    assert UCTAgent(simulations=300, seed=0).select_action(s) == 5
-
-
 def test_registry_builds_every_baseline():
     for name, kw in [("greedy", {}), ("alphabeta", {"depth": 2}), ("solver", {}), ("mcts", {"simulations": 20})]:
         agent = make_agent(name, board="2x2", seed=0, **kw)
@@ -220,8 +213,7 @@ def test_prsboxes_beats_greedy():
     lambda: AlphaBetaAgent(depth=1, seed=0),
     lambda: PRsBoxesAgent(seed=0),
     lambda: SolverAgent(seed=0),
-    lambda: UCTAgent(simulations=5, seed=0),
-], ids=["random", "greedy", "alphabeta", "prsboxes", "solver", "uct"])
+], ids=["random", "greedy", "alphabeta", "prsboxes", "solver"])
 def test_baselines_built_directly_play_any_board_but_refuse_finished_games(make):
     from agents.base import AgentInputError
 

@@ -497,7 +497,7 @@ def test_solver_options_are_checked():
     from dnb_env import _native
 
     with pytest.raises(ValueError, match="solve_undrawn"):
-        _native.SearchTree(solve_undrawn=-2)
+        _native.SearchTree(1.0, 1.0, False, "win", "puct", -2, 1000, 16.0)
 
 
 def test_network_agents_use_the_solver_at_the_root_and_leaves(one_torch_thread):

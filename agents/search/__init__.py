@@ -1,4 +1,5 @@
-"""One PUCT tree search, two backends behind one API and one settings type.
+"""One tree search, two backends behind one API and one settings type; its selection rule is PUCT
+(AlphaZero) or plain UCT (``SearchSettings(selection="uct")``, the registry's ``mcts`` agent).
 
 ==================  ====================================================================================
 module              what
@@ -11,7 +12,8 @@ module              what
 ``python``          backend ``"python"``: :class:`agents.search.python.MCTS`, the readable reference
 ``native``          backend ``"native"``: :class:`agents.search.native.NativeMCTS`, the same search in C++
                     (``dnb_env._native``): the same visit counts, values and moves for the same evaluator
-                    outputs and seeds, tens of times faster
+                    outputs and seeds (uct: the same rule, move orders from its own generator), tens of
+                    times faster
 ``exact``           the exact solver inside the search (leaves, the root policy in the solver zone)
 ``evaluators``      ``UniformEvaluator``, ``RolloutEvaluator`` (no network)
 ``agent``           :class:`MCTSAgent`, an Agent over either backend
@@ -19,8 +21,8 @@ module              what
 
 Backends: ``"auto"`` is native when the extension is built and the board is at most 9x9, else python.
 Both expose the same methods (``begin/collect/complete``, ``run``, ``counts``, ``root_value``,
-``output``, ``advance``, ``internal_nodes``, ``exact_root``) and the same root statistics; which one
-a search is, is its ``backend`` attribute.
+``output``, ``visit_order``, ``advance``, ``internal_nodes``, ``exact_root``) and the same root statistics;
+which one a search is, is its ``backend`` attribute.
 
     search = make_search(evaluator, SearchSettings(simulations=200), np.random.default_rng(0))
     counts = search.run(state)                                     # [num_actions] visit counts

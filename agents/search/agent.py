@@ -3,9 +3,13 @@ solver zone.
 
     agent = MCTSAgent(UniformEvaluator(), SearchSettings(simulations=200), seed=0)
     agent.search = make_search(evaluator, settings, agent.rng, backend="native")   # the C++ search instead
+    rng = random.Random(0)                                        # plain UCT: one stream, reseeded by seed()
+    uct = MCTSAgent(RolloutEvaluator(rng=rng), SearchSettings(selection="uct", reuse_tree=False), shared_rng=rng)
 """
 
 from __future__ import annotations
+
+import random
 
 import numpy as np
 
@@ -21,18 +25,28 @@ __all__ = ["MCTSAgent"]
 class MCTSAgent:
     """An Agent over a search (:class:`agents.search.python.MCTS` unless ``search`` is set to one of
     :func:`agents.search.make_search`); moves drawn from the visit distribution at ``config.temperature``
-    (``greedy=True`` always takes the most visited move). ``board`` is the ``(rows, cols)`` the evaluator
-    was built for (None: any), checked with every state (:func:`agents.base.check_state`)."""
+    (``greedy=True`` always takes the most visited move: ties drawn at random, or with ``selection="uct"``
+    the one the search tried first, as plain UCT). ``board`` is the ``(rows, cols)`` the evaluator was built
+    for (None: any), checked with every state (:func:`agents.base.check_state`).
+
+    The search draws from the agent's numpy generator, or from ``shared_rng`` when given: a
+    ``random.Random`` the evaluator draws from too (plain UCT's one stream for move orders and playouts),
+    which :meth:`seed` reseeds in place."""
 
     def __init__(self, evaluator: Evaluator, config: SearchSettings = SearchSettings(), seed: int | None = None,
-                 greedy: bool = True, name: str = "puct", board: tuple[int, int] | None = None):
+                 greedy: bool = True, name: str = "puct", board: tuple[int, int] | None = None,
+                 shared_rng: random.Random | None = None):
         self.rng = np.random.default_rng(seed)
-        self.search = MCTS(evaluator, config, self.rng)
+        self.shared_rng = shared_rng
+        self.search = MCTS(evaluator, config, self.rng if shared_rng is None else shared_rng)
         self.greedy, self.name, self.board = greedy, name, board
 
     def seed(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
-        self.search.rng = self.rng
+        if self.shared_rng is None:
+            self.search.rng = self.rng
+        else:
+            self.shared_rng.seed(seed)
 
     def reset(self) -> None:
         self.search.root = None
@@ -42,7 +56,13 @@ class MCTSAgent:
         exact = self.search.exact_root.policy(state)
         if exact is not None:  # in the solver zone: every move of best margin, uniform
             return exact[0]
-        return visits_to_policy(self.search.run(state), 0.0 if self.greedy else self.search.config.temperature)
+        counts = self.search.run(state)
+        config = self.search.config
+        if self.greedy and config.selection == "uct":  # the most visited move, ties to the one tried first
+            p = np.zeros_like(counts)
+            p[max(self.search.visit_order(), key=counts.__getitem__)] = 1.0
+            return p
+        return visits_to_policy(counts, 0.0 if self.greedy else config.temperature)
 
     def analyse(self, state: GameState, deadline: float | None = None) -> dict:
         """The root visit counts ``[A]`` of a fresh search of ``state`` and its root value for the player to

@@ -21,11 +21,14 @@ class UniformEvaluator:
 
 class RolloutEvaluator:
     """Uniform priors; value = mean result of ``n_rollouts`` uniformly random playouts for the mover
-    (win/loss, or the margin over the number of boxes with ``value="margin"``)."""
+    (win/loss, or the margin over the number of boxes with ``value="margin"``). The playouts draw from
+    ``rng`` when given (e.g. shared with a ``selection="uct"`` search, as OpenSpiel's ``MCTSBot`` and
+    ``RandomRolloutEvaluator`` share one ``random_state``), else from ``random.Random(seed)``."""
 
-    def __init__(self, n_rollouts: int = 1, seed: int | None = None, value: str = "win"):
+    def __init__(self, n_rollouts: int = 1, seed: int | None = None, value: str = "win",
+                 rng: random.Random | None = None):
         self.n_rollouts = n_rollouts
-        self.rng = random.Random(seed)
+        self.rng = rng if rng is not None else random.Random(seed)
         self.value = value
 
     def evaluate(self, states):

@@ -1,4 +1,4 @@
-"""The PUCT search of :mod:`agents.search.python` in C++ (``dnb_env._native.SearchTree``), same API, same results.
+"""The tree search of :mod:`agents.search.python` in C++ (``dnb_env._native.SearchTree``), same API, same results.
 
 ==========================  ==================================================================================
 what                        call
@@ -20,7 +20,9 @@ Parity. For the same evaluator outputs the native search gives the same visit co
 moves as the Python reference bit for bit: it renormalises priors with numpy's summation order, applies
 updates in the reference's order, and takes its Dirichlet noise from the same numpy ``Generator`` calls
 (drawn here in Python, in the same order, and passed down). ``tests/test_search_native.py`` checks this on
-many positions and settings.
+many positions and settings. With ``selection="uct"`` the rule is the same but the move orders come from a
+generator of the tree's own (seeded from ``rng`` at every ``begin``), so the two backends agree in
+distribution, not draw for draw.
 
 Evaluator. ``run_many_native`` gives a network evaluator the planes encoded in C++ when it has
 ``evaluate_planes(planes [L, C, H, W], masks [L, A]) -> (priors [L, A], values [L])`` and an ``encoder`` the
@@ -176,7 +178,7 @@ class NativeMCTS:
         self.rng = rng if rng is not None else np.random.default_rng()
         self.root_net_value: float | None = None
         self._tree = _module().SearchTree(config.c_puct, config.virtual_loss, config.prune, config.value,
-                                          config.solve_leaf, config.solve_nodes, config.solve_tt_mb)
+                                          config.selection, config.solve_leaf, config.solve_nodes, config.solve_tt_mb)
         self.exact_root = ExactRoot(config)
         self._forest = None  # a SearchForest of this tree alone, for collect/complete
         self._root_state: GameState | None = None
@@ -209,8 +211,9 @@ class NativeMCTS:
         return None
 
     def needs_root_evaluation(self, state: GameState) -> bool:
-        """Whether :meth:`begin` on ``state`` would ask the evaluator for the root (no reusable subtree)."""
-        return self._tree.peek(state, self._reuse_path(state))
+        """Whether :meth:`begin` on ``state`` would ask the evaluator for the root (no reusable subtree;
+        never with ``selection="uct"``)."""
+        return self.config.selection != "uct" and self._tree.peek(state, self._reuse_path(state))
 
     def begin(self, state: GameState, evaluation: RootOutput | None = None) -> None:
         """Start (or continue, with tree reuse) a search from ``state``; ``evaluation`` = the evaluator's
@@ -222,7 +225,11 @@ class NativeMCTS:
         self._batch = None
         needs = self._tree.begin(state, self._reuse_path(state), cfg.simulations)
         self._root_state = state
-        if needs:
+        if cfg.selection == "uct":  # no priors needed: the root is not evaluated; the move orders' seed
+            self._tree.seed_orders(int(self.rng.integers(2**63)))
+            if needs:
+                self._tree.set_root_priors(np.full(state.num_actions, 1.0 / state.num_actions))
+        elif needs:
             if evaluation is None:
                 priors, values = self.evaluator.evaluate([state])
                 evaluation = RootOutput(priors[0], values[0])
@@ -283,6 +290,10 @@ class NativeMCTS:
         """Mean backed-up value at the root for its mover (the search's Q of the position)."""
         total = self._tree.root_total
         return float(sum(self._tree.root_edges()[2].tolist()) / total) if total else 0.0
+
+    def visit_order(self) -> list[int]:
+        """The root's moves in the order the search first took them (those it took)."""
+        return self._tree.root_visit_order().tolist()
 
     def output(self) -> SearchOutput:
         """The root statistics of the last search (:class:`agents.search.api.SearchOutput`), equal to the

@@ -1,13 +1,20 @@
-"""The Python reference of the PUCT search (AlphaZero; Dotsformer Appendix E): backend ``"python"`` of
+"""The Python reference of the tree search (AlphaZero; Dotsformer Appendix E): backend ``"python"`` of
 :mod:`agents.search`, which :mod:`agents.search.native` reproduces bit for bit in C++.
 
-One search serves AlphaZero, Dotsformer and plain MCTS: only the evaluator changes.
+One search serves AlphaZero, Dotsformer and plain MCTS: only the evaluator and the selection rule change.
 
-* Selection: ``a* = argmax_a Q(s, a) + c_puct * P(s, a) * sqrt(N(s)) / (1 + N(s, a))`` over legal moves,
-  vectorised per node: each node keeps Q and ``U = P / (1 + N)`` per edge up to date, so a selection is
-  one multiply-add and an argmax. A leaf keeps its evaluated priors and is expanded (children, pruning)
-  only when a later simulation walks through it, which most leaves of a wide tree never see. The cyclic
-  garbage collector is paused during a search (:func:`agents.search.lockstep.gc_paused`).
+* Selection (``selection="puct"``): ``a* = argmax_a Q(s, a) + c_puct * P(s, a) * sqrt(N(s)) / (1 + N(s, a))``
+  over legal moves, vectorised per node: each node keeps Q and ``U = P / (1 + N)`` per edge up to date, so
+  a selection is one multiply-add and an argmax. A leaf keeps its evaluated priors and is expanded
+  (children, pruning) only when a later simulation walks through it, which most leaves of a wide tree never
+  see. The cyclic garbage collector is paused during a search (:func:`agents.search.lockstep.gc_paused`).
+* Selection ``"uct"`` (plain UCT): each node draws an order of its moves from ``rng`` when it is made
+  (``rng.shuffle``, before the node is evaluated), takes its unvisited edges in that order, then
+  ``argmax_a Q(s, a) + c_puct * sqrt(ln N(s) / N(s, a))`` (UCB1) with ties to the edge tried first;
+  ``N(s)`` is the root's sum N, below it the visits of the edge into ``s``. The priors are not used and the
+  root is not evaluated. With a ``random.Random`` as ``rng`` shared with a :class:`RolloutEvaluator
+  <agents.search.evaluators.RolloutEvaluator>`, the draws are those of a standalone UCT with one random
+  stream (the registry's ``mcts`` agent).
 * Values are kept from the side of the player to move at each node. Backing up from a child to its
   parent negates the value only when the player to move changes: after a completed box the same player
   moves again and the value passes up unchanged.
@@ -25,11 +32,14 @@ One search serves AlphaZero, Dotsformer and plain MCTS: only the evaluator chang
     search = MCTS(UniformEvaluator(), SearchSettings(simulations=200), np.random.default_rng(0))
     counts = search.run(state)                        # [num_actions] root visit counts
     out = search.output()                             # SearchOutput: the root statistics
+    rng = random.Random(0)                            # plain UCT: one stream for move orders and playouts
+    uct = MCTS(RolloutEvaluator(rng=rng), SearchSettings(selection="uct", c_puct=2.0, batch_size=1), rng)
 """
 
 from __future__ import annotations
 
 import math
+import random
 from typing import Sequence
 
 import numpy as np
@@ -49,10 +59,12 @@ class Node:
     mean ``Q[i]`` (0 while unvisited) and exploration weight ``U[i] = P[i] / (1 + N[i])``, kept up to date by
     :meth:`update` along with ``total = sum(N)``, so selection is one multiply-add and an argmax.
     ``N``, ``W`` and ``Pl`` (the priors again) are Python lists, as scalar updates are the hot path; ``P``,
-    ``Q`` and ``U`` are numpy arrays for the vectorised selection."""
+    ``Q`` and ``U`` are numpy arrays for the vectorised selection. With ``selection="uct"``, ``order`` holds
+    the node's moves in the order they are tried (indices into ``state.legal_actions()``, drawn when the
+    node is made; edge indices once expanded) and ``tried`` how many of them have been visited."""
 
     __slots__ = ("state", "actions", "P", "Pl", "N", "W", "Q", "U", "total", "children", "expanded", "terminal",
-                 "pending", "solved")
+                 "pending", "solved", "order", "tried")
 
     def __init__(self, state: GameState):
         self.state = state
@@ -64,6 +76,8 @@ class Node:
         self.terminal = state.is_terminal()
         self.pending: np.ndarray | None = None  # evaluated priors, expanded when the node is first walked through
         self.solved: float | bool | None = None  # exact leaf value from the solver; False: tried, out of budget
+        self.order: list[int] | None = None  # selection="uct": the order its moves are tried in
+        self.tried = 0
 
     def expand(self, priors: np.ndarray, actions: list[int] | None = None) -> None:
         """Children for ``actions`` (default: every legal move) with their priors renormalised."""
@@ -121,14 +135,17 @@ class Node:
 
 class MCTS:
     """The search over one root; ``run(state)`` returns the root's visit counts over all actions,
-    ``output()`` its root statistics (:class:`agents.search.api.SearchOutput`)."""
+    ``output()`` its root statistics (:class:`agents.search.api.SearchOutput`). ``rng`` draws the root
+    noise and, with ``selection="uct"``, the move orders: a numpy ``Generator``, or for ``"uct"`` anything
+    with ``shuffle(list)`` such as a ``random.Random`` shared with the evaluator."""
 
     backend = "python"
 
     def __init__(self, evaluator: Evaluator, config: SearchSettings = SearchSettings(),
-                 rng: np.random.Generator | None = None):
+                 rng: np.random.Generator | random.Random | None = None):
         self.evaluator, self.config = evaluator, config
         self.rng = rng if rng is not None else np.random.default_rng()
+        self._uct = config.selection == "uct"
         self.root: Node | None = None
         self.root_net_value: float | None = None  # the evaluator's value of the root, when this search evaluated it
         self.exact_root = ExactRoot(config)
@@ -160,29 +177,69 @@ class MCTS:
         """With pruning, a position with a box on offer searches only captures and all-but-two declines."""
         return capture_or_decline_moves(state) if self.config.prune else None
 
+    def _node(self, state: GameState) -> Node:
+        """A new node; with ``selection="uct"`` it draws the order its moves will be tried in (the first
+        is the last of the shuffled list, as a standalone UCT pops its untried moves)."""
+        node = Node(state)
+        if self._uct:
+            order = list(range(len(state.legal_actions())))
+            self.rng.shuffle(order)
+            order.reverse()
+            node.order = order
+        return node
+
     def _expand(self, node: Node, priors: np.ndarray) -> None:
         node.expand(priors, self._moves(node.state))
         node.pending = None
+        if node.order is not None:  # uct: the order as edge indices (only the searched moves, with pruning)
+            legal = node.state.legal_actions()
+            if len(node.actions) < len(legal):
+                edge = {a: i for i, a in enumerate(node.actions)}
+                node.order = [edge[legal[j]] for j in node.order if legal[j] in edge]
+
+    def _uct_edge(self, node: Node, visits: float) -> int:
+        """The next unvisited edge in the node's order, else argmax Q + c sqrt(ln visits / N) over the
+        edges in that order (ties to the one tried first); ``visits`` = N(s) of the node."""
+        order, N, W = node.order, node.N, node.W
+        k, j = len(order), node.tried
+        while j < k and N[order[j]] > 0:
+            j += 1
+        node.tried = j
+        if j < k:
+            return order[j]
+        c, log_n, sqrt = self.config.c_puct, math.log(visits), math.sqrt
+        best, best_score = order[0], -math.inf
+        for i in order:
+            n = N[i]
+            score = W[i] / n + c * sqrt(log_n / n)
+            if score > best_score:
+                best, best_score = i, score
+        return best
 
     def _descend(self, root: Node) -> tuple[list[tuple[Node, int]], Node]:
-        """Walk to a leaf, taking at each node the edge maximising Q + c_puct sqrt(sum N) P / (1 + N) and
-        applying virtual loss along the path."""
+        """Walk to a leaf, taking at each node the edge of the selection rule (puct: the one maximising
+        Q + c_puct sqrt(sum N) P / (1 + N)) and applying virtual loss along the path."""
         path = []
         node = root
-        vl, c, sqrt = self.config.virtual_loss, self.config.c_puct, math.sqrt
+        vl, c, sqrt, uct = self.config.virtual_loss, self.config.c_puct, math.sqrt, self._uct
+        visits = root.total  # uct: N(s) of the node, the root's sum N, then the visits of the edge taken
         while not node.terminal:
             if not node.expanded:
                 if node.pending is None:
                     break
                 self._expand(node, node.pending)
-            t = node.total
-            i = int((node.Q + (c * sqrt(t if t > 1.0 else 1.0)) * node.U).argmax())
+            if uct:
+                i = self._uct_edge(node, visits)
+                visits = node.N[i]
+            else:
+                t = node.total
+                i = int((node.Q + (c * sqrt(t if t > 1.0 else 1.0)) * node.U).argmax())
             path.append((node, i))
             node.update(i, vl, -vl)
             a = node.actions[i]
             child = node.children.get(a)
             if child is None:
-                child = node.children[a] = Node(node.state.apply(a))
+                child = node.children[a] = self._node(node.state.apply(a))
             node = child
         return path, node
 
@@ -202,6 +259,8 @@ class MCTS:
 
     def _expand_root(self, root: Node, evaluation: RootOutput | None = None) -> None:
         if not root.expanded:
+            if root.pending is None and self._uct:  # uct uses no priors: the root is not evaluated
+                root.pending = np.full(root.state.num_actions, 1.0 / root.state.num_actions)
             if root.pending is None:
                 if evaluation is None:
                     priors, values = self.evaluator.evaluate([root.state])
@@ -225,7 +284,10 @@ class MCTS:
         self._zone = self.config.solve_leaf
 
     def needs_root_evaluation(self, state: GameState) -> bool:
-        """Whether :meth:`begin` on ``state`` would ask the evaluator for the root (no reusable subtree)."""
+        """Whether :meth:`begin` on ``state`` would ask the evaluator for the root (no reusable subtree;
+        never with ``selection="uct"``)."""
+        if self._uct:
+            return False
         root = self._reuse(state)
         return not root.expanded and root.pending is None
 
@@ -270,6 +332,10 @@ class MCTS:
         """Mean backed-up value at the root for its mover (the search's Q of the position)."""
         return self.root.value()
 
+    def visit_order(self) -> list[int]:
+        """The root's moves in the order the search first took them (those it took)."""
+        return list(self.root.children)
+
     def output(self) -> SearchOutput:
         """The root statistics of the last search (:class:`agents.search.api.SearchOutput`)."""
         root = self.root
@@ -301,7 +367,7 @@ class MCTS:
                 else:
                     if node.state == state:
                         return node
-        return Node(state)
+        return self._node(state)
 
     def advance(self, action: int) -> None:
         """Keep the subtree of ``action`` as the next root (tree reuse)."""

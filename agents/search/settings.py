@@ -17,8 +17,8 @@ options by keyword      :func:`option_parameters`: keyword-only parameters built
 How a setting travels, e.g. ``solve_nodes``: ``dnb train --set search.solve_nodes=N`` ->
 :class:`agents.training.config.SearchConfig` (the run's ``config.json``) -> :class:`SearchSettings` (its
 ``mcts()``) -> the search: :class:`agents.search.python.MCTS` reads it, :class:`agents.search.native.NativeMCTS`
-passes it to the C++ ``SearchTree`` (whose own ``Settings`` defaults are never relied on: every value
-is passed).
+passes it to the C++ ``SearchTree`` (whose ``Settings`` have no defaults of their own: every value is
+passed).
 
     SearchSettings(simulations=200)                       # the defaults of everything else
     settings_for(60, PLAY, value="margin")                # how agents play on 5x5, zones resolved
@@ -42,12 +42,20 @@ __all__ = ["SearchSettings", "AUTO", "PLAY", "SELF_PLAY", "SOLVE_ROOT_CAP", "SOL
 
 @dataclass(frozen=True)
 class SearchSettings:
-    """Settings of one PUCT search (either backend); defaults are Dotsformer Table A1 (c_puct 1.0,
+    """Settings of one search (either backend); defaults are Dotsformer Table A1 (c_puct 1.0,
     temperature 0.4, 800 simulations).
 
     * ``simulations``: leaf evaluations (or exact leaves) per search; ``batch_size`` leaves per evaluator
       call, kept apart by ``virtual_loss``.
-    * ``c_puct``: exploration weight of ``Q + c_puct * P * sqrt(sum N) / (1 + N)``.
+    * ``selection``: the rule that picks a child edge ``a`` of a position ``s`` on the way down.
+      ``"puct"`` (AlphaZero): ``argmax Q(s, a) + c_puct * P(s, a) * sqrt(sum N) / (1 + N(s, a))``.
+      ``"uct"`` (plain UCT, Kocsis & Szepesvari 2006; OpenSpiel's ``MCTSBot``): the priors are not used
+      (nor asked for at the root); every move is tried once, in an order drawn at random for each position
+      when the search first meets it, then ``argmax Q(s, a) + c_puct * sqrt(ln N(s) / N(s, a))`` (UCB1;
+      ``N(s)``: the simulations through ``s``, i.e. the root's sum N or the visits of the edge into ``s``),
+      ties to the move tried first. Agents playing by visits take the most visited move, ties to the one
+      tried first (:class:`agents.search.agent.MCTSAgent`). ``add_noise`` is refused with it.
+    * ``c_puct``: exploration weight of the selection rule (``c`` of UCB1 with ``"uct"``).
     * ``temperature``: moves drawn from ``N^(1/T)`` (0 = most visited) by agents that draw.
     * ``add_noise``: Dirichlet ``(dirichlet_alpha, dirichlet_epsilon)`` noise on the root priors.
     * ``prune``: BoxesZero's pruning (exact simple-endgame leaves, forced captures in opened chains).
@@ -62,6 +70,7 @@ class SearchSettings:
     """
 
     simulations: int = 800
+    selection: str = "puct"
     c_puct: float = 1.0
     temperature: float = 0.4
     dirichlet_alpha: float = 0.3
@@ -81,6 +90,10 @@ class SearchSettings:
     def __post_init__(self):
         if self.value not in ("win", "margin"):
             raise ValueError(f"value must be 'win' or 'margin', not {self.value!r}")
+        if self.selection not in ("puct", "uct"):
+            raise ValueError(f"selection must be 'puct' or 'uct', not {self.selection!r}")
+        if self.selection == "uct" and self.add_noise:
+            raise ValueError("add_noise perturbs the priors, which selection='uct' does not use")
         if self.simulations < 1 or self.batch_size < 1:
             raise ValueError("simulations and batch_size must be >= 1")
         if self.c_puct <= 0 or self.temperature < 0:

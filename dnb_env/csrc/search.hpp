@@ -1,5 +1,6 @@
-// PUCT tree search over Board positions: the C++ twin of agents/mcts.py (MCTS), step for step, so that
-// both give bit-identical visit counts and values on the same evaluator outputs.
+// Tree search over Board positions (PUCT, or UCT as a selection rule): the C++ twin of
+// agents/search/python.py (MCTS), step for step, so that both give bit-identical visit counts and values on
+// the same evaluator outputs (PUCT; UCT draws its move orders from a generator of its own).
 //
 //   Tree     one search: a node pool with each node's child edges stored contiguously (struct of arrays:
 //            P, N, W, Q, U, child, action), compacted to the kept subtree when the root moves (tree reuse),
@@ -9,18 +10,22 @@
 //            or run_builtin() runs every tree to the end with an evaluator written here (uniform priors
 //            with value 0, or uniform priors with random playouts)
 //
-// The semantics (agents/mcts.py is the reference, its docstrings the explanation):
+// The semantics (agents/search/python.py is the reference, its docstrings the explanation):
 //   per node and child edge i: P renormalised in float64 over the searched moves (numpy's pairwise sum;
 //   uniform when it sums to <= 0), N, W, Q = W / N (0 while N == 0), U = P / (1 + N), total = sum of updates;
-//   selection: first argmax of Q[i] + (c_puct * sqrt(max(total, 1))) * U[i];
+//   selection (PUCT): first argmax of Q[i] + (c_puct * sqrt(max(total, 1))) * U[i];
+//   selection (UCT): the node's edges in an order drawn when it is expanded (O, from the tree's own Rng,
+//   seeded by seed_orders), the first unvisited one, else the first in that order maximising
+//   Q[i] + c_puct * sqrt(ln N(s) / N[i]), N(s) = the root's total, below it N of the edge into the node;
+//   priors are not used and the root is not evaluated (agents/search/native.py gives it uniform priors);
 //   descent adds (+vl visits, -vl value); backup adds (1 - vl, v + vl) from the leaf up, negating v only
 //   where the mover changes; a leaf met twice in one collect is reverted (-vl, +vl) and evaluated once;
 //   terminal leaves and (prune) simple-endgame leaves get exact values and count as simulations;
 //   an evaluated leaf keeps its priors ("pending") and is expanded when a later simulation walks through it;
 //   prune: a position with a box on offer searches only the captures and the all-but-two declines.
-// Order matters for float sums, so updates happen in the reference's order. The two multiply-adds (the
-// PUCT score and the root noise) must not be fused into one rounding as an FMA: x86-64 without -march has
-// no FMA instructions; elsewhere DNB_NO_FMA turns contraction off for those two functions.
+// Order matters for float sums, so updates happen in the reference's order. The multiply-adds (the PUCT
+// and UCT scores and the root noise) must not be fused into one rounding as an FMA: x86-64 without -march
+// has no FMA instructions; elsewhere DNB_NO_FMA turns contraction off for those functions.
 #pragma once
 
 #include <algorithm>
@@ -28,6 +33,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -85,17 +91,20 @@ inline bool same_position(const Board& a, const Board& b) {
          a.player == b.player;
 }
 
+// Every value comes from agents.search.settings.SearchSettings (the one home of the defaults), passed
+// by agents/search/native.py through the SearchTree constructor; none has a default here.
 struct Settings {
-  double c_puct = 1.0;
-  double virtual_loss = 1.0;
-  bool prune = true;
-  bool margin = false;  // value units: false = win/loss/draw (+1/-1/0), true = margin / boxes
+  double c_puct;
+  double virtual_loss;
+  bool prune;
+  bool margin;  // value units: false = win/loss/draw (+1/-1/0), true = margin / boxes
+  bool uct;     // selection rule: false = PUCT, true = UCT
   // exact leaves from the alpha-beta solver (solver.hpp): a leaf with at most solve_undrawn undrawn edges
   // (0 = never) is solved within solve_nodes nodes; a solve that runs out lowers the zone to one edge
   // below that leaf for the rest of the search (start() restores it). The table keeps across searches.
-  int solve_undrawn = 0;
-  uint64_t solve_nodes = 1000000;
-  size_t solve_entries = 0;  // transposition-table entries (grown on demand)
+  int solve_undrawn;
+  uint64_t solve_nodes;
+  size_t solve_entries;  // transposition-table entries (grown on demand)
 };
 
 enum NodeFlag : uint8_t {
@@ -115,6 +124,7 @@ struct Node {
   int64_t pending = -1;  // offset in the pending pool of the priors of the legal moves (increasing), with kPending
   uint32_t first = 0;    // first child edge, with kExpanded
   uint16_t count = 0;    // number of child edges
+  uint16_t tried = 0;    // UCT: the edges of O (in order) known to be visited
   uint8_t flags = 0;
 };
 
@@ -141,7 +151,7 @@ class Tree {
   size_t capacity_bytes() const {
     return nodes_.capacity() * sizeof(Node) + (P_.capacity() + N_.capacity() + W_.capacity() + Q_.capacity() +
                                                U_.capacity()) * sizeof(double) +
-           child_.capacity() * sizeof(int32_t) + action_.capacity() + pend_.capacity() * sizeof(double);
+           child_.capacity() * sizeof(int32_t) + action_.capacity() + O_.capacity() + pend_.capacity() * sizeof(double);
   }
   bool batch_open() const { return batch_open_; }
   uint64_t batch_serial() const { return serial_; }
@@ -153,7 +163,7 @@ class Tree {
   // Forget everything (an open collect included).
   void clear() {
     nodes_.clear();
-    P_.clear(), N_.clear(), W_.clear(), Q_.clear(), U_.clear(), child_.clear(), action_.clear();
+    P_.clear(), N_.clear(), W_.clear(), Q_.clear(), U_.clear(), child_.clear(), action_.clear(), O_.clear();
     pend_.clear();
     leaves_.clear(), offs_.clear(), steps_.clear();
     batch_open_ = false;
@@ -201,6 +211,9 @@ class Tree {
 
   // The evaluator's priors [A] of the root.
   void set_root_priors(const double* row) { store_pending(root_, row); }
+
+  // The generator of the UCT move orders (drawn as nodes are expanded).
+  void seed_orders(uint64_t seed) { orders_ = Rng(seed); }
 
   // Expand the root if it is not yet (it must have been evaluated); returns its number of child edges.
   int expand_root() {
@@ -351,6 +364,20 @@ class Tree {
     return out;
   }
 
+  // The actions of the child edges of node `at` that have a child node, in the order the children were
+  // made (the order the search first took them); returns how many.
+  int visit_order(int32_t at, int32_t* actions) const {
+    const Node& n = nodes_[size_t(at)];
+    std::pair<int32_t, int32_t> made[kMaxEdges];  // (child, action)
+    int k = 0;
+    for (uint32_t i = 0; i < n.count; ++i) {
+      if (child_[n.first + i] >= 0) made[k++] = {child_[n.first + i], action_[n.first + i]};
+    }
+    std::sort(made, made + k);
+    for (int i = 0; i < k; ++i) actions[i] = made[i].second;
+    return k;
+  }
+
   // The child edges of node `at`: actions, N and W (in edge order, increasing action).
   void edges_of(int32_t at, int32_t* actions, double* visits, double* values) const {
     const Node& n = nodes_[size_t(at)];
@@ -441,6 +468,13 @@ class Tree {
     }
     n.flags = uint8_t((n.flags | kExpanded) & ~kPending);
     n.pending = -1;
+    if (s_.uct) {  // the order the edges are tried in: a uniform shuffle (Fisher-Yates)
+      O_.resize(end);
+      uint8_t* o = O_.data() + first;
+      for (int i = 0; i < k; ++i) o[i] = uint8_t(i);
+      for (int i = k - 1; i > 0; --i) std::swap(o[i], o[orders_.below(uint32_t(i + 1))]);
+      n.tried = 0;
+    }
   }
 
   DNB_NO_FMA int select(int32_t at) const {
@@ -461,6 +495,31 @@ class Tree {
     return best;
   }
 
+  // UCT: the first unvisited edge in the node's order, else the first in that order maximising
+  // Q + c_puct sqrt(ln visits / N); `visits` is N(s) of the node.
+  DNB_NO_FMA int select_uct(int32_t at, double visits) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+    Node& n = nodes_[size_t(at)];
+    const uint8_t* o = O_.data() + n.first;
+    const double* N = N_.data() + n.first;
+    const double* Q = Q_.data() + n.first;
+    int j = n.tried;
+    while (j < n.count && N[o[j]] > 0) ++j;
+    n.tried = uint16_t(j);
+    if (j < n.count) return o[j];
+    const double c = s_.c_puct, log_n = std::log(visits);
+    int best = o[0];
+    double bv = -std::numeric_limits<double>::infinity();
+    for (int k = 0; k < n.count; ++k) {
+      const int i = o[k];
+      const double v = Q[i] + c * std::sqrt(log_n / N[i]);
+      if (v > bv) bv = v, best = i;
+    }
+    return best;
+  }
+
   void update(int32_t at, int i, double visits, double value) {
     Node& n = nodes_[size_t(at)];
     const size_t e = n.first + uint32_t(i);
@@ -476,6 +535,7 @@ class Tree {
     path_.clear();
     const double vl = s_.virtual_loss;
     int32_t at = root_;
+    double visits = nodes_[size_t(at)].total;  // UCT: N(s) of the node (the root's total, then N of the edge)
     for (;;) {
       const uint8_t flags = nodes_[size_t(at)].flags;
       if (flags & kTerminal) break;
@@ -483,10 +543,11 @@ class Tree {
         if (!(flags & kPending)) break;
         expand(at);
       }
-      const int i = select(at);
+      const int i = s_.uct ? select_uct(at, visits) : select(at);
       path_.push_back({at, i});
-      update(at, i, vl, -vl);
       const size_t e = nodes_[size_t(at)].first + uint32_t(i);
+      visits = N_[e];
+      update(at, i, vl, -vl);
       int32_t c = child_[e];
       if (c < 0) {
         Board b = nodes_[size_t(at)].board;
@@ -592,7 +653,8 @@ class Tree {
     }
     int32_t next = 0;
     for (size_t i = 0; i < n; ++i) remap[i] = remap[i] == 1 ? next++ : -1;  // new index, or -1: dropped
-    P2_.clear(), N2_.clear(), W2_.clear(), Q2_.clear(), U2_.clear(), child2_.clear(), action2_.clear(), pend2_.clear();
+    P2_.clear(), N2_.clear(), W2_.clear(), Q2_.clear(), U2_.clear(), child2_.clear(), action2_.clear(), O2_.clear();
+    pend2_.clear();
     size_t out = 0;
     for (size_t i = 0; i < n; ++i) {
       if (remap[i] < 0) continue;
@@ -604,6 +666,7 @@ class Tree {
           P2_.push_back(P_[e]), N2_.push_back(N_[e]), W2_.push_back(W_[e]), Q2_.push_back(Q_[e]), U2_.push_back(U_[e]);
           child2_.push_back(child_[e] >= 0 ? remap[size_t(child_[e])] : -1);
           action2_.push_back(action_[e]);
+          if (s_.uct) O2_.push_back(O_[e]);
         }
         x.first = first;
       }
@@ -617,6 +680,7 @@ class Tree {
     }
     nodes_.resize(out);
     P_.swap(P2_), N_.swap(N2_), W_.swap(W2_), Q_.swap(Q2_), U_.swap(U2_), child_.swap(child2_), action_.swap(action2_);
+    O_.swap(O2_);
     pend_.swap(pend2_);
     root_ = 0;
   }
@@ -631,6 +695,8 @@ class Tree {
   std::vector<double> P_, N_, W_, Q_, U_;
   std::vector<int32_t> child_;
   std::vector<uint8_t> action_;
+  std::vector<uint8_t> O_;    // UCT: per node, its edge offsets in the order they are tried
+  Rng orders_{0};             // UCT: the generator of those orders
   std::vector<double> pend_;  // pending priors, per evaluated node its legal moves in increasing order
   int32_t root_ = -1;
   int64_t simulations_ = 0, done_ = 0;
@@ -645,7 +711,7 @@ class Tree {
   std::vector<int32_t> remap_, stack_;
   std::vector<double> P2_, N2_, W2_, Q2_, U2_, pend2_;
   std::vector<int32_t> child2_;
-  std::vector<uint8_t> action2_;
+  std::vector<uint8_t> action2_, O2_;
   std::vector<double> scratch_vals_;
 };
 

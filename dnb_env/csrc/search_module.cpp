@@ -1,13 +1,14 @@
-// dnb_env._native: bindings of the PUCT tree search (search.hpp); called from module.cpp's PYBIND11_MODULE.
+// dnb_env._native: bindings of the tree search (search.hpp); called from module.cpp's PYBIND11_MODULE.
 //
-//   SearchTree(c_puct, virtual_loss, prune, value, solve_*)   one search (agents/search/native.py NativeMCTS owns one)
+//   SearchTree(c_puct, virtual_loss, prune, value, selection, solve_*)   one search (agents/search/native.py
+//                                                    NativeMCTS owns one; every setting passed, no defaults)
 //   SearchForest(trees, encoder="", threads=1)       trees in lockstep: collect(limits) -> leaves of all of
 //                                                    them in one set of arrays; complete(priors, values)
 //
 // Every input is checked (dtype, shape, finiteness, call order) before anything changes. The tree work
 // runs with the GIL released; a tree must not be used from two Python threads at once.
 //
-// Floating point: the search reproduces agents/mcts.py bit for bit only if no multiply-add is fused
+// Floating point: the search reproduces agents/search/python.py bit for bit only if no multiply-add is fused
 // (contracted); search.hpp turns contraction off where a compiler could do it (MSVC does not by default).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -288,8 +289,12 @@ class Forest {
 };
 
 search::Settings make_settings(double c_puct, double virtual_loss, bool prune, const std::string& value,
-                               int solve_undrawn, int64_t solve_nodes, double solve_tt_mb) {
+                               const std::string& selection, int solve_undrawn, int64_t solve_nodes,
+                               double solve_tt_mb) {
   if (value != "win" && value != "margin") throw py::value_error("value must be 'win' or 'margin', not '" + value + "'");
+  if (selection != "puct" && selection != "uct") {
+    throw py::value_error("selection must be 'puct' or 'uct', not '" + selection + "'");
+  }
   if (!(c_puct > 0)) throw py::value_error("c_puct must be > 0");
   if (!std::isfinite(virtual_loss)) throw py::value_error("virtual_loss must be finite");
   if (solve_undrawn < 0) throw py::value_error("solve_undrawn must be >= 0 (0 = no exact leaves)");
@@ -300,6 +305,7 @@ search::Settings make_settings(double c_puct, double virtual_loss, bool prune, c
   s.virtual_loss = virtual_loss;
   s.prune = prune;
   s.margin = value == "margin";
+  s.uct = selection == "uct";
   s.solve_undrawn = solve_undrawn;
   s.solve_nodes = uint64_t(solve_nodes);
   s.solve_entries = size_t(solve_tt_mb * 1024.0 * 1024.0) / sizeof(exact::TTEntry);  // as ExactSolver(tt_mb)
@@ -310,23 +316,27 @@ search::Settings make_settings(double c_puct, double virtual_loss, bool prune, c
 
 void bind_search(py::module_& m) {
   py::class_<Tree, std::shared_ptr<Tree>>(m, "SearchTree", R"doc(
-One PUCT search (the C++ twin of agents.mcts.MCTS; use it through agents.search.NativeMCTS).
+One tree search (the C++ twin of agents.search.python.MCTS; use it through agents.search.NativeMCTS).
 
-SearchTree(c_puct, virtual_loss, prune, value, solve_undrawn, solve_nodes, solve_tt_mb) with value "win"
-or "margin"; leaves with at most solve_undrawn undrawn edges get exact values from the alpha-beta solver
+SearchTree(c_puct, virtual_loss, prune, value, selection, solve_undrawn, solve_nodes, solve_tt_mb) with
+value "win" or "margin" and selection "puct" or "uct" (every argument required: the defaults live in
+agents.search.SearchSettings; seed_orders(seed) seeds the uct move orders); leaves with at most
+solve_undrawn undrawn edges get exact values from the alpha-beta solver
 (budget solve_nodes per leaf; a table of at most solve_tt_mb MB kept across searches). begin(state, actions,
 simulations) makes the root: the node reached by ``actions`` (the moves since the old root) when it
 holds ``state``, else a new tree (actions None: always new); returns whether the root needs the
 evaluator (then set_root_priors). expand_root() -> number of root edges; add_root_noise(noise, eps).
 Leaves are collected and completed through a SearchForest.
 )doc")
-      .def(py::init([](double c_puct, double virtual_loss, bool prune, const std::string& value, int solve_undrawn,
-                       int64_t solve_nodes, double solve_tt_mb) {
-             return std::make_shared<Tree>(
-                 make_settings(c_puct, virtual_loss, prune, value, solve_undrawn, solve_nodes, solve_tt_mb));
+      .def(py::init([](double c_puct, double virtual_loss, bool prune, const std::string& value,
+                       const std::string& selection, int solve_undrawn, int64_t solve_nodes, double solve_tt_mb) {
+             return std::make_shared<Tree>(make_settings(c_puct, virtual_loss, prune, value, selection, solve_undrawn,
+                                                         solve_nodes, solve_tt_mb));
            }),
-           py::arg("c_puct") = 1.0, py::arg("virtual_loss") = 1.0, py::arg("prune") = true, py::arg("value") = "win",
-           py::arg("solve_undrawn") = 0, py::arg("solve_nodes") = 1000000, py::arg("solve_tt_mb") = 16.0)
+           py::arg("c_puct"), py::arg("virtual_loss"), py::arg("prune"), py::arg("value"), py::arg("selection"),
+           py::arg("solve_undrawn"), py::arg("solve_nodes"), py::arg("solve_tt_mb"))
+      .def("seed_orders", [](Tree& t, uint64_t seed) { t.seed_orders(seed); }, py::arg("seed"),
+           "Seed the generator of the uct move orders (drawn as nodes are expanded).")
       .def("peek", [](const Tree& t, py::handle state, py::handle actions) {
              Board b;
              const Geometry& g = read_state(state, b);
@@ -386,6 +396,14 @@ Leaves are collected and completed through a SearchForest.
              std::copy(t.priors_of(t.root_index()), t.priors_of(t.root_index()) + k, p.mutable_data());
              return py::make_tuple(a, n, w, p);
            }, "(actions ``[k]`` int32, N ``[k]``, W ``[k]``, P ``[k]`` float64) of the root's edges.")
+      .def("root_visit_order", [](const Tree& t) {
+             require_root(t);
+             int32_t acts[kMaxEdges];
+             const int k = (t.root().flags & search::kExpanded) ? t.visit_order(t.root_index(), acts) : 0;
+             py::array_t<int32_t> out(k);
+             std::copy(acts, acts + k, out.mutable_data());
+             return out;
+           }, "The root's moves that have a child, in the order the search first took them (int32).")
       .def("internal_nodes", [](const Tree& t, int64_t played, double min_visits) {
              const std::vector<int32_t> ids = t.internal_nodes(played, min_visits);
              const py::ssize_t n = py::ssize_t(ids.size());
