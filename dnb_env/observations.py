@@ -1,16 +1,19 @@
 """Observation encoders of the papers, by name: float32, channels first ``(C, H, W)``, mover's view.
 
-====================  ======================  ===========================================================
-name                  shape                   source
-====================  ======================  ===========================================================
-``baseline4``         (4, 2R+1, 2C+1)         Dotsformer 4.1 "Baseline" (the four shared channels)
-``chainloop6``        (6, 2R+1, 2C+1)         Dotsformer 4.1 ChainLoop6
-``chainloop64``       (64, 2R+1, 2C+1)        Dotsformer 4.1 ChainLoop64
-``edgequad4``         (4, R, C)               Dotsformer Appendix A EdgeQuad4
-``edgequad9``         (9, R, C)               Dotsformer Appendix A EdgeQuad9
-``edgequad44``        (44, R, C)              Dotsformer Appendix A EdgeQuad44
-``alphazero4``        (4, 2R+1, 2C+1)         AlphaZero Dots-and-Boxes report, Fig. 4 (L, P, O, B)
-====================  ======================  ===========================================================
+========================  ====================  ============================================================
+name                      shape                 source
+========================  ====================  ============================================================
+``baseline4``             (4, 2R+1, 2C+1)       Dotsformer 4.1 "Baseline" (the four shared channels)
+``chainloop6``            (6, 2R+1, 2C+1)       Dotsformer 4.1 ChainLoop6
+``chainloop64``           (64, 2R+1, 2C+1)      Dotsformer 4.1 ChainLoop64
+``edgequad4``             (4, R, C)             Dotsformer Appendix A EdgeQuad4
+``edgequad9``             (9, R, C)             Dotsformer Appendix A EdgeQuad9
+``edgequad44``            (44, R, C)            Dotsformer Appendix A EdgeQuad44
+``alphazero4``            (4, 2R+1, 2C+1)       AlphaZero Dots-and-Boxes report, Fig. 4 (L, P, O, B)
+``chainloop6_safe``       (9, 2R+1, 2C+1)       ChainLoop6 + each move's safe-phase value (dnb_env.features)
+``chainloop6_safevalue``  (8, 2R+1, 2C+1)       ChainLoop6 + the position's safe-phase value only
+``chainloop6_lcr``        (7, 2R+1, 2C+1)       ChainLoop6 + the long chain rule of each safe move
+========================  ====================  ============================================================
 
 Use :func:`encode` for one state, :func:`encode_batch` for many (faster per state), :func:`encoder_shape`
 for the shape and :func:`list_encoders` for the names. Each encoder's docstring has its channel table.
@@ -307,6 +310,88 @@ def _alphazero4(states, g):
     return out
 
 
+def _feature_planes(states, g, channels: int) -> tuple[np.ndarray, np.ndarray]:
+    """``chainloop6`` with ``channels - 6`` feature planes after it (zeros): ``(out, flat view)``."""
+    base = _chainloop6(states, g)
+    out = np.zeros((len(states), channels, g.height, g.width), dtype=np.float32)
+    out[:, :6] = base
+    return out, out.reshape(len(states), channels, -1)
+
+
+def _chainloop6_safe(states, g):
+    """``chainloop6_safe``: ``chainloop6`` plus the safe-phase search of every move
+    (:func:`dnb_env.features.safe_phase_values`).
+
+    ===  ==========================================================================================
+    ch   value
+    ===  ==========================================================================================
+    0-5  as ``chainloop6``
+    6    on each safe or capturing move's edge: the mover's margin if both sides then draw only safe
+         moves until none is left and play exactly after that, over R*C
+    7    1 on the edges of the moves with the best value of channel 6
+    8    1 everywhere when channels 6-7 are filled (the position has safe moves and the search fits its
+         budget), else 0
+    ===  ==========================================================================================
+    """
+    from dnb_env.features import safe_phase_values
+
+    out, flat = _feature_planes(states, g, 9)
+    af = g.action_flat
+    for i, s in enumerate(states):
+        values = safe_phase_values(s)
+        if values is None:
+            continue
+        known = ~np.isnan(values)
+        flat[i, 6, af[known]] = values[known] / g.num_boxes
+        flat[i, 7, af[known & (values == np.nanmax(values))]] = 1.0
+        out[i, 8] = 1.0
+    return out
+
+
+def _chainloop6_safevalue(states, g):
+    """``chainloop6_safevalue``: ``chainloop6`` plus only the position's safe-phase value (the best of
+    :func:`dnb_env.features.safe_phase_values`), not the value of each move (an ablation of
+    ``chainloop6_safe``).
+
+    ===  ==========================================================================================
+    ch   value
+    ===  ==========================================================================================
+    0-5  as ``chainloop6``
+    6    the mover's margin under the safe-phase search, over R*C, the same on every cell
+    7    1 everywhere when channel 6 is filled, else 0
+    ===  ==========================================================================================
+    """
+    from dnb_env.features import safe_phase_values
+
+    out, _ = _feature_planes(states, g, 8)
+    for i, s in enumerate(states):
+        values = safe_phase_values(s)
+        if values is not None:
+            out[i, 6] = np.nanmax(values) / g.num_boxes
+            out[i, 7] = 1.0
+    return out
+
+
+def _chainloop6_lcr(states, g):
+    """``chainloop6_lcr``: ``chainloop6`` plus the long chain rule of each safe move
+    (:func:`dnb_env.features.long_chain_rule_moves`).
+
+    ===  ==========================================================================================
+    ch   value
+    ===  ==========================================================================================
+    0-5  as ``chainloop6``
+    6    1 on the safe moves after which dots + long chains has the parity the mover wants
+    ===  ==========================================================================================
+    """
+    from dnb_env.features import long_chain_rule_moves
+
+    out, flat = _feature_planes(states, g, 7)
+    af = g.action_flat
+    for i, s in enumerate(states):
+        flat[i, 6, af] = long_chain_rule_moves(s)
+    return out
+
+
 # name -> (batch function, channels, layout) ; layout "grid" = (2R+1, 2C+1), "box" = (R, C)
 ENCODERS: dict[str, tuple[Callable, int, str]] = {
     "baseline4": (_baseline4, 4, "grid"),
@@ -316,6 +401,9 @@ ENCODERS: dict[str, tuple[Callable, int, str]] = {
     "edgequad9": (_edgequad9, 9, "box"),
     "edgequad44": (_edgequad44, 44, "box"),
     "alphazero4": (_alphazero4, 4, "grid"),
+    "chainloop6_safe": (_chainloop6_safe, 9, "grid"),
+    "chainloop6_safevalue": (_chainloop6_safevalue, 8, "grid"),
+    "chainloop6_lcr": (_chainloop6_lcr, 7, "grid"),
 }
 
 

@@ -299,6 +299,17 @@ class Solver:
                 out.add(a)
         return frozenset(out)
 
+    def safe_phase_values(self, state: GameState, positions: int) -> dict[int, int] | None:
+        """The safe-phase search of :func:`dnb_env.features.safe_phase_values` in C++ (alpha-beta engine
+        only): ``{action: margin}`` for the safe and capturing moves, ``{}`` without a safe move, None past
+        ``positions`` positions or when an end of the safe phase needs more than ``node_limit`` nodes."""
+        if not self._uses_alphabeta(state):
+            raise SolverTooLarge("the safe-phase search runs in the native alpha-beta engine only")
+        if positions < 1:
+            raise ValueError(f"positions must be >= 1, got {positions}")
+        limit = self.node_limit or 2 ** 63
+        return self._exact(state).safe_phase_values(state.edges, positions, limit)
+
     def outcome(self, state: GameState) -> int:
         """+1, 0 or -1: the game's result for the player to move under optimal play (one or two
         null-window searches with alphabeta)."""

@@ -25,7 +25,8 @@ def cells(plane: np.ndarray) -> dict[tuple[int, int], float]:
 
 
 def test_names_and_shapes():
-    assert set(ALL) == {"chainloop6", "chainloop64", "edgequad4", "edgequad9", "edgequad44", "baseline4", "alphazero4"}
+    assert set(ALL) == {"chainloop6", "chainloop64", "edgequad4", "edgequad9", "edgequad44", "baseline4", "alphazero4",
+                        "chainloop6_safe", "chainloop6_safevalue", "chainloop6_lcr"}
     assert encoder_shape("chainloop6", 5, 5) == (6, 11, 11)
     assert encoder_shape("chainloop64", 5, 5) == (64, 11, 11)
     assert encoder_shape("edgequad44", 3, 4) == (44, 3, 4)
@@ -124,7 +125,9 @@ def test_encoders_commute_with_symmetries(name, board):
     rng = random.Random(hash((name, board)) & 0xFFFF)
     syms = symmetries(rows, cols)
     assert len(syms) == (8 if rows == cols else 4)
-    for _ in range(15):
+    # the feature encoders search every position (dnb_env.features): fewer of them on the big board
+    count = 3 if name.startswith("chainloop6_") and board == (4, 4) else 15
+    for _ in range(count):
         s = random_state(rng, rows, cols, rng.randrange(2 * rows * cols + rows + cols))
         base = encode(name, s)
         for sym in syms:

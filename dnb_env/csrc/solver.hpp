@@ -727,7 +727,97 @@ class Solver {
     return true;
   }
 
+  // The safe-phase search (dnb_env.features): for each safe or capturing move, the mover's margin if it
+  // is played and both players then draw only safe moves (no box gets its third side) and captures while
+  // any safe move is left, and play exactly (this solver, within `leaf_node_limit` nodes) once none is.
+  // Values in increasing edge order; false when it needs more than `position_limit` positions or an end
+  // position is beyond the leaf budget. Empty when the position has no safe move.
+  bool safe_phase_values(const Pos& p, uint64_t position_limit, uint64_t leaf_node_limit,
+                         std::vector<std::pair<int, int>>& out) {
+    out.clear();
+    SafePhase sp{*this, {}, position_limit, leaf_node_limit};
+    if (!sp.has_safe(p)) return true;
+    try {
+      for (int e = 0; e < t_.num_edges; ++e) {
+        if (drawn(p, e) || sp.edge_class(p, e) == SafePhase::kConceding) continue;
+        out.emplace_back(e, sp.after(p, e));
+      }
+    } catch (const BudgetExceeded&) {
+      out.clear();
+      return false;
+    }
+    return true;
+  }
+
  private:
+  struct EdgeKey {
+    uint64_t w[kEdgeWords];
+    bool operator==(const EdgeKey& o) const {
+      for (int i = 0; i < kEdgeWords; ++i) if (w[i] != o.w[i]) return false;
+      return true;
+    }
+  };
+  struct EdgeKeyHash {
+    size_t operator()(const EdgeKey& k) const {
+      uint64_t h = 0x9E3779B97F4A7C15ull;
+      for (int i = 0; i < kEdgeWords; ++i) h = (h ^ k.w[i]) * 0xBF58476D1CE4E5B9ull;
+      return size_t(h ^ (h >> 31));
+    }
+  };
+  struct SafePhase {
+    enum { kSafe, kScoring, kConceding };
+    Solver& solver;
+    std::unordered_map<EdgeKey, int, EdgeKeyHash> table;
+    uint64_t positions_left;
+    uint64_t leaf_node_limit;
+
+    int edge_class(const Pos& p, int e) const {
+      int cls = kSafe;
+      for (int b : solver.t_.edge_boxes[e]) {
+        if (b < 0) break;
+        if (p.val[b] == 1) return kScoring;
+        if (p.val[b] == 2) cls = kConceding;
+      }
+      return cls;
+    }
+    bool has_safe(const Pos& p) const {
+      for (int e = 0; e < solver.t_.num_edges; ++e) {
+        if (!drawn(p, e) && edge_class(p, e) == kSafe) return true;
+      }
+      return false;
+    }
+    // margin for the mover of p if it draws e, then the safe phase
+    int after(const Pos& p, int e) {
+      Pos c = p;
+      const int gain = draw(solver.t_, c, e);
+      return gain ? gain + value(c) : -value(c);
+    }
+    int value(const Pos& p) {
+      EdgeKey key;
+      for (int i = 0; i < kEdgeWords; ++i) key.w[i] = p.edges[i];
+      auto hit = table.find(key);
+      if (hit != table.end()) return hit->second;
+      if (positions_left == 0) throw BudgetExceeded{};
+      --positions_left;
+      int v;
+      if (p.undrawn == 0) {
+        v = 0;
+      } else if (!has_safe(p)) {
+        int lo, hi;
+        if (!solver.value(p, 0, leaf_node_limit, lo, hi)) throw BudgetExceeded{};
+        v = lo;
+      } else {
+        v = std::numeric_limits<int>::min();
+        for (int e = 0; e < solver.t_.num_edges; ++e) {
+          if (drawn(p, e) || edge_class(p, e) == kConceding) continue;
+          v = std::max(v, after(p, e));
+        }
+      }
+      table.emplace(key, v);
+      return v;
+    }
+  };
+
   void begin(const Pos& p, uint64_t node_limit) {
     (void)p;
     limit_ = node_limit ? stats_.nodes + node_limit : std::numeric_limits<uint64_t>::max();

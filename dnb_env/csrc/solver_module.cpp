@@ -117,6 +117,21 @@ class PyExactSolver {
     return d;
   }
 
+  py::object safe_phase_values(py::handle edges, uint64_t positions, uint64_t node_limit) {
+    const exact::Pos p = load(edges);
+    std::vector<std::pair<int, int>> out;
+    bool done;
+    {
+      Busy busy(lock_);
+      py::gil_scoped_release release;
+      done = solver_.safe_phase_values(p, positions, node_limit, out);
+    }
+    if (!done) return py::none();
+    py::dict d;
+    for (const auto& [a, v] : out) d[py::int_(a)] = v;
+    return d;
+  }
+
   py::dict stats() {
     Busy busy(lock_);  // never block while holding the GIL: a searching thread needs it to return
     const auto& s = solver_.stats();
@@ -221,6 +236,12 @@ megabytes at most, grown with the problem) persists across calls. Searches relea
       .def("move_values", &PyExactSolver::move_values, py::arg("edges"), py::arg("node_limit") = 0,
            "{action: exact margin for the mover if it plays it (boxes it completes included)}; None when the "
            "budget ran out.")
+      .def("safe_phase_values", &PyExactSolver::safe_phase_values, py::arg("edges"), py::arg("positions"),
+           py::arg("node_limit"),
+           "{action: margin for the mover} for each safe or capturing move when both players then draw only "
+           "safe moves and captures while any safe move is left and play exactly after that (each end of the "
+           "safe phase solved within node_limit nodes); {} without a safe move; None when the search needs "
+           "more than `positions` positions or an end position more than node_limit nodes.")
       .def("stats", &PyExactSolver::stats, "Counters since construction or reset_stats(): nodes, table hits, "
            "and how often each rule fired.")
       .def("reset_stats", &PyExactSolver::reset_stats)

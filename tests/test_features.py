@@ -1,0 +1,122 @@
+"""Computed chain-structure features: the safe-phase search (C++ against the Python reference, and
+against the exact solver where the safe phase ends at once), the long chain rule, their encoders."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from dnb_env import native
+from dnb_env.analysis import MoveClass, long_chain_count, move_classes, realistic_position
+from dnb_env.features import long_chain_rule_moves, safe_phase_value, safe_phase_values
+from dnb_env.observations import encode
+from dnb_env.solver import Solver, native_available
+
+needs_native = pytest.mark.skipif(not native_available(), reason="the C++ extension is not built")
+
+
+def positions(seed: int, count: int, lo: int, hi: int, board: str = "5x5"):
+    rng = random.Random(seed)
+    return [realistic_position(board, rng.randint(lo, hi), rng) for _ in range(count)]
+
+
+def test_values_only_on_safe_and_capturing_moves():
+    seen = 0
+    for s in positions(1, 12, 31, 38):
+        values = safe_phase_values(s)
+        classes = move_classes(s)
+        if not (classes == MoveClass.SAFE).any():
+            assert values is None
+            continue
+        if values is None:  # over budget
+            continue
+        seen += 1
+        allowed = (classes == MoveClass.SAFE) | (classes == MoveClass.SCORING)
+        assert np.array_equal(~np.isnan(values), allowed)
+        assert safe_phase_value(s) == np.nanmax(values)
+        assert np.all(np.abs(values[allowed]) <= s.geometry.num_boxes)
+    assert seen >= 4
+
+
+def test_equals_the_exact_solver_where_the_safe_phase_ends_after_the_move():
+    """When no safe move is left after a move, the feature is the exact value of that move."""
+    solver = Solver()
+    checked = 0
+    for s in positions(2, 80, 29, 33):
+        values = safe_phase_values(s)
+        if values is None:
+            continue
+        exact = solver.move_values(s)
+        for a in np.flatnonzero(~np.isnan(values)):
+            child = s.apply(int(a))
+            if (move_classes(child) == MoveClass.SAFE).any():
+                continue
+            assert values[a] == exact[int(a)], (s.edges, a)
+            checked += 1
+    assert checked >= 20
+
+
+def test_a_tiny_budget_gives_up():
+    for s in positions(3, 10, 33, 36):
+        if (move_classes(s) == MoveClass.SAFE).sum() >= 3:
+            assert safe_phase_values(s, nodes=1) is None
+            return
+    pytest.fail("no position with three safe moves")
+
+
+@needs_native
+def test_cpp_search_matches_the_python_reference():
+    states = positions(4, 25, 31, 38)
+    with native.use_backend("native"):
+        fast = [safe_phase_values(s) for s in states]
+    with native.use_backend("python"):
+        slow = [safe_phase_values(s) for s in states]
+    compared = 0
+    for s, a, b in zip(states, fast, slow):
+        assert (a is None) == (b is None), s.edges
+        if a is not None:
+            np.testing.assert_array_equal(a, b)
+            compared += 1
+    assert compared >= 10
+
+
+@needs_native
+def test_solver_checks_the_position_budget():
+    s = positions(5, 1, 34, 34)[0]
+    with pytest.raises(ValueError, match="positions"):
+        Solver().safe_phase_values(s, 0)
+
+
+def test_long_chain_rule_moves_are_safe_moves_with_the_wanted_parity():
+    dots = 36
+    for s in positions(6, 8, 28, 36):
+        good = long_chain_rule_moves(s)
+        safe = move_classes(s) == MoveClass.SAFE
+        assert not (good & ~safe).any()
+        for a in np.flatnonzero(safe):
+            even = (dots + long_chain_count(s.apply(int(a)))) % 2 == 0
+            assert good[a] == (even if s.current_player == 0 else not even)
+
+
+def test_safe_encoder_planes():
+    g = None
+    checked = 0
+    for s in positions(7, 10, 31, 36):
+        g = s.geometry
+        obs = encode("chainloop6_safe", s)
+        np.testing.assert_array_equal(obs[:6], encode("chainloop6", s))
+        values = safe_phase_values(s)
+        if values is None:
+            assert not obs[6:].any()
+            continue
+        checked += 1
+        flat6, flat7 = obs[6].reshape(-1)[g.action_flat], obs[7].reshape(-1)[g.action_flat]
+        known = ~np.isnan(values)
+        np.testing.assert_allclose(flat6[known], values[known] / g.num_boxes, rtol=1e-6)
+        assert np.array_equal(flat7 == 1, known & (values == np.nanmax(values)))
+        assert (obs[8] == 1).all()
+        glob = encode("chainloop6_safevalue", s)
+        assert np.allclose(glob[6], np.nanmax(values) / g.num_boxes) and (glob[7] == 1).all()
+    assert checked >= 3
