@@ -193,7 +193,9 @@ class raw_env(AECEnv):
         if unused:
             warnings.warn(f"dots_and_boxes_v0 reset: option(s) {', '.join(unused)} not used (supported: history)",
                           stacklevel=2)
-        history = options.get("history", ())
+        history = options.get("history")
+        if history is None:  # as in the Gymnasium env: None is the empty board
+            history = ()
         if not isinstance(history, (list, tuple, np.ndarray)):
             raise TypeError(f"reset option history must be a list of action numbers, got {history!r}")
         start = GameState.from_actions(self.rows, self.cols, history)  # IllegalActionError if illegal

@@ -126,6 +126,9 @@ def test_reset_history_starts_from_that_position_and_bad_options_change_nothing(
     with pytest.warns(UserWarning, match="learner_player"):
         env.reset(options={"learner_player": 1})
     assert raw.state_.history == ()
+    env.reset(options={"history": [0, 6]})
+    env.reset(options={"history": None})  # None is the empty board, as in the Gymnasium env
+    assert raw.state_.history == () and env.agent_selection == "player_0"
 
 
 # ---------------------------------------------------------------- misuse gets clear errors
