@@ -120,3 +120,62 @@ def test_safe_encoder_planes():
         glob = encode("chainloop6_safevalue", s)
         assert np.allclose(glob[6], np.nanmax(values) / g.num_boxes) and (glob[7] == 1).all()
     assert checked >= 3
+
+
+def test_future_targets_follow_the_board_symmetries():
+    from agents.training.replay import future_targets
+    from dnb_env.symmetry import symmetries, transform_policy, transform_state
+
+    states = [s for s in positions(8, 8, 31, 36) if safe_phase_values(s) is not None][:3]
+    assert states
+    values, mask = future_targets(states)
+    assert values.shape == mask.shape == (len(states), 60) and mask.any()
+    assert np.all(np.abs(values) <= 1) and not values[mask == 0].any()
+    for sym in symmetries(5, 5):
+        moved, moved_mask = future_targets([transform_state(sym, s) for s in states])
+        np.testing.assert_array_equal(moved, transform_policy(sym, values, 5, 5))
+        np.testing.assert_array_equal(moved_mask, transform_policy(sym, mask, 5, 5))
+
+
+@pytest.mark.parametrize("family", ["dotsformer", "resnet"])
+def test_the_future_head_learns_its_target(family):
+    """A model with ``future_head`` outputs ``safe_phase [B, A]``, the loss includes it where the mask is 1,
+    and a few steps on one batch bring that part down."""
+    import torch
+
+    from agents.models import build_model, make_model_config
+    from agents.training.config import LossConfig
+    from agents.training.losses import total_loss
+    from agents.training.replay import future_targets
+
+    torch.manual_seed(0)
+    extra = {"paper_heads": True} if family == "resnet" else {}
+    net = build_model(make_model_config(family, preset="cpu", board="5x5", encoder="chainloop6", future_head=True, **extra))
+    states = [s for s in positions(9, 12, 31, 36) if safe_phase_values(s) is not None][:6]
+    values, mask = future_targets(states)
+    planes = torch.from_numpy(encode_batch_for(states))
+    batch = {"pi": torch.full((len(states), 60), 1 / 60), "value": torch.zeros(len(states)),
+             "initiative": torch.zeros(len(states), dtype=torch.int64),
+             "move_class": torch.zeros(len(states), 60, dtype=torch.int64),
+             "safe_phase": torch.from_numpy(values), "safe_phase_mask": torch.from_numpy(mask)}
+    net.train()
+    out = net(planes)
+    assert out["safe_phase"].shape == (len(states), 60)
+    cfg = LossConfig(future_weight=1.0)
+    opt = torch.optim.Adam(net.parameters(), lr=3e-3)
+    first = None
+    for _ in range(30):
+        loss, parts = total_loss(net(planes), batch, cfg, "5x5")
+        first = parts["future_loss"] if first is None else first
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert parts["future_loss"] < 0.5 * first
+    off, parts_off = total_loss(net(planes), {k: v for k, v in batch.items() if not k.startswith("safe")}, cfg, "5x5")
+    assert "future_loss" not in parts_off
+
+
+def encode_batch_for(states):
+    from dnb_env.observations import encode_batch
+
+    return encode_batch("chainloop6", states)

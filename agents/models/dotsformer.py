@@ -77,7 +77,8 @@ Config
 ``board``, ``encoder`` (grid layout only), ``value`` (``"win"``/``"margin"``), ``dim`` D, ``heads``,
 ``order``, ``layers``, ``qkv``, ``topo_bias``, ``rel_pos_bias``, ``mlp_ratio``, ``aux_heads``,
 ``paper_heads`` (always the Table 3 heads; kept so that the configs of both families read alike, and
-``False`` is rejected).
+``False`` is rejected), ``future_head`` (the safe-phase auxiliary target of
+:class:`agents.models.heads.FutureHead`, off by default).
 
 Presets and sizes
 -----------------
@@ -107,7 +108,7 @@ from torch.nn import functional as F
 
 from agents.models import Family
 from agents.models.common import ResidualBlock, check_common, input_shape
-from agents.models.heads import AuxHeads, PolicyHead, ValueHead
+from agents.models.heads import AuxHeads, FutureHead, PolicyHead, ValueHead
 from dnb_env.core import geometry
 
 __all__ = ["DotsformerConfig", "Dotsformer", "FAMILY", "ORDERS", "QKV_KERNELS", "block_kinds", "topology_mask",
@@ -134,6 +135,7 @@ class DotsformerConfig:
     mlp_ratio: float = 2.0
     aux_heads: bool = True
     paper_heads: bool = True
+    future_head: bool = False
 
     def __post_init__(self):
         check_common(self, grid_only=True)
@@ -141,7 +143,7 @@ class DotsformerConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name} must be an integer >= 1, not {v!r}")
-        for name in ("topo_bias", "rel_pos_bias", "aux_heads", "paper_heads"):
+        for name in ("topo_bias", "rel_pos_bias", "aux_heads", "paper_heads", "future_head"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, not {getattr(self, name)!r}")
         if self.order not in ORDERS:
@@ -359,6 +361,7 @@ class Dotsformer(nn.Module):
         self.policy = PolicyHead(D, h, w, config.board)
         self.value = ValueHead(D, h, w)
         self.aux = AuxHeads(D) if config.aux_heads else None
+        self.future = FutureHead(D, config.board) if config.future_head else None
 
     @property
     def attention_modules(self) -> list[MSAttention]:
@@ -377,11 +380,13 @@ class Dotsformer(nn.Module):
 
     def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
         """``x [B, C, H, W]`` -> ``policy_logits [B, A]``, ``value [B]`` (+ ``initiative_logits [B, 3]``,
-        ``move_class_logits [B, 4, H, W]`` with aux heads)."""
+        ``move_class_logits [B, 4, H, W]`` with aux heads; ``safe_phase [B, A]`` with the future head)."""
         z = self.trunk(x)
         out = {"policy_logits": self.policy(z), "value": self.value(z).reshape(-1)}
         if self.aux is not None:
             out.update(self.aux(z))
+        if self.future is not None:
+            out.update(self.future(z))
         return out
 
     def forward_with_attention(self, x: torch.Tensor) -> tuple[dict[str, torch.Tensor], list[torch.Tensor]]:

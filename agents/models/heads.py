@@ -14,6 +14,10 @@ All heads read a feature map ``[B, D, H, W]`` on the (2R+1) x (2C+1) grid.
   a 1x1 convolution, BatchNorm, ReLU, global average and max pooling and a linear layer; move-class
   logits ``[B, 4, H, W]`` (forbidden / conceding / safe / scoring, Definition 3) from a 1x1 convolution,
   BatchNorm, ReLU and a 1x1 convolution to 4 classes per cell.
+* :class:`FutureHead` -- an auxiliary target of the chain structure still to come: for every move, the
+  safe-phase value of :func:`dnb_env.features.safe_phase_values` over the number of boxes (``safe_phase
+  [B, A]`` in [-1, 1]), from a 1x1 convolution, BatchNorm, ReLU, a 1x1 convolution to one plane read at
+  the edge cells, and tanh. Training only: the move choice does not read it.
 """
 
 from __future__ import annotations
@@ -76,3 +80,15 @@ class AuxHeads(nn.Module):
         y = self.init_conv(x)
         pooled = torch.cat([y.mean(dim=(2, 3)), y.amax(dim=(2, 3))], dim=1)
         return {"initiative_logits": self.init_out(pooled), "move_class_logits": self.cls(x)}
+
+
+class FutureHead(nn.Module):
+    def __init__(self, channels: int, board: str, hidden: int = 32):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(channels, hidden, 1, bias=False), nn.BatchNorm2d(hidden), nn.ReLU(),
+                                 nn.Conv2d(hidden, 1, 1))
+        self.register_buffer("cells", action_cells(board), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        """``[B, D, H, W]`` -> ``{"safe_phase": [B, A]}``, each move's predicted safe-phase value / boxes."""
+        return {"safe_phase": torch.tanh(self.net(x).flatten(1)[:, self.cells])}

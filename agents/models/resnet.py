@@ -5,7 +5,8 @@ input ``[B, C, H, W]`` (any encoder of :mod:`dnb_env.observations`) -> 3x3 conv 
 BN, ReLU, linear to the ``A`` edges; value 1x1 conv to 1 plane, BN, ReLU, linear ``value_hidden``,
 ReLU, linear 1, tanh. ``paper_heads=True`` uses Dotsformer Table 3's heads (:mod:`agents.models.heads`;
 needs a grid encoder), the same as the ``dotsformer`` family, so that a comparison differs only in the
-trunk. ``aux_heads=True`` adds the initiative and move-class heads.
+trunk. ``aux_heads=True`` adds the initiative and move-class heads, ``future_head=True`` the safe-phase
+auxiliary target (:class:`agents.models.heads.FutureHead`).
 
 Presets: ``paper`` (6 blocks x 112 channels, about 1.4M parameters on 5x5 with the default heads,
 Dotsformer's 1.42M baseline) and ``cpu`` (3 x 32).
@@ -20,7 +21,7 @@ from torch import nn
 
 from agents.models import Family
 from agents.models.common import ResidualBlock, check_common, input_shape
-from agents.models.heads import AuxHeads, PolicyHead, ValueHead
+from agents.models.heads import AuxHeads, FutureHead, PolicyHead, ValueHead
 from dnb_env.core import geometry
 
 
@@ -34,9 +35,10 @@ class ResNetConfig:
     value_hidden: int = 64
     paper_heads: bool = False
     aux_heads: bool = False
+    future_head: bool = False
 
     def __post_init__(self):
-        check_common(self, grid_only=self.paper_heads or self.aux_heads)
+        check_common(self, grid_only=self.paper_heads or self.aux_heads or self.future_head)
         if self.blocks < 0 or self.width < 1 or self.value_hidden < 1:
             raise ValueError("blocks must be >= 0, width and value_hidden >= 1")
 
@@ -60,6 +62,7 @@ class ResNet(nn.Module):
                                        nn.Flatten(), nn.Linear(h * w, config.value_hidden), nn.ReLU(),
                                        nn.Linear(config.value_hidden, 1), nn.Tanh())
         self.aux = AuxHeads(width) if config.aux_heads else None
+        self.future = FutureHead(width, config.board) if config.future_head else None
 
     def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
         """``x [B, C, H, W]`` -> ``policy_logits [B, A]``, ``value [B]`` (+ aux logits)."""
@@ -67,6 +70,8 @@ class ResNet(nn.Module):
         out = {"policy_logits": self.policy(z), "value": self.value(z).reshape(-1)}
         if self.aux is not None:
             out.update(self.aux(z))
+        if self.future is not None:
+            out.update(self.future(z))
         return out
 
 

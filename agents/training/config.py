@@ -86,12 +86,14 @@ class LossConfig:
     value_weight: float = 1.0
     initiative_weight: float = 1.0  # used when the model has aux heads
     move_class_weight: float = 1.0  # likewise
+    future_weight: float = 1.0  # the safe-phase target of a model with the future head
     l2: float = 1e-4  # Table A1's lambda_reg, applied as Adam weight decay
     focal_gamma: float = 2.0  # (1 - p)^gamma focusing of the initiative loss
     focal_alpha: str = "balanced"  # class weights: "balanced" (inverse class frequency in the batch) or "none"
 
     def __post_init__(self):
-        if min(self.value_weight, self.initiative_weight, self.move_class_weight, self.l2, self.focal_gamma) < 0:
+        if min(self.value_weight, self.initiative_weight, self.move_class_weight, self.future_weight, self.l2,
+               self.focal_gamma) < 0:
             raise ValueError("loss weights must be >= 0")
         if self.focal_alpha not in ("balanced", "none"):
             raise ValueError(f"focal_alpha must be 'balanced' or 'none', not {self.focal_alpha!r}")

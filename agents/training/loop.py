@@ -54,7 +54,8 @@ def train_steps(net, optimizer, replay: Replay, config, iteration: int, rng: np.
     n_teacher = round(config.teacher.fraction * config.batch_size) if teacher is not None else 0
     for _ in range(steps):
         arrays = replay.draw(rng, config.batch_size - n_teacher, iteration, config.replay.gamma_decay,
-                             config.model.encoder, config.curriculum.q_mix, config.replay.augment)
+                             config.model.encoder, config.curriculum.q_mix, config.replay.augment,
+                             getattr(config.model, "future_head", False))
         if n_teacher:
             arrays = _with_teacher(arrays, teacher, n_teacher, config, rng)
         batch = {k: torch.from_numpy(v).to(config.device) for k, v in arrays.items()}
@@ -79,7 +80,7 @@ def _with_teacher(arrays: dict, teacher: tuple[Replay, np.ndarray], n: int, conf
     if config.replay.augment:
         syms = symmetries(*geometry(config.board).size)
         sym = syms[int(rng.integers(len(syms)))]
-    extra = samples.batch(idx, config.model.encoder, 0.0, sym)
+    extra = samples.batch(idx, config.model.encoder, 0.0, sym, getattr(config.model, "future_head", False))
     out = {k: np.concatenate([arrays[k], extra[k]]) for k in arrays}
     out["value_mask"] = np.concatenate([np.ones(len(arrays["value"]), np.float32), known[idx].astype(np.float32)])
     return out

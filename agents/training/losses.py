@@ -35,7 +35,8 @@ def focal_loss(logits: torch.Tensor, target: torch.Tensor, gamma: float, balance
 
 def total_loss(out: dict[str, torch.Tensor], batch: dict[str, torch.Tensor], cfg, board: str) -> tuple[torch.Tensor, dict]:
     """``out``: the network's outputs; ``batch``: tensors ``pi``, ``value``, ``initiative``, ``move_class``;
-    ``value_mask`` (optional, 1 where the value target is known); ``cfg``: a
+    ``value_mask`` (optional, 1 where the value target is known); ``safe_phase`` and ``safe_phase_mask``
+    ``[B, A]`` for a model with the future head (:meth:`agents.training.replay.Replay.batch`); ``cfg``: a
     :class:`~agents.training.config.LossConfig`. Returns the loss and its parts as floats."""
     policy = -(batch["pi"] * F.log_softmax(out["policy_logits"], dim=1)).sum(dim=1).mean()
     if "value_mask" in batch:  # rows whose value target is unknown in the model's unit carry no value loss
@@ -52,4 +53,9 @@ def total_loss(out: dict[str, torch.Tensor], batch: dict[str, torch.Tensor], cfg
         cls = F.cross_entropy(logits, batch["move_class"])
         loss = loss + cfg.initiative_weight * init + cfg.move_class_weight * cls
         parts |= {"initiative_loss": init.item(), "move_class_loss": cls.item()}
+    if "safe_phase" in out and "safe_phase" in batch:  # the future head, where the feature is known
+        mask = batch["safe_phase_mask"].to(out["safe_phase"].dtype)
+        future = ((out["safe_phase"] - batch["safe_phase"]) ** 2 * mask).sum() / mask.sum().clamp(min=1.0)
+        loss = loss + cfg.future_weight * future
+        parts["future_loss"] = future.item()
     return loss, parts

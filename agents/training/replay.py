@@ -19,11 +19,28 @@ from dnb_env.io import atomic_write
 from dnb_env.observations import encode_batch
 from dnb_env.symmetry import symmetries, transform_planes, transform_policy
 
-__all__ = ["Replay", "ReplayError"]
+__all__ = ["Replay", "ReplayError", "future_targets"]
 
 
 class ReplayError(ValueError):
     pass
+
+
+def future_targets(states) -> tuple[np.ndarray, np.ndarray]:
+    """float32 ``(values [n, A], mask [n, A])``: each move's safe-phase value over the number of boxes
+    (:func:`dnb_env.features.safe_phase_values`) and 1 where it is known."""
+    from dnb_env.features import safe_phase_values
+
+    g = states[0].geometry
+    values = np.zeros((len(states), g.num_actions), np.float32)
+    mask = np.zeros_like(values)
+    for i, state in enumerate(states):
+        v = safe_phase_values(state)
+        if v is not None:
+            known = ~np.isnan(v)
+            values[i, known] = v[known] / g.num_boxes
+            mask[i, known] = 1.0
+    return values, mask
 
 
 class Replay:
@@ -47,31 +64,39 @@ class Replay:
         w = gamma ** (iteration - self.samples.iteration).astype(np.float64)
         return w / w.sum()
 
-    def batch(self, idx: np.ndarray, encoder: str, q_mix: float, sym=None) -> dict[str, np.ndarray]:
+    def batch(self, idx: np.ndarray, encoder: str, q_mix: float, sym=None, future: bool = False) -> dict[str, np.ndarray]:
         """Rows ``idx`` as arrays: ``planes [n, C, H, W]``, ``pi [n, A]``, ``value [n]`` (the value target
         ``(1 - q_mix) z + q_mix q``; internal nodes: their Q), ``initiative [n]``, ``move_class [n, A]``;
-        mapped by the symmetry ``sym`` if given."""
+        with ``future`` also ``safe_phase [n, A]`` (each move's :func:`dnb_env.features.safe_phase_values`
+        over the number of boxes, 0 where unknown) and ``safe_phase_mask [n, A]`` (1 where known), the
+        targets of a model's future head; mapped by the symmetry ``sym`` if given."""
         s = self.samples
-        planes = encode_batch(encoder, s.states(idx))
+        states = s.states(idx)
+        planes = encode_batch(encoder, states)
         pi, classes = s.pi[idx], s.move_class[idx]
+        extra = {}
+        if future:
+            extra["safe_phase"], extra["safe_phase_mask"] = future_targets(states)
         if sym is not None:
             rows, cols = geometry(s.board).size
             planes = transform_planes(sym, encoder, planes)
             pi = transform_policy(sym, pi, rows, cols)
             classes = transform_policy(sym, classes, rows, cols)
+            extra = {k: transform_policy(sym, v, rows, cols) for k, v in extra.items()}
         value = np.where(s.node[idx], s.q[idx], (1 - q_mix) * s.z[idx] + q_mix * s.q[idx]).astype(np.float32)
         return {"planes": np.ascontiguousarray(planes), "pi": np.ascontiguousarray(pi), "value": value,
-                "initiative": s.initiative[idx].astype(np.int64), "move_class": np.ascontiguousarray(classes, dtype=np.int64)}
+                "initiative": s.initiative[idx].astype(np.int64), "move_class": np.ascontiguousarray(classes, dtype=np.int64),
+                **{k: np.ascontiguousarray(v) for k, v in extra.items()}}
 
     def draw(self, rng: np.random.Generator, size: int, iteration: int, gamma: float, encoder: str, q_mix: float,
-             augment: bool) -> dict[str, np.ndarray]:
+             augment: bool, future: bool = False) -> dict[str, np.ndarray]:
         n = len(self)
         idx = rng.choice(n, size=min(size, n), p=self.weights(iteration, gamma))
         sym = None
         if augment:
             syms = symmetries(*geometry(self.samples.board).size)
             sym = syms[int(rng.integers(len(syms)))]
-        return self.batch(idx, encoder, q_mix, sym)
+        return self.batch(idx, encoder, q_mix, sym, future)
 
     # ------------------------------------------------------------------ files
     def save(self, path: str) -> None:

@@ -199,6 +199,10 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
         with open(cfg_path) as f:
             saved = json.load(f)
         mine = config.to_dict()
+        try:  # through the config type, so settings added since the run was made compare as their defaults
+            saved = FitConfig.from_dict(saved).to_dict()
+        except (TypeError, ValueError, KeyError):
+            pass
         differs = sorted(k for k in mine if k != "steps" and mine[k] != saved.get(k))
         if differs:
             raise ValueError(f"the run in {out} has another config (differs in {differs})")
@@ -249,7 +253,7 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
                     group["lr"] = config.lr_at(s)
                 idx = rng.integers(len(replay), size=min(config.batch_size, len(replay)))
                 sym = syms[int(rng.integers(len(syms)))] if config.augment else None
-                arrays = replay.batch(idx, config.model.encoder, 0.0, sym)
+                arrays = replay.batch(idx, config.model.encoder, 0.0, sym, getattr(config.model, "future_head", False))
                 arrays["value_mask"] = known[idx].astype(np.float32)
                 batch = {k: torch.from_numpy(v) for k, v in arrays.items()}
                 loss, parts = total_loss(net(batch["planes"]), batch, config.loss, config.model.board)
