@@ -161,3 +161,20 @@ def test_teacher_benchmark_runs():
     rows = load("teacher").main(["--board", "3x3", "--undrawn", "8-10", "--positions", "3", "--margin-max", "9"])
     assert [r["undrawn"] for r in rows] == [8, 9, 10] and [r["labels"] for r in rows] == ["margin", "margin", "win/loss"]
     assert all(r["n"] == 3 and r["per_core_second"] > 0 for r in rows)
+
+
+def test_fit_curves_plots_run_folders(tmp_path):
+    import json
+
+    run = tmp_path / "fit-a"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"positions": 100}))
+    rows = [{"step": 0, "agent": "greedy", "keep": 0.6, "keep_hard": 0.3},
+            {"step": 10, "agent": "network", "keep": 0.7, "keep_hard": 0.4},
+            {"step": 20, "agent": "network", "keep": 0.75, "keep_hard": 0.5}]
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "curves.png"
+    curves = load("fit_curves").main([str(run), "--out", str(out)])
+    assert curves[str(run)]["keep_hard"] == [0.4, 0.5] and out.stat().st_size > 1000
+    with pytest.raises(ValueError, match="not a fit run folder"):
+        load("fit_curves").main([str(tmp_path / "missing"), "--out", str(out)])

@@ -1,0 +1,73 @@
+"""Held-out accuracy of supervised fits against gradient steps, one line per run (``dnb fit`` folders).
+
+Reads each run's ``metrics.jsonl`` and plots, against the step, the share of winning held-out positions
+whose top move keeps the win on the greedy-hard positions (solid) and on all of them (dotted), with
+greedy's level as a grey line. The legend names each run by its folder and training positions.
+
+    python benchmarks/fit_curves.py runs/fit/df-10k runs/fit/df-10k-safe --out docs/teacher-fits.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+
+def read_run(folder: str) -> tuple[dict, list[dict]]:
+    """``(config, rows)`` of a fit run folder; ValueError naming the folder when it is not one."""
+    try:
+        with open(os.path.join(folder, "config.json")) as f:
+            config = json.load(f)
+        with open(os.path.join(folder, "metrics.jsonl")) as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"{folder} is not a fit run folder with config.json and metrics.jsonl ({e})") from None
+    return config, rows
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("runs", nargs="+", help="fit run folders")
+    p.add_argument("--out", default="fit-curves.png", help="image to write (default: fit-curves.png)")
+    args = p.parse_args(argv)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(11, 5))
+    curves = {}
+    greedy = None
+    for folder in args.runs:
+        config, rows = read_run(folder)
+        net = [r for r in rows if r.get("agent") == "network"]
+        base = [r for r in rows if r.get("agent") == "greedy"]
+        if base:
+            greedy = base[0]
+        if not net:
+            continue
+        steps = [r["step"] for r in net]
+        label = f"{os.path.basename(os.path.normpath(folder))} ({config.get('positions') or 'all'} positions)"
+        line, = ax.plot(steps, [r["keep_hard"] for r in net], marker="o", label=label)
+        ax.plot(steps, [r["keep"] for r in net], linestyle=":", color=line.get_color())
+        curves[folder] = {"steps": steps, "keep_hard": [r["keep_hard"] for r in net], "keep": [r["keep"] for r in net]}
+    if greedy is not None:
+        ax.axhline(greedy["keep_hard"], color="grey", linewidth=1)
+        ax.axhline(greedy["keep"], color="grey", linewidth=1, linestyle=":")
+        ax.text(ax.get_xlim()[0], greedy["keep_hard"] + 0.005, " greedy", color="grey", va="bottom")
+    ax.set_xlabel("gradient steps (batch 128)")
+    ax.set_ylabel("keeps the win (solid: greedy-hard, dotted: all winning)")
+    ax.set_title("Held-out 5x5 positions, 26-35 undrawn edges")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    tmp = args.out + ".tmp.png"
+    fig.savefig(tmp, dpi=110)
+    os.replace(tmp, args.out)
+    print(f"wrote {args.out} ({len(curves)} runs)")
+    return curves
+
+
+if __name__ == "__main__":
+    main()
