@@ -287,3 +287,16 @@ def test_self_play_mixes_teacher_samples_and_starts_where_the_teacher_ends(tmp_p
     other = make_train_config("resnet", "cpu", board="3x3", **{"teacher.data": folder, "teacher.fraction": 0.5})
     with pytest.raises(ValueError, match="is for 2x2"):
         loop.train(other, str(tmp_path / "run3"), progress=False, echo=lambda *_: None)
+
+
+def test_teacher_rules_benchmark_scores_the_rules(datasets):
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "teacher_rules.py"
+    spec = importlib.util.spec_from_file_location("bench_teacher_rules", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = mod.main(["--held", datasets[1], "--positions", "0"])
+    assert set(out) == {"greedy", "long chain rule", "safe-phase search"}
+    assert all(0.0 <= row["keep"] <= 1.0 for row in out.values())
