@@ -277,8 +277,9 @@ def setting_types() -> dict[str, type]:
 
 
 def settings_help() -> str:
-    """The ``--set`` keys for ``dnb train --help``: each with its type and its default under the cpu and
-    paper presets (model fields per family)."""
+    """The ``--set`` keys for ``dnb train --help``: each with its type, its default under the cpu and
+    paper presets (model fields per family) and its description (:mod:`agents.training.settings_doc`)."""
+    from agents.training.settings_doc import describe
 
     def flat(model: str, preset: str) -> dict:
         d = to_dict(make_train_config(model, preset))
@@ -291,10 +292,12 @@ def settings_help() -> str:
     cpu, paper = flat("resnet", "cpu"), flat("resnet", "paper")
     for key, kind in setting_types().items():
         lines.append(f"{key} ({getattr(kind, '__name__', kind)}): cpu {cpu[key]!r}, paper {paper[key]!r}")
+        lines.append(describe(key))
     for family in list_families():
         cpu, paper = flat(family, "cpu"), flat(family, "paper")
-        lines += [f"model.{k[6:]} [{family}]: cpu {cpu[k]!r}, paper {paper[k]!r}" for k in cpu if k.startswith("model.")]
-    return "\n".join(lines)
+        for k in (k for k in cpu if k.startswith("model.")):
+            lines += [f"model.{k[6:]} [{family}]: cpu {cpu[k]!r}, paper {paper[k]!r}", describe(k)]
+    return "\n".join(line for line in lines if line)
 
 
 def _resolve(key: str, model_fields: set[str]) -> str:
