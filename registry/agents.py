@@ -28,6 +28,7 @@ from typing import Callable, Literal
 from agents.models import family_agents
 from agents.search.settings import PLAY, option_parameters
 from dnb_env.core import parse_board
+from registry.extras import extra_hint
 
 
 class _Factories(dict):
@@ -39,9 +40,32 @@ class _Factories(dict):
         return _family_factory(name)
 
 
+def _family_agents() -> dict[str, str]:
+    """:func:`agents.models.family_agents`, or ``{}`` where PyTorch is not installed (the families' modules
+    import it): without the torch extra the registry has the agents that need no network."""
+    try:
+        return family_agents()
+    except ModuleNotFoundError as exc:
+        if exc.name != "torch":
+            raise
+        return {}
+
+
+def network_agents_note() -> str | None:
+    """Where PyTorch is missing, the line that says the model families' network agents are left out (and
+    which extra brings them); None where they are listed."""
+    try:
+        family_agents()
+    except ModuleNotFoundError as exc:
+        if exc.name != "torch":
+            raise
+        return f"the network agents of the model families are not listed: they need {extra_hint('torch')}"
+    return None
+
+
 def _family_factory(name):
     """The network agent factory of the model family that plays as ``name``; KeyError when none does."""
-    if isinstance(name, str) and name in family_agents():
+    if isinstance(name, str) and name in _family_agents():
         return _network_factory(name)
     raise KeyError(name)
 
@@ -58,8 +82,9 @@ def register_agent(name: str, factory: Callable, *, override: bool = False) -> N
 
 
 def list_agents() -> list[str]:
-    """The registered names and those the model families play under."""
-    return sorted(set(_FACTORIES) | set(family_agents()))
+    """The registered names and those the model families play under (the latter where PyTorch is installed:
+    :func:`network_agents_note`)."""
+    return sorted(set(_FACTORIES) | set(_family_agents()))
 
 
 def _options(factory: Callable) -> list[str]:
@@ -132,7 +157,9 @@ def _resolve(name: str, kwargs: dict) -> tuple[Callable, dict]:
     try:
         factory = _FACTORIES[name] if name in _FACTORIES else _family_factory(name)
     except (KeyError, TypeError):
-        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(list_agents())}") from None
+        note = network_agents_note()
+        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(list_agents())}"
+                         + (f" ({note})" if note else "")) from None
     allowed = _options(factory)
     unknown = sorted(set(kwargs) - set(allowed))
     if unknown:

@@ -7,6 +7,11 @@
     dnb train --board 5x5 --out runs/x --backend ray --set workers=8 [--ray-address auto]   self-play actors on Ray
     dnb agents                          the registered agent names
     dnb serve --port 8000               the web app (play, insight, replays, tournament folders; extra [web])
+    dnb --version
+
+Without extras (``pip install dnb``) ``demo``, ``agents`` and tournaments of the agents that need no network
+run; a command that needs an extra says which (``dnb train needs PyTorch: pip install 'dnb[torch]'``,
+:mod:`registry.extras`).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import random
 import sys
 
 from dnb_env.core import GameState
+from registry.extras import extra_hint, missing_extra
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -52,7 +58,8 @@ def _tournament(args: argparse.Namespace) -> int:
     )
     run_tournament(cfg, out=args.out, progress=not args.no_progress)
     if args.out:
-        print(f"results: {args.out}/results.jsonl, pairs.csv, elo.csv, tournament.png")
+        plot = ", tournament.png" if os.path.exists(os.path.join(args.out, "tournament.png")) else ""
+        print(f"results: {args.out}/results.jsonl, pairs.csv, elo.csv{plot}")
     return 0
 
 
@@ -165,10 +172,38 @@ def _report(args: argparse.Namespace) -> int:
     return main(args.runs)
 
 
-def _plot(args: argparse.Namespace) -> int:
-    from agents.models import attention_plot
+def _plot_attention(args: argparse.Namespace) -> int:
+    """``dnb plot attention``: what ``python -m agents.models.attention_plot`` does, under this command's
+    name (its usage and errors say ``dnb plot attention``)."""
+    import torch
 
-    return attention_plot.main(args.rest)
+    from agents.checkpoint import CheckpointError, load_network
+    from agents.models import build_model, make_model_config
+    from agents.models.attention_plot import plot_attention
+    from dnb_env.core import geometry
+
+    fail = args.parser.error
+    if args.checkpoint is not None:
+        try:
+            net, _ = load_network(args.checkpoint, family="dotsformer")
+        except CheckpointError as exc:
+            fail(str(exc))
+        if args.board is not None and geometry(args.board).size != geometry(net.config.board).size:
+            fail(f"--board {args.board} differs from the network's board {net.config.board}")
+    else:
+        with torch.random.fork_rng():
+            torch.manual_seed(args.seed)
+            net = build_model(make_model_config("dotsformer", preset="cpu", board=args.board or "3x3"))
+    g = geometry(net.config.board)
+    try:
+        moves = [g.parse_action(m) for m in args.moves.split(",") if m.strip()]
+        state = GameState.from_actions(g.rows, g.cols, moves)
+        query = None if args.query is None else g.parse_action(args.query)
+        cell = plot_attention(net, state, args.out, block=args.block, query=query)
+    except ValueError as exc:
+        fail(str(exc))
+    print(f"wrote {args.out} (block {args.block}, query cell {cell})")
+    return 0
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -179,7 +214,8 @@ def _serve(args: argparse.Namespace) -> int:
 
         from dnb_web import WebConfig, create_app
     except ImportError as exc:
-        raise ValueError(f"dnb serve needs the web extra: pip install 'dnb[web]' ({exc})") from None
+        raise (missing_extra(exc, "dnb serve")
+               or ValueError(f"dnb serve needs the web extra: pip install 'dnb[web]' ({exc})")) from None
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be in 0..65535, got {args.port}")
     for option, value in (("--max-games", args.max_games), ("--max-think", args.max_think),
@@ -219,9 +255,62 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _agents(args: argparse.Namespace) -> int:
     from registry import list_agents
+    from registry.agents import network_agents_note
 
     print("\n".join(list_agents()))
+    note = network_agents_note()
+    if note:
+        print(f"dnb agents: {note}", file=sys.stderr)
     return 0
+
+
+def _train_settings() -> str:
+    """The epilog of ``dnb train --help``: every ``--set`` key with its description and defaults (the model
+    families' keys need PyTorch, so this is built when the help is shown)."""
+    head = "--set keys (dotted, or the bare name where unique), with their defaults under --preset cpu and paper:"
+    try:
+        from agents.training.config import settings_help
+
+        return head + "\n  " + settings_help().replace("\n", "\n  ")
+    except ModuleNotFoundError as exc:
+        hint = extra_hint(exc.name or "")
+        if hint is None:
+            raise
+        return f"dnb train needs {hint} (the --set keys are listed here once it is installed)"
+
+
+def version() -> str:
+    """The installed distribution's version (``importlib.metadata``), else ``dnb_env.__version__`` (a source
+    tree that was never installed)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("dnb")
+    except metadata.PackageNotFoundError:
+        import dnb_env
+
+        return dnb_env.__version__
+
+
+class _Version(argparse.Action):
+    """``--version``: the version looked up only when asked for."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="print the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"{parser.prog} {version()}")
+        parser.exit()
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose ``epilog`` may be a function, called when the help is shown: ``dnb train``'s
+    list of settings imports the model families (PyTorch), which the other commands must not need."""
+
+    def format_help(self):
+        if callable(self.epilog):
+            self.epilog = self.epilog()
+        return super().format_help()
 
 
 class _Defaults(argparse.ArgumentDefaultsHelpFormatter):
@@ -234,8 +323,9 @@ class _Defaults(argparse.ArgumentDefaultsHelpFormatter):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="dnb", description="Dots-and-Boxes for game-AI research")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="dnb", description="Dots-and-Boxes for game-AI research")
+    parser.add_argument("--version", action=_Version)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     demo = sub.add_parser("demo", help="play and print a random game", formatter_class=_Defaults)
     demo.add_argument("--board", default="5x5", help="board as RxC boxes")
     demo.add_argument("--seed", type=int, default=0, help="seed of the random moves")
@@ -262,13 +352,8 @@ def main(argv: list[str] | None = None) -> int:
     tour.add_argument("--out", default=None, help="folder for results (resumes if it holds the same tournament)")
     tour.add_argument("--no-progress", action="store_true", help="no progress bar")
     tour.set_defaults(func=_tournament)
-    from agents.training.config import settings_help
-
-    tr = sub.add_parser(
-        "train", help="self-play training of a model family (resnet = AlphaZero, dotsformer)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="--set keys (dotted, or the bare name where unique), with their defaults under --preset cpu "
-               "and paper:\n  " + settings_help().replace("\n", "\n  "))
+    tr = sub.add_parser("train", help="self-play training of a model family (resnet = AlphaZero, dotsformer)",
+                        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_train_settings)
     tr.add_argument("algorithm", nargs="?", default=None, help="alphazero (= --model resnet) or dotsformer")
     tr.add_argument("--model", default=None, help="model family: resnet or dotsformer (default: resnet)")
     tr.add_argument("--board", default="3x3", help="board as RxC boxes (default 3x3)")
@@ -346,9 +431,20 @@ def main(argv: list[str] | None = None) -> int:
     rp.add_argument("runs", nargs="+", help="run folders of `dnb train`")
     rp.set_defaults(func=_report)
     pl = sub.add_parser("plot", help="pictures: `dnb plot attention --checkpoint PATH --moves 0,5 --out att.png`")
-    pl.add_argument("what", choices=["attention"], help="attention: Dotsformer's attention maps over a board")
-    pl.add_argument("rest", nargs=argparse.REMAINDER, help="options of the picture (see `dnb plot attention --help`)")
-    pl.set_defaults(func=_plot)
+    pictures = pl.add_subparsers(dest="what", required=True, parser_class=_Parser)
+    at = pictures.add_parser("attention", help="Dotsformer's attention maps over a board (Dotsformer Figure 10)",
+                             description="Attention heat maps of a Dotsformer network over a board: one panel per "
+                                         "head of a transformer block (a freshly initialised cpu-preset network "
+                                         "unless --checkpoint)", formatter_class=_Defaults)
+    at.add_argument("--board", default=None, help="RxC (default: the network's board, else 3x3)")
+    at.add_argument("--moves", default="", help="comma-separated moves from the empty board: action numbers or "
+                                                "'h r c' / 'v r c'")
+    at.add_argument("--out", required=True, help="PNG to write")
+    at.add_argument("--block", type=int, default=0, help="transformer block (0 = the first)")
+    at.add_argument("--query", default=None, help="query edge (default: the most probable move)")
+    at.add_argument("--seed", type=int, default=0, help="initialisation seed of the fresh network")
+    at.add_argument("--checkpoint", default=None, help="a dotsformer checkpoint (default: a fresh cpu-preset network)")
+    at.set_defaults(func=_plot_attention, parser=at)
     sv = sub.add_parser("serve", help="the web app: play any agent in the browser, insight, replays, tournaments",
                         formatter_class=_Defaults)
     sv.add_argument("--host", default="127.0.0.1", help="address to bind (anything but loopback prints a warning)")
@@ -369,6 +465,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
+    except ModuleNotFoundError as exc:  # an extra's library: say which extra; any other module is a real error
+        error = missing_extra(exc, f"dnb {args.command}")
+        if error is None:
+            raise
+        print(f"dnb: error: {error}", file=sys.stderr)
+        return 2
     except ValueError as exc:
         print(f"dnb: error: {exc}", file=sys.stderr)
         return 2

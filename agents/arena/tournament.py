@@ -38,7 +38,9 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
     """Play (or resume) the tournament; results under ``out`` when given. ``agents`` may replace the spec
     strings of ``config.agents`` with ``(label, factory)`` entries of the same labels, in the same order;
     the spec strings left are built by ``build(spec, board, seed) -> Agent`` (module-level, so that it
-    pickles), which the caller checks beforehand (:func:`registry.tournaments.run_tournament` does both)."""
+    pickles), which the caller checks beforehand (:func:`registry.tournaments.run_tournament` does both).
+    Where matplotlib (the plot extra) is missing, ``tournament.png`` is skipped with a note through ``echo``
+    after the CSV files are written."""
     entries = list(agents) if agents is not None else list(config.agents)
     labels = [label(e) for e in entries]
     if labels != list(config.agents):
@@ -88,7 +90,13 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
     report = summarise(labels, records, bootstrap=config.bootstrap, seed=config.seed)
     if out is not None:
         report.write_csv(out)
-        report.plot(os.path.join(out, "tournament.png"))
+        try:
+            report.plot(os.path.join(out, "tournament.png"))
+        except ModuleNotFoundError as exc:  # the plot extra is not installed: the CSV files are the results
+            if exc.name != "matplotlib":
+                raise
+            if echo:
+                echo("tournament.png skipped: the plot needs matplotlib: pip install 'dnb[plot]'")
     if echo:
         echo(f"{config.board}, {len(records)} games, {config.games} per pair, openings {config.openings} "
              f"{config.opening_mode if config.openings else ''}".rstrip())

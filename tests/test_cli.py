@@ -1,0 +1,145 @@
+"""The ``dnb`` command line as a user meets it: its version, each command's own usage line, the description of
+every ``--set`` key, and the extra a command names when its library is missing."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import registry.agents
+import registry.cli
+from registry.cli import main as cli
+from registry.extras import EXTRAS, MissingExtra, missing_extra
+
+
+def _help(argv: list[str], capsys) -> str:
+    with pytest.raises(SystemExit) as exit_:
+        cli([*argv, "--help"])
+    assert exit_.value.code == 0
+    return capsys.readouterr().out
+
+
+def _commands(capsys) -> list[list[str]]:
+    """Every command and subcommand, read from the help of the commands above it."""
+    def choices(argv):
+        found = re.search(r"^positional arguments:\n +\{([\w,]+)\}", _help(argv, capsys), re.M)
+        return found.group(1).split(",") if found else []
+
+    out = []
+    for command in choices([]):
+        out.append([command])
+        out += [[command, sub] for sub in choices([command])]
+    return out
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli(["--version"])
+    version = registry.cli.version()
+    assert exit_.value.code == 0 and capsys.readouterr().out == f"dnb {version}\n"
+    assert re.fullmatch(r"\d+\.\d+\.\d+(\.dev\d+)?", version)
+
+
+def test_every_command_has_its_own_usage(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    commands = _commands(capsys)
+    assert ["plot", "attention"] in commands and ["train"] in commands and len(commands) >= 10
+    for argv in commands:
+        usage = _help(argv, capsys).splitlines()[0]
+        assert usage.startswith(f"usage: dnb {' '.join(argv)}"), usage
+
+
+def test_plot_attention_errors_name_the_command(tmp_path, capsys):
+    pytest.importorskip("torch")
+    with pytest.raises(SystemExit) as exit_:
+        cli(["plot", "attention", "--board", "2x2", "--moves", "h 9 9", "--out", str(tmp_path / "a.png")])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "dnb plot attention: error:" in err and not (tmp_path / "a.png").exists()
+
+
+def test_every_set_key_has_a_description():
+    """A setting added to the training config or to a model family's config needs a line in
+    agents/training/settings_doc.py; a description of a key that no longer exists is stale."""
+    pytest.importorskip("torch")  # the model families' configs live beside their networks
+    import dataclasses
+
+    from agents.models import get_family, list_families
+    from agents.training.config import setting_types
+    from agents.training.settings_doc import DESCRIPTIONS
+
+    keys = set(setting_types())
+    for name in list_families():
+        config = get_family(name).config
+        if config.__module__.startswith("agents.models."):  # the package's families, not ones registered by tests
+            keys |= {f"model.{f.name}" for f in dataclasses.fields(config) if f.name != "board"}
+    assert sorted(keys - set(DESCRIPTIONS)) == [], "settings without a description"
+    assert sorted(set(DESCRIPTIONS) - keys) == [], "descriptions of settings that do not exist"
+    assert all(text.strip() and not text.endswith(".") for text in DESCRIPTIONS.values())
+
+
+def test_train_help_describes_each_key(capsys, monkeypatch):
+    pytest.importorskip("torch")
+    monkeypatch.setenv("COLUMNS", "200")
+    out = _help(["train"], capsys)
+    assert "search.simulations (int): cpu 100, paper 800\n      search simulations per move" in out
+    assert "model.dim [dotsformer]: cpu 32, paper 84\n      embedding width D" in out
+
+
+def test_extras_are_the_packages():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    import pathlib
+
+    pyproject = tomllib.loads((pathlib.Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    extras = pyproject["optional-dependencies"]
+    assert {extra for _, extra in EXTRAS.values()} <= set(extras)
+    assert set(extras) - {"all", "dev"} == set(re.search(r"\[(.*)\]", extras["all"][0]).group(1).split(","))
+
+
+def test_a_missing_extra_is_named(tmp_path, capsys, monkeypatch):
+    def needs(module):
+        def command(args):
+            raise ModuleNotFoundError(f"No module named {module!r}", name=module)
+        return command
+
+    monkeypatch.setattr(registry.cli, "_train", needs("torch"))
+    assert cli(["train", "--out", str(tmp_path / "run")]) == 2
+    assert capsys.readouterr().err == "dnb: error: dnb train needs PyTorch: pip install 'dnb[torch]'\n"
+    monkeypatch.setattr(registry.cli, "_train", needs("open_spiel.python"))
+    assert cli(["train", "--out", str(tmp_path / "run")]) == 2
+    assert "needs OpenSpiel: pip install 'dnb[spiel]'" in capsys.readouterr().err
+    monkeypatch.setattr(registry.cli, "_train", needs("agents.no_such_module"))  # not an extra: a real error
+    with pytest.raises(ModuleNotFoundError):
+        cli(["train", "--out", str(tmp_path / "run")])
+    error = missing_extra(ModuleNotFoundError(name="fastapi"), "dnb serve")
+    assert isinstance(error, MissingExtra) and isinstance(error, ValueError)
+    assert str(error) == "dnb serve needs FastAPI: pip install 'dnb[web]'"
+
+
+def test_without_torch_the_registry_has_the_other_agents(capsys, monkeypatch):
+    def no_torch():
+        raise ModuleNotFoundError("No module named 'torch'", name="torch")
+
+    monkeypatch.setattr(registry.agents, "family_agents", no_torch)
+    assert cli(["agents"]) == 0
+    captured = capsys.readouterr()
+    assert {"random", "greedy", "alphabeta"} <= set(captured.out.split()) and "alphazero" not in captured.out
+    assert "need PyTorch: pip install 'dnb[torch]'" in captured.err
+    with pytest.raises(ValueError, match=r"unknown agent 'alphazero'.*pip install 'dnb\[torch\]'"):
+        registry.agents.make_agent("alphazero", board="3x3")
+
+
+def test_a_tournament_without_matplotlib_writes_its_csv_files(tmp_path, capsys, monkeypatch):
+    import agents.arena.output
+
+    def no_matplotlib(report, path):
+        raise ModuleNotFoundError("No module named 'matplotlib'", name="matplotlib")
+
+    monkeypatch.setattr(agents.arena.output, "plot", no_matplotlib)
+    out = tmp_path / "t"
+    assert cli(["tournament", "--board", "2x2", "--agents", "random,greedy", "--games", "2", "--workers", "1",
+                "--bootstrap", "0", "--no-progress", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "tournament.png skipped: the plot needs matplotlib: pip install 'dnb[plot]'" in printed
+    assert printed.rstrip().endswith(f"results: {out}/results.jsonl, pairs.csv, elo.csv")
+    assert (out / "pairs.csv").is_file() and (out / "elo.csv").is_file() and not (out / "tournament.png").exists()
