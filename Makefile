@@ -5,12 +5,16 @@ PYTHON ?= python3
 
 .PHONY: setup demo test bench clean
 
-# setup.py and dnb_env/csrc: the optional C++ extension dnb_env._native, rebuilt when they change
+# setup.py and dnb_env/csrc: the optional C++ extension dnb_env._native, rebuilt when they change.
+# PyTorch's CPU build is installed first, from PyTorch's CPU wheel index as its install guide gives it, so that no
+# extra pulls a CUDA build. Where that index is out of reach (a machine that sees PyPI only), torch==2.13.0 comes
+# from the configured indexes instead: on such machines a local mirror or wheel folder holds the CPU build (on
+# Linux, PyPI's own torch wheel is the CUDA one).
 $(VENV)/.installed: pyproject.toml Makefile setup.py $(wildcard dnb_env/csrc/*.cpp dnb_env/csrc/*.hpp)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	# the CPU build of torch first, so that no extra pulls a CUDA build
-	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q --retries 2 --timeout 60 torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu \
+		|| $(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e ".[all,dev]"
 	touch $@
 

@@ -9,6 +9,6 @@ from dnb_env.core import GameState, IllegalActionError, MutableState, geometry, 
 from dnb_env.registration import register_all
 
 __all__ = ["GameState", "IllegalActionError", "MutableState", "geometry", "parse_board", "REGISTERED"]
-__version__ = "0.1.0"
+__version__ = "0.5.0.dev0"
 
 REGISTERED = register_all()

@@ -942,10 +942,10 @@ def test_static_files_are_package_data():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     root = pathlib.Path(__file__).parents[1]
     tool = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
-    assert "dnb_web" in tool["packages"]
-    patterns = tool["package-data"]["dnb_web"]
-    files = [p.relative_to(root / "dnb_web").as_posix() for p in (root / "dnb_web" / "static").iterdir()]
-    assert {"static/index.html", "static/app.js", "static/app.css"} <= set(files)
+    assert any(fnmatch.fnmatch("dnb_web.static", pat) for pat in tool["packages"]["find"]["include"])
+    patterns = tool["package-data"]["dnb_web.static"]  # the wheel itself: tests/test_packaging.py
+    files = [p.name for p in (root / "dnb_web" / "static").iterdir()]
+    assert {"index.html", "app.js", "app.css"} <= set(files)
     assert all(any(fnmatch.fnmatch(f, pat) for pat in patterns) for f in files), files
     extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert any(r.startswith("fastapi") for r in extras["web"]) and "web" in extras["all"][0]
