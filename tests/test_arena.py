@@ -185,6 +185,22 @@ def test_a_second_run_builds_its_own_agents(tmp_path):
     assert first == {"a": 0, "b": 11}  # the same label, a new factory: run b plays its own agent
 
 
+def test_long_specs_fit_the_plot(tmp_path):
+    """A spec with a checkpoint path is shortened on the plot's axes (matplotlib warned that the margins could
+    not hold it); the CSV files keep it whole."""
+    pytest.importorskip("matplotlib")
+    from agents.arena.output import plot
+
+    spec = "me:checkpoint=" + "/a/long/folder" * 8 + "/checkpoint.pt,simulations=4"
+    cfg = TournamentConfig(board="2x2", agents=(spec, "random"), games=2, bootstrap=0)
+    report = run_tournament(cfg, out=str(tmp_path), agents=[(spec, _first_legal), "random"], progress=False,
+                            echo=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plot(report, str(tmp_path / "again.png"))
+    assert (tmp_path / "again.png").read_bytes()[:4] == b"\x89PNG" and spec in (tmp_path / "elo.csv").read_text()
+
+
 def _resumed(cfg, folder, extra: list[str], at: int):
     """Play ``cfg`` in ``folder``, insert ``extra`` lines at line ``at`` of results.jsonl and resume, which must
     warn once; returns the lines of the first run, the report of the resumed one and the warning."""

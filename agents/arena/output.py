@@ -62,6 +62,15 @@ def write_csv(report, out: str) -> None:
     atomic_write(os.path.join(out, "elo.csv"), "\n".join(rows) + "\n")
 
 
+def _tick(label: str, width: int = 32) -> str:
+    """``label`` for an axis: a long spec (``checkpoint=`` paths) keeps its start and end around ``...``, so
+    that the figure's margins can hold it (the CSV files and the table keep every label whole)."""
+    if len(label) <= width:
+        return label
+    head = (width - 3) // 2
+    return label[:head] + "..." + label[-(width - 3 - head):]
+
+
 def plot(report, path: str) -> None:
     """Ratings with their intervals and the score matrix, side by side, as a PNG at ``path``."""
     import matplotlib
@@ -70,11 +79,12 @@ def plot(report, path: str) -> None:
     import matplotlib.pyplot as plt
 
     n = len(report.labels)
+    ticks = [_tick(label) for label in report.labels]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(6 + 1.2 * n, 4 + 0.3 * n))
     order = np.argsort(-report.elo)
     err = np.abs(report.elo_ci[order] - report.elo[order, None]).T
     ax1.errorbar(range(n), report.elo[order], yerr=err, fmt="o", capsize=4)
-    ax1.set_xticks(range(n), [report.labels[k] for k in order], rotation=30, ha="right")
+    ax1.set_xticks(range(n), [ticks[k] for k in order], rotation=30, ha="right")
     ax1.set_ylabel("Elo (bootstrap 95% interval)")
     ax1.set_title("Ratings")
     ax1.grid(alpha=0.3)
@@ -87,8 +97,8 @@ def plot(report, path: str) -> None:
         for b, j in enumerate(order):
             if not np.isnan(rates[i, j]):
                 ax2.text(b, a, f"{rates[i, j]:.2f}", ha="center", va="center", fontsize=8)
-    ax2.set_xticks(range(n), [report.labels[k] for k in order], rotation=30, ha="right")
-    ax2.set_yticks(range(n), [report.labels[k] for k in order])
+    ax2.set_xticks(range(n), [ticks[k] for k in order], rotation=30, ha="right")
+    ax2.set_yticks(range(n), [ticks[k] for k in order])
     ax2.set_title("Score of row vs column")
     fig.colorbar(im, ax=ax2, fraction=0.046)
     fig.tight_layout()
