@@ -173,37 +173,11 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _plot_attention(args: argparse.Namespace) -> int:
-    """``dnb plot attention``: what ``python -m agents.models.attention_plot`` does, under this command's
-    name (its usage and errors say ``dnb plot attention``)."""
-    import torch
+    """``dnb plot attention``: :func:`agents.models.attention_plot.main` on the rest of the command line
+    (its options, usage and errors under this command's name; torch is imported only here)."""
+    from agents.models.attention_plot import main
 
-    from agents.checkpoint import CheckpointError, load_network
-    from agents.models import build_model, make_model_config
-    from agents.models.attention_plot import plot_attention
-    from dnb_env.core import geometry
-
-    fail = args.parser.error
-    if args.checkpoint is not None:
-        try:
-            net, _ = load_network(args.checkpoint, family="dotsformer")
-        except CheckpointError as exc:
-            fail(str(exc))
-        if args.board is not None and geometry(args.board).size != geometry(net.config.board).size:
-            fail(f"--board {args.board} differs from the network's board {net.config.board}")
-    else:
-        with torch.random.fork_rng():
-            torch.manual_seed(args.seed)
-            net = build_model(make_model_config("dotsformer", preset="cpu", board=args.board or "3x3"))
-    g = geometry(net.config.board)
-    try:
-        moves = [g.parse_action(m) for m in args.moves.split(",") if m.strip()]
-        state = GameState.from_actions(g.rows, g.cols, moves)
-        query = None if args.query is None else g.parse_action(args.query)
-        cell = plot_attention(net, state, args.out, block=args.block, query=query)
-    except ValueError as exc:
-        fail(str(exc))
-    print(f"wrote {args.out} (block {args.block}, query cell {cell})")
-    return 0
+    return main(args.rest, prog="dnb plot attention")
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -432,18 +406,9 @@ def main(argv: list[str] | None = None) -> int:
     rp.set_defaults(func=_report)
     pl = sub.add_parser("plot", help="pictures: `dnb plot attention --checkpoint PATH --moves 0,5 --out att.png`")
     pictures = pl.add_subparsers(dest="what", required=True, parser_class=_Parser)
-    at = pictures.add_parser("attention", help="Dotsformer's attention maps over a board (Dotsformer Figure 10)",
-                             description="Attention heat maps of a Dotsformer network over a board: one panel per "
-                                         "head of a transformer block (a freshly initialised cpu-preset network "
-                                         "unless --checkpoint)", formatter_class=_Defaults)
-    at.add_argument("--board", default=None, help="RxC (default: the network's board, else 3x3)")
-    at.add_argument("--moves", default="", help="comma-separated moves from the empty board: action numbers or "
-                                                "'h r c' / 'v r c'")
-    at.add_argument("--out", required=True, help="PNG to write")
-    at.add_argument("--block", type=int, default=0, help="transformer block (0 = the first)")
-    at.add_argument("--query", default=None, help="query edge (default: the most probable move)")
-    at.add_argument("--seed", type=int, default=0, help="initialisation seed of the fresh network")
-    at.add_argument("--checkpoint", default=None, help="a dotsformer checkpoint (default: a fresh cpu-preset network)")
+    at = pictures.add_parser("attention", add_help=False,
+                             help="Dotsformer's attention maps over a board (Dotsformer Figure 10); "
+                                  "`dnb plot attention --help` for its options")
     at.set_defaults(func=_plot_attention, parser=at)
     sv = sub.add_parser("serve", help="the web app: play any agent in the browser, insight, replays, tournaments",
                         formatter_class=_Defaults)
@@ -462,7 +427,10 @@ def main(argv: list[str] | None = None) -> int:
     sv.set_defaults(func=_serve)
     ag = sub.add_parser("agents", help="list the registered agents", formatter_class=_Defaults)
     ag.set_defaults(func=_agents)
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)  # `dnb plot attention` hands its options to the plot's parser
+    if rest and getattr(args, "func", None) is not _plot_attention:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.rest = rest
     try:
         return args.func(args)
     except ModuleNotFoundError as exc:  # an extra's library: say which extra; any other module is a real error

@@ -147,10 +147,8 @@ def _rectangle(x: int, y: int):
     return Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor="tab:blue", lw=2.5, zorder=6)
 
 
-def main(argv: list[str] | None = None, *, net=None) -> int:
-    """Command line entry. ``net``: a loaded network to plot (its board wins over ``--board``); ``None``
-    builds a freshly initialised ``cpu``-preset network (seeded by ``--seed``)."""
-    p = argparse.ArgumentParser(prog="python -m agents.models.attention_plot", description=__doc__.split("\n")[0])
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of the attention plot (``dnb plot attention`` and this module's :func:`main`)."""
     p.add_argument("--board", default=None, help="RxC (default: the network's board, else 3x3)")
     p.add_argument("--moves", default="", help="comma-separated moves from the empty board: action numbers or "
                                                "'h r c' / 'v r c'")
@@ -159,7 +157,12 @@ def main(argv: list[str] | None = None, *, net=None) -> int:
     p.add_argument("--query", default=None, help="query edge (default: the most probable move)")
     p.add_argument("--seed", type=int, default=0, help="initialisation seed of the fresh network")
     p.add_argument("--checkpoint", default=None, help="a dotsformer checkpoint (default: a fresh cpu-preset network)")
-    args = p.parse_args(argv)
+
+
+def run(args: argparse.Namespace, p: argparse.ArgumentParser, net=None) -> int:
+    """Plot what ``args`` (from :func:`add_arguments`) asks; errors go through ``p.error``. ``net``: a loaded
+    network to plot (its board wins over ``--board``); ``None`` loads ``--checkpoint`` or builds a freshly
+    initialised ``cpu``-preset network (seeded by ``--seed``)."""
     if args.checkpoint is not None and net is None:
         from agents.checkpoint import CheckpointError, load_network
 
@@ -186,6 +189,16 @@ def main(argv: list[str] | None = None, *, net=None) -> int:
         p.error(str(e))
     print(f"wrote {args.out} (block {args.block}, query cell {cell})")
     return 0
+
+
+def main(argv: list[str] | None = None, *, net=None, prog: str = "python -m agents.models.attention_plot") -> int:
+    """Command line entry (``python -m agents.models.attention_plot``; ``dnb plot attention`` passes its own
+    ``prog``, which usage and error lines name)."""
+    p = argparse.ArgumentParser(prog=prog, description="Attention heat maps of a Dotsformer network over a board: one "
+                                "panel per head of a transformer block (a freshly initialised cpu-preset network "
+                                "unless --checkpoint)", formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    add_arguments(p)
+    return run(p.parse_args(argv), p, net)
 
 
 if __name__ == "__main__":
