@@ -39,7 +39,8 @@ def main(argv=None) -> dict:
     fig, ax = plt.subplots(figsize=(11, 5))
     curves = {}
     greedy = None
-    for folder in args.runs:
+    colours = plt.cm.tab20.colors if len(args.runs) > 10 else plt.cm.tab10.colors
+    for i, folder in enumerate(args.runs):
         config, rows = read_run(folder)
         net = [r for r in rows if r.get("agent") == "network"]
         base = [r for r in rows if r.get("agent") == "greedy"]
@@ -49,7 +50,7 @@ def main(argv=None) -> dict:
             continue
         steps = [r["step"] for r in net]
         label = f"{os.path.basename(os.path.normpath(folder))} ({config.get('positions') or 'all'} positions)"
-        line, = ax.plot(steps, [r["keep_hard"] for r in net], marker="o", label=label)
+        line, = ax.plot(steps, [r["keep_hard"] for r in net], marker="o", label=label, color=colours[i % len(colours)])
         ax.plot(steps, [r["keep"] for r in net], linestyle=":", color=line.get_color())
         curves[folder] = {"steps": steps, "keep_hard": [r["keep_hard"] for r in net], "keep": [r["keep"] for r in net]}
     if greedy is not None:
