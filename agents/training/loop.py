@@ -27,7 +27,7 @@ from agents.training.curriculum import Curriculum, measure
 from agents.training.evaluation import accuracy, default_opponents, labelled_positions, score_against
 from agents.training.losses import total_loss
 from agents.training.plots import plot_training
-from agents.training.replay import Replay
+from agents.training.replay import Replay, has_future_head
 from agents.training.selfplay import SelfPlayPool
 from agents.training.selfplay_ray import RaySelfPlay
 from agents.training.store import RunError, RunStore
@@ -55,7 +55,7 @@ def train_steps(net, optimizer, replay: Replay, config, iteration: int, rng: np.
     for _ in range(steps):
         arrays = replay.draw(rng, config.batch_size - n_teacher, iteration, config.replay.gamma_decay,
                              config.model.encoder, config.curriculum.q_mix, config.replay.augment,
-                             getattr(config.model, "future_head", False))
+                             has_future_head(config.model))
         if n_teacher:
             arrays = _with_teacher(arrays, teacher, n_teacher, config, rng)
         batch = {k: torch.from_numpy(v).to(config.device) for k, v in arrays.items()}
@@ -80,7 +80,7 @@ def _with_teacher(arrays: dict, teacher: tuple[Replay, np.ndarray], n: int, conf
     if config.replay.augment:
         syms = symmetries(*geometry(config.board).size)
         sym = syms[int(rng.integers(len(syms)))]
-    extra = samples.batch(idx, config.model.encoder, 0.0, sym, getattr(config.model, "future_head", False))
+    extra = samples.batch(idx, config.model.encoder, 0.0, sym, has_future_head(config.model))
     out = {k: np.concatenate([arrays[k], extra[k]]) for k in arrays}
     out["value_mask"] = np.concatenate([np.ones(len(arrays["value"]), np.float32), known[idx].astype(np.float32)])
     return out

@@ -19,11 +19,16 @@ from dnb_env.io import atomic_write
 from dnb_env.observations import encode_batch
 from dnb_env.symmetry import symmetries, transform_planes, transform_policy
 
-__all__ = ["Replay", "ReplayError", "future_targets"]
+__all__ = ["Replay", "ReplayError", "future_targets", "has_future_head"]
 
 
 class ReplayError(ValueError):
     pass
+
+
+def has_future_head(model_config) -> bool:
+    """Whether a model config (any family) asks for the future head's targets in its batches."""
+    return bool(getattr(model_config, "future_head", False))
 
 
 def future_targets(states) -> tuple[np.ndarray, np.ndarray]:

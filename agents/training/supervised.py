@@ -34,7 +34,7 @@ from agents.checkpoint import atomic_torch_save, load_checkpoint, save_checkpoin
 from agents.models import build_model, config_from_dict, config_to_dict
 from agents.training.config import LossConfig
 from agents.training.losses import total_loss
-from agents.training.replay import Replay
+from agents.training.replay import Replay, has_future_head
 from agents.training.teacher import MARGIN, NO_VALUE, TeacherData, to_samples
 from dnb_env.core import geometry
 from dnb_env.io import atomic_write
@@ -253,7 +253,7 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
                     group["lr"] = config.lr_at(s)
                 idx = rng.integers(len(replay), size=min(config.batch_size, len(replay)))
                 sym = syms[int(rng.integers(len(syms)))] if config.augment else None
-                arrays = replay.batch(idx, config.model.encoder, 0.0, sym, getattr(config.model, "future_head", False))
+                arrays = replay.batch(idx, config.model.encoder, 0.0, sym, has_future_head(config.model))
                 arrays["value_mask"] = known[idx].astype(np.float32)
                 batch = {k: torch.from_numpy(v) for k, v in arrays.items()}
                 loss, parts = total_loss(net(batch["planes"]), batch, config.loss, config.model.board)
