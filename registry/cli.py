@@ -148,7 +148,8 @@ def _fit(args: argparse.Namespace) -> int:
                        positions=args.positions, steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                        lr_schedule=args.lr_schedule, temperature=args.temperature, eval_every=args.eval_every,
                        eval_positions=args.eval_positions, seed=args.seed, threads=args.threads)
-    rows = fit(config, args.out, resume=args.resume, progress=not args.no_progress)
+    rows = fit(config, args.out, resume=args.resume, progress=not args.no_progress, device=args.device,
+               workers=args.workers)
     last = rows[-1] if rows else {}
     if "keep" in last:
         print(f"step {last['step']}: keeps the win in {last['keep']:.3f} of winning held-out positions "
@@ -391,6 +392,8 @@ def main(argv: list[str] | None = None) -> int:
     ft.add_argument("--eval-positions", type=int, default=2000, help="held-out positions scored")
     ft.add_argument("--seed", type=int, default=0, help="seed of the network and of the batches")
     ft.add_argument("--threads", type=int, default=1, help="torch threads")
+    ft.add_argument("--device", default="auto", help="auto (a CUDA GPU if torch sees one, else the CPU), cpu, cuda or cuda:N")
+    ft.add_argument("--workers", type=int, default=1, help="processes that encode the data once before the first step")
     ft.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="model.* and loss.* settings as for dnb train, e.g. --set model.dim=64 --set loss.value_weight=2")
     ft.add_argument("--out", required=True, help="run folder (config.json, checkpoint.pt, metrics.jsonl)")

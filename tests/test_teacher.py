@@ -214,6 +214,47 @@ def test_fit_learns_and_resumes_to_the_same_network(datasets, tmp_path):
         fit(_fit_config(train, held, lr=0.5), str(tmp_path / "once"), resume=True, progress=False)
 
 
+def test_encoding_once_gives_the_batches_of_encoding_per_batch(datasets, tmp_path):
+    """``encode_all`` over processes equals the per-batch encoder row for row, a replay batch gathered from
+    it equals the encoded one under a symmetry, and a fit encoded by two workers ends at the same network."""
+    import torch
+
+    from agents.checkpoint import load_network
+    from agents.training.replay import Replay
+    from agents.training.supervised import encode_all, fit
+    from dnb_env.observations import encode_batch
+
+    train, held = datasets
+    samples, _ = to_samples(TeacherData.load(train), "margin", 0.0)
+    for encoder in ("chainloop6", "chainloop6_safe"):
+        planes = encode_all(samples, encoder, workers=2, chunk=7)
+        assert np.array_equal(planes, encode_batch(encoder, samples.states()))
+        replay, idx = Replay(samples), np.array([3, 0, 5, 5])
+        sym = symmetries(2, 3)[1]
+        a, b = replay.batch(idx, encoder, 0.0, sym), replay.batch(idx, encoder, 0.0, sym, planes=planes)
+        assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    with pytest.raises(ValueError, match="rows"):
+        Replay(samples).batch(idx, "chainloop6", 0.0, planes=planes[:3])
+    fit(_fit_config(train, held), str(tmp_path / "one"), progress=False, echo=lambda *a: None)
+    fit(_fit_config(train, held), str(tmp_path / "two"), progress=False, echo=lambda *a: None, workers=2)
+    a, _ = load_network(str(tmp_path / "one" / "checkpoint.pt"))
+    b, _ = load_network(str(tmp_path / "two" / "checkpoint.pt"))
+    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+def test_fit_device_is_checked(datasets, tmp_path):
+    import torch
+
+    from agents.training.supervised import fit, resolve_device
+
+    train, held = datasets
+    assert resolve_device("cpu") == "cpu" and resolve_device("auto") in ("cpu", "cuda")
+    for bad in ("gpu", "cuda:x" if torch.cuda.is_available() else "cuda"):
+        with pytest.raises(ValueError, match="device"):
+            fit(_fit_config(train, held), str(tmp_path / "d"), progress=False, device=bad)
+    assert not (tmp_path / "d").exists()
+
+
 def test_fit_memorises_its_positions(datasets, tmp_path):
     """Scored on its own training positions, a network fitted long enough keeps the win more often than
     it did at the start: the targets reach the policy."""

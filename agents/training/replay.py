@@ -69,15 +69,24 @@ class Replay:
         w = gamma ** (iteration - self.samples.iteration).astype(np.float64)
         return w / w.sum()
 
-    def batch(self, idx: np.ndarray, encoder: str, q_mix: float, sym=None, future: bool = False) -> dict[str, np.ndarray]:
+    def batch(self, idx: np.ndarray, encoder: str, q_mix: float, sym=None, future: bool = False,
+              planes: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """Rows ``idx`` as arrays: ``planes [n, C, H, W]``, ``pi [n, A]``, ``value [n]`` (the value target
         ``(1 - q_mix) z + q_mix q``; internal nodes: their Q), ``initiative [n]``, ``move_class [n, A]``;
         with ``future`` also ``safe_phase [n, A]`` (each move's :func:`dnb_env.features.safe_phase_values`
         over the number of boxes, 0 where unknown) and ``safe_phase_mask [n, A]`` (1 where known), the
-        targets of a model's future head; mapped by the symmetry ``sym`` if given."""
+        targets of a model's future head; mapped by the symmetry ``sym`` if given. ``planes``: every row of
+        this replay already encoded by ``encoder`` (``[len(self), C, H, W]``, e.g. :func:`encode_all`), so
+        that a batch only gathers them."""
         s = self.samples
-        states = s.states(idx)
-        planes = encode_batch(encoder, states)
+        if planes is not None:
+            if len(planes) != len(self):
+                raise ValueError(f"planes hold {len(planes)} rows, the replay {len(self)}")
+            states = s.states(idx) if future else None
+            planes = planes[idx]
+        else:
+            states = s.states(idx)
+            planes = encode_batch(encoder, states)
         pi, classes = s.pi[idx], s.move_class[idx]
         extra = {}
         if future:

@@ -38,9 +38,10 @@ from agents.training.replay import Replay, has_future_head
 from agents.training.teacher import MARGIN, NO_VALUE, TeacherData, to_samples
 from dnb_env.core import geometry
 from dnb_env.io import atomic_write
+from dnb_env.observations import encode_batch
 from dnb_env.symmetry import symmetries
 
-__all__ = ["FitConfig", "fit", "held_out_report", "HeldOut"]
+__all__ = ["FitConfig", "fit", "held_out_report", "HeldOut", "encode_all", "resolve_device"]
 
 
 @dataclass(frozen=True)
@@ -124,10 +125,10 @@ class HeldOut:
         return cls(data, best_result > 0, keeps, optimal, hard, greedy_keep, s.step.astype(np.int32))
 
 
-def _policy_and_value(net, data: TeacherData, batch: int = 512) -> tuple[np.ndarray, np.ndarray]:
+def _policy_and_value(net, data: TeacherData, batch: int = 512, device: str = "cpu") -> tuple[np.ndarray, np.ndarray]:
     from agents.models.evaluator import NetworkEvaluator
 
-    evaluator = NetworkEvaluator(net, "cpu")
+    evaluator = NetworkEvaluator(net, device)
     states = data.samples.states()
     priors, values = [], []
     for i in range(0, len(states), batch):
@@ -171,6 +172,60 @@ def held_out_report(held: HeldOut, priors: np.ndarray | None = None, values: np.
 
 
 # ---------------------------------------------------------------------------------------------- training
+def resolve_device(device: str) -> str:
+    """``"auto"`` (CUDA when torch sees a GPU, else the CPU), ``"cpu"``, ``"cuda"`` or ``"cuda:N"``; a GPU
+    asked for but not there is an error."""
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cpu":
+        return device
+    if device == "cuda" or device.startswith("cuda:"):
+        if not torch.cuda.is_available():
+            raise ValueError(f"device {device!r} asked for, but torch sees no CUDA GPU (use --device cpu)")
+        return device
+    raise ValueError(f"device must be auto, cpu, cuda or cuda:N, not {device!r}")
+
+
+def _encode_chunk(task) -> np.ndarray:
+    encoder, states = task
+    return encode_batch(encoder, states)
+
+
+def encode_all(samples, encoder: str, workers: int = 1, chunk: int = 2000, progress: bool = False) -> np.ndarray:
+    """Every row of ``samples`` encoded by ``encoder`` (``[N, C, H, W]`` float32), over ``workers``
+    processes in chunks of ``chunk`` positions: a fit encodes its data once instead of every batch (the
+    computed-feature encoders spend about half a millisecond a position in the exact safe-phase search)."""
+    from agents.processes import spawn_pool
+
+    if workers < 1 or chunk < 1:
+        raise ValueError("workers and chunk must be >= 1")
+    n = len(samples)
+    tasks = ((encoder, samples.states(np.arange(i, min(i + chunk, n)))) for i in range(0, n, chunk))
+    bar = None
+    if progress:
+        try:
+            from tqdm import tqdm
+
+            bar = tqdm(total=n, unit="pos", desc=f"encode {encoder}")
+        except ImportError:
+            pass
+    parts = []
+    pool = spawn_pool(workers, 1) if workers > 1 else None
+    try:
+        results = pool.imap(_encode_chunk, tasks) if pool is not None else map(_encode_chunk, tasks)
+        for part in results:
+            parts.append(part)
+            if bar is not None:
+                bar.update(len(part))
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+        if bar is not None:
+            bar.close()
+    return np.concatenate(parts)
+
+
 def _load_data(config: FitConfig) -> TeacherData:
     parts = [TeacherData.load(folder) for folder in config.data]
     board = config.model.board
@@ -187,8 +242,13 @@ def _load_data(config: FitConfig) -> TeacherData:
     return data
 
 
-def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True, echo=print) -> list[dict]:
-    """Train ``config`` in the folder ``out`` (or continue it with ``resume``); returns the metrics rows."""
+def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True, echo=print, device: str = "cpu",
+        workers: int = 1) -> list[dict]:
+    """Train ``config`` in the folder ``out`` (or continue it with ``resume``); returns the metrics rows.
+    ``device`` (:func:`resolve_device`) and ``workers`` (processes that encode the data once at the start,
+    :func:`encode_all`) change the speed, not the run: they are not part of its config, and a run may
+    resume on another device."""
+    device = resolve_device(device)
     if os.path.exists(out) and not os.path.isdir(out):
         raise ValueError(f"{out} exists and is not a folder")
     cfg_path, ckpt_path, metrics_path = (os.path.join(out, n) for n in ("config.json", "checkpoint.pt", "metrics.jsonl"))
@@ -211,12 +271,12 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
 
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
-    net = build_model(config.model)
+    net = build_model(config.model).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.loss.l2)
     step = 0
     if resume and os.path.exists(ckpt_path):
         payload = load_checkpoint(ckpt_path, board=config.model.board)
-        net.load_state_dict(payload["state_dict"])
+        net.load_state_dict(payload["state_dict"])  # copied onto the device the net is on
         optimizer.load_state_dict(payload["extra"]["optimizer"])
         step = int(payload["extra"]["step"])
         if os.path.exists(metrics_path):
@@ -227,6 +287,7 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
     data = _load_data(config)
     samples, known = to_samples(data, config.model.value, config.temperature)
     replay = Replay(samples)
+    planes = encode_all(samples, config.model.encoder, workers, progress=progress)
     held = HeldOut.of(TeacherData.load(config.held).take(slice(0, config.eval_positions) if config.eval_positions else slice(None))) if config.held else None
     if held is not None and not rows:
         rows.append({"step": 0, "agent": "greedy", **held_out_report(held)})
@@ -253,9 +314,9 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
                     group["lr"] = config.lr_at(s)
                 idx = rng.integers(len(replay), size=min(config.batch_size, len(replay)))
                 sym = syms[int(rng.integers(len(syms)))] if config.augment else None
-                arrays = replay.batch(idx, config.model.encoder, 0.0, sym, has_future_head(config.model))
+                arrays = replay.batch(idx, config.model.encoder, 0.0, sym, has_future_head(config.model), planes)
                 arrays["value_mask"] = known[idx].astype(np.float32)
-                batch = {k: torch.from_numpy(v) for k, v in arrays.items()}
+                batch = {k: torch.from_numpy(v).to(device, non_blocking=True) for k, v in arrays.items()}
                 loss, parts = total_loss(net(batch["planes"]), batch, config.loss, config.model.board)
                 optimizer.zero_grad()
                 loss.backward()
@@ -269,7 +330,7 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
                    **{k: v / (end - step) for k, v in totals.items()}}
             step = end
             if held is not None:
-                priors, values = _policy_and_value(net, held.data)
+                priors, values = _policy_and_value(net, held.data, device=device)
                 row |= held_out_report(held, priors, values)
             save_checkpoint(ckpt_path, net, extra={"step": step, "optimizer": optimizer.state_dict(),
                                                    "positions": len(replay)})
