@@ -1,8 +1,10 @@
 """Held-out accuracy of supervised fits against gradient steps, one line per run (``dnb fit`` folders).
 
-Reads each run's ``metrics.jsonl`` and plots, against the step, the share of winning held-out positions
-whose top move keeps the win on the greedy-hard positions (solid) and on all of them (dotted), with
-greedy's level as a grey line. The legend names each run by its folder and training positions.
+Reads each run's ``metrics.jsonl`` and plots, against the training positions seen (steps x batch size, on
+a log scale, so that runs with other batch sizes share the axis), the share of winning held-out
+positions whose top move keeps the win on the greedy-hard positions (solid) and on all of them (dotted),
+with greedy's level as a grey line. The legend names each run by its folder, its training positions and
+its network's size.
 
     python benchmarks/fit_curves.py runs/fit/df-10k runs/fit/df-10k-safe --out docs/teacher-fits.png
 """
@@ -49,15 +51,22 @@ def main(argv=None) -> dict:
         if not net:
             continue
         steps = [r["step"] for r in net]
-        label = f"{os.path.basename(os.path.normpath(folder))} ({config.get('positions') or 'all'} positions)"
-        line, = ax.plot(steps, [r["keep_hard"] for r in net], marker="o", label=label, color=colours[i % len(colours)])
-        ax.plot(steps, [r["keep"] for r in net], linestyle=":", color=line.get_color())
-        curves[folder] = {"steps": steps, "keep_hard": [r["keep_hard"] for r in net], "keep": [r["keep"] for r in net]}
+        seen = [s * int(config.get("batch_size", 128)) for s in steps]
+        model = config.get("model", {})
+        size = f"D {model['dim']}x{model.get('layers')}" if "dim" in model else (
+            f"{model['blocks']}x{model.get('width')}" if "blocks" in model else "")
+        label = (f"{os.path.basename(os.path.normpath(folder))} ({config.get('positions') or 'all'} positions"
+                 f"{', ' + size if size else ''})")
+        line, = ax.plot(seen, [r["keep_hard"] for r in net], marker="o", label=label, color=colours[i % len(colours)])
+        ax.plot(seen, [r["keep"] for r in net], linestyle=":", color=line.get_color())
+        curves[folder] = {"steps": steps, "seen": seen, "keep_hard": [r["keep_hard"] for r in net],
+                          "keep": [r["keep"] for r in net]}
     if greedy is not None:
         ax.axhline(greedy["keep_hard"], color="grey", linewidth=1)
         ax.axhline(greedy["keep"], color="grey", linewidth=1, linestyle=":")
         ax.text(ax.get_xlim()[0], greedy["keep_hard"] + 0.005, " greedy", color="grey", va="bottom")
-    ax.set_xlabel("gradient steps (batch 128)")
+    ax.set_xscale("log")
+    ax.set_xlabel("training positions seen (gradient steps x batch size)")
     ax.set_ylabel("keeps the win (solid: greedy-hard, dotted: all winning)")
     ax.set_title("Held-out 5x5 positions, 26-35 undrawn edges")
     ax.grid(alpha=0.3)
