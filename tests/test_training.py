@@ -450,3 +450,34 @@ def test_positions_in_the_solver_zone_are_labelled_with_every_optimal_move():
         del old["search"][key]
     assert from_dict(old).mcts().solve_root == 0 and from_dict(old).mcts().solve_leaf == 0
     assert from_dict(to_dict(cfg)) == cfg
+
+
+def test_a_run_starts_from_the_weights_of_init(tmp_path, monkeypatch):
+    """``init`` loads a checkpoint of the same model before the first iteration (and only then: a resume
+    keeps the run's own weights); a checkpoint of another model is refused before anything is written."""
+    import agents.training.loop as loop
+    from agents.checkpoint import save_checkpoint
+    from agents.models import build_model
+
+    cfg = tiny(iterations=1)
+    torch.manual_seed(7)
+    donor = build_model(cfg.model)
+    save_checkpoint(str(tmp_path / "donor.pt"), donor)
+    seen = []
+    real_train_steps = loop.train_steps
+    monkeypatch.setattr(loop, "train_steps", lambda net, *a, **k: (seen.append({k: v.clone() for k, v in net.state_dict().items()}),
+                                                                     real_train_steps(net, *a, **k))[1])
+    train(tiny(iterations=1, init=str(tmp_path / "donor.pt")), str(tmp_path / "a"), **QUIET)
+    after_one = load_checkpoint(str(tmp_path / "a" / "checkpoint.pt"))["state_dict"]
+    assert all(torch.equal(seen[0][k], v) for k, v in donor.state_dict().items())
+    train(tiny(iterations=1), str(tmp_path / "b"), **QUIET)  # without init: other (random) weights
+    assert not all(torch.equal(seen[1][k], v) for k, v in donor.state_dict().items())
+    # a resume keeps the run's weights, whatever init says
+    train(tiny(iterations=2, init=str(tmp_path / "donor.pt")), str(tmp_path / "a"), resume=True, **QUIET)
+    assert all(torch.equal(seen[2][k], after_one[k]) for k in after_one)
+    assert not all(torch.equal(seen[2][k], v) for k, v in donor.state_dict().items())
+    other = build_model(tiny(**{"model.width": 12}).model)
+    save_checkpoint(str(tmp_path / "other.pt"), other)
+    with pytest.raises(ValueError, match="width"):
+        train(tiny(iterations=1, init=str(tmp_path / "other.pt")), str(tmp_path / "c"), **QUIET)
+    assert not (tmp_path / "c").exists()

@@ -212,6 +212,7 @@ class TrainConfig:
     lr: float = 1e-3
     lr_halving: int = 0  # halve the learning rate every N iterations (Table A1's I_decay = 80); 0: never
     seed: int = 0
+    init: str = ""  # checkpoint whose weights start a new run (e.g. a `dnb fit` on teacher data); "" = random
     device: str = "cpu"
     workers: int = 1  # self-play processes; each plays its share of the games with its own copy of the net
     threads: int = 1  # torch threads of the training process and of every self-play process
@@ -385,7 +386,7 @@ def from_dict(data: dict) -> TrainConfig:
 # settings a resumed run may change: extend or anneal it, move it to another machine, evaluate differently,
 # schedule its data (games per iteration, gradient passes, batch size) and the rollback rule's epsilon; every
 # metrics row records the lr, games, epochs, batch_size and epsilon it ran with, so the run stays reproducible
-RESUMABLE = ("iterations", "lr", "lr_halving", "workers", "threads", "backend", "inference", "device", "eval_every",
+RESUMABLE = ("iterations", "init", "lr", "lr_halving", "workers", "threads", "backend", "inference", "device", "eval_every",
              "eval_games", "eval_positions", "games_per_iteration", "epochs", "batch_size", "curriculum.epsilon")
 
 

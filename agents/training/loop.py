@@ -33,7 +33,7 @@ from agents.training.selfplay_ray import RaySelfPlay
 from agents.training.store import RunError, RunStore
 from dnb_env.core import geometry
 
-__all__ = ["train", "train_steps", "load_teacher", "make_pool"]
+__all__ = ["train", "train_steps", "load_teacher", "make_pool", "initial_weights"]
 
 
 def make_pool(config, ray_address: str | None = None, fault=None):
@@ -118,6 +118,21 @@ def _check_resume(saved, config) -> list[str]:
     return [f"{k} {theirs.get(k)} -> {mine[k]}" for k in mine if k in config_mod.RESUMABLE and mine[k] != theirs.get(k)]
 
 
+def initial_weights(config) -> dict:
+    """The state dict of ``config.init`` (a checkpoint of any run or fit), checked to be of the run's model:
+    the same family and config, else a ValueError naming what differs."""
+    from agents.checkpoint import load_checkpoint
+    from agents.models import config_to_dict
+
+    payload = load_checkpoint(config.init)
+    mine, theirs = config_to_dict(config.model), payload["model"]
+    differs = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+    if differs:
+        raise ValueError(f"init checkpoint {config.init} is another model than the run's (differs in "
+                         + ", ".join(f"{k}: {theirs.get(k)!r} there, {mine.get(k)!r} here" for k in differs) + ")")
+    return payload["state_dict"]
+
+
 def train(config, out: str, resume: bool = False, progress: bool = True, echo=print, eval_simulations: int = 200,
           opponents: dict | None = None, fault=None, ray_address: str | None = None) -> list[dict]:
     """Train ``config`` in the run folder ``out`` (or continue it with ``resume``); returns the metrics rows.
@@ -133,6 +148,8 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
     torch.set_num_threads(config.threads)  # deliberate: torch's default (every core) thrashes beside other work
     torch.manual_seed(config.seed)
     net = build_model(config.model).to(config.device)
+    if config.init and not (resume and store.has_run()):
+        net.load_state_dict(initial_weights(config))
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.loss.l2)
     replay, metrics = Replay.empty(config.board), []
     teacher = load_teacher(config)

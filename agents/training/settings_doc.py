@@ -81,6 +81,7 @@ DESCRIPTIONS: dict[str, str] = {
     "lr": "Adam learning rate",
     "lr_halving": "halve the learning rate every N iterations (0: never)",
     "seed": "seed of the network, the self-play games and the batches",
+    "init": "checkpoint whose weights start a new run (a dnb fit on teacher data, a run's export); its model config must equal the run's; empty: random weights",
     "device": "device of the learner: cpu or cuda",
     "workers": "self-play processes (or Ray actors with --backend ray), each with its own copy of the network",
     "threads": "torch threads of the training process and of every self-play process",
