@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test docs bench clean
 
 # setup.py and dnb_env/csrc: the optional C++ extension dnb_env._native, rebuilt when they change.
 # PyTorch's CPU build is installed first, from PyTorch's CPU wheel index as its install guide gives it, so that no
@@ -20,13 +20,20 @@ $(VENV)/.installed: pyproject.toml Makefile setup.py $(wildcard dnb_env/csrc/*.c
 
 setup: $(VENV)/.installed
 
+# the demo: every shipped agent in a small round robin (3x3 by default; `make demo BOARD=5x5` for the big board)
+BOARD ?= 3x3
 demo: setup
-	$(VENV)/bin/dnb tournament --board 5x5 --agents random,greedy,alphabeta:depth=2,prsboxes,alphazero,dotsformer \
-		--games 10 --openings 10:guided --workers 2 --seed 0 --out results/demo-5x5
-	@echo "Play these agents in the browser and browse results/demo-5x5: $(VENV)/bin/dnb serve  (then open http://127.0.0.1:8000/)"
+	$(VENV)/bin/dnb tournament --board $(BOARD) \
+		--agents random,greedy,alphabeta:depth=2,prsboxes,alphazero:simulations=50,dotsformer:simulations=50 \
+		--games 10 --openings 4:guided --workers 2 --seed 0 --out results/demo-$(BOARD)
+	@echo "Play these agents in the browser and browse results/demo-$(BOARD): $(VENV)/bin/dnb serve  (then open http://127.0.0.1:8000/)"
 
 test: setup
 	$(PY) -m pytest -q
+
+# the documentation site (mkdocs.yml, pages under docs/) into site/; --strict: a warning is an error
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 bench: setup
 	$(PY) benchmarks/engine.py
@@ -42,4 +49,4 @@ bench: setup
 	$(PY) benchmarks/ray_scaling.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis dnb_env/_native*.so dnb_env/_native*.pyd
+	rm -rf $(VENV) build site *.egg-info .pytest_cache .hypothesis dnb_env/_native*.so dnb_env/_native*.pyd
