@@ -18,8 +18,8 @@ from registry import make_agent
 
 
 def test_families_are_registered_and_unknown_names_are_refused():
-    assert list_families() == ["dotsformer", "resnet"]
-    with pytest.raises(ValueError, match="unknown model family 'transformer'; known families: dotsformer, resnet"):
+    assert list_families() == ["alphavit", "dotsformer", "resnet"]
+    with pytest.raises(ValueError, match="unknown model family 'transformer'; known families: alphavit, dotsformer, resnet"):
         make_model_config("transformer")
     with pytest.raises(ValueError, match="resnet models have no option.* dim"):
         make_model_config("resnet", dim=8)

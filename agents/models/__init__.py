@@ -10,7 +10,8 @@ Each family lives in one module of this package with a module attribute ``FAMILY
 adding a family is that file plus one line in ``_MODULES`` (or, at run time, :func:`register_family`). A
 family that names the ``agent`` it plays under (``resnet``: ``alphazero``, ``dotsformer``: ``dotsformer``)
 is then an agent of the registry (PUCT search or raw policy over its networks, shipped weights
-``agents/checkpoints/{agent}-{board}.pt`` or ``checkpoint=PATH``), a model of ``dnb train`` / ``dnb fit``
+``agents/checkpoints/{agent}-{board}.pt`` (``{agent}.pt`` for a family whose networks play ``any_board``) or
+``checkpoint=PATH``), a model of ``dnb train`` / ``dnb fit``
 (``--model NAME``, or the agent name as the algorithm), a tournament entrant and an opponent of the web app,
 with no other edit. Every family config is a frozen dataclass
 with at least ``board``, ``encoder`` and ``value`` (the unit of the value head: ``"win"`` for results
@@ -34,6 +35,7 @@ __all__ = ["Family", "OUTPUTS", "list_families", "get_family", "make_model_confi
 _MODULES = {
     "resnet": "agents.models.resnet",
     "dotsformer": "agents.models.dotsformer",
+    "alphavit": "agents.models.alphavit",
 }
 
 OUTPUTS = ("policy_logits", "value", "initiative_logits", "move_class_logits")
@@ -43,13 +45,16 @@ OUTPUTS = ("policy_logits", "value", "initiative_logits", "move_class_logits")
 class Family:
     """``config``: the frozen config dataclass; ``build(config) -> nn.Module``; ``presets``: name -> field
     overrides of the config's defaults (the defaults are the paper's); ``agent``: the name its networks play
-    under in the agent registry (None: not an agent)."""
+    under in the agent registry (None: not an agent); ``any_board``: one network plays every board (the
+    forward pass reads the board from the planes' H x W; ``config.board`` is the board it was built for), so
+    its checkpoints load for any board (with a warning for a board outside the ones it trained on)."""
 
     name: str
     config: type
     build: Callable[[Any], Any]
     presets: dict
     agent: str | None = None
+    any_board: bool = False
 
 
 def list_families() -> list[str]:

@@ -101,15 +101,30 @@ DESCRIPTIONS: dict[str, str] = {
     "model.blocks": "residual blocks of the tower",
     "model.width": "channels of the tower",
     "model.value_hidden": "hidden units of the AlphaZero value head",
-    "model.dim": "embedding width D (a multiple of heads and of the qkv kernel count)",
+    "model.dim": "embedding width D (a multiple of heads; dotsformer: also of the qkv kernel count)",
     "model.heads": "attention heads per transformer block",
     "model.order": "block order: TR (T R R repeated), RT (R R T), TT (transformers only) or baseline "
                    "(residual blocks only)",
-    "model.layers": "blocks of the trunk (a multiple of the order's unit)",
+    "model.layers": "blocks of the trunk (dotsformer: a multiple of the order's unit; alphavit: encoder layers, "
+                    "None: 4 for vit, 1 for vid and vda)",
     "model.qkv": "Q, K, V projections: multiscale4 (kernels 1, 3, 5, 7), multiscale2 (1, 3) or linear",
     "model.topo_bias": "the topological attention bias (the four edges of a box are strongly related)",
     "model.rel_pos_bias": "Swin Transformer's relative position bias",
     "model.mlp_ratio": "hidden width of the transformer MLP, as a multiple of dim",
+    "model.variant": "alphavit: vit (encoder, a policy logit per edge token), vid (+ a decoder over the encoder's "
+                     "outputs) or vda (+ a decoder over learnable action embeddings)",
+    "model.patch": "alphavit: kernel of the patch-embedding convolution (odd; stride 1, one token per grid cell)",
+    "model.pos_embedding": "alphavit: learned (a table resized to each board's grid) or sincos (fixed 2D "
+                           "sine-cosine of the grid coordinates)",
+    "model.pos_size": "alphavit: side of the learned position table (11: the 5x5 grid)",
+    "model.pos_interp": "alphavit: how the learned position table is resized to the board: bilinear or bicubic",
+    "model.decoder_dim": "alphavit vid/vda: embedding width of the decoder",
+    "model.decoder_heads": "alphavit vid/vda: attention heads per decoder layer",
+    "model.decoder_layers": "alphavit vid/vda: transformer decoder layers",
+    "model.decoder_input": "alphavit vid: decoder inputs resized from the encoder's outputs to the action count "
+                           "(resize) or taken at the edge cells (edges)",
+    "model.action_embeddings": "alphavit vda: learnable action embeddings, resized to the action count",
+    "model.dropout": "alphavit: dropout in the transformer layers",
 }
 
 
