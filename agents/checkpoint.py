@@ -1,33 +1,47 @@
 """One-file checkpoints: format name, version, model family and config, state dict, extra.
 
     {"format": "dnb-policy-value", "version": 2, "model": {"family": "resnet", **config fields},
-     "board": "5x5", "encoder": "alphazero4", "state_dict": {...}, "extra": {...}}
+     "board": "5x5", "encoder": "alphazero4", "state_dict": {...}, "extra": {...},
+     "boards": ["3x3", "5x5"]}
 
 Written atomically (temporary file, fsync, rename), read with ``torch.load(..., weights_only=True)``.
 Version 1 files (the first AlphaZero checkpoints: ``arch`` holds the ResNet fields and
 ``extra["value_target"]`` the value unit) are read as version 2 by :func:`upgrade`. A wrong board,
 encoder or family, an unknown format or version, or a corrupt file raises :class:`CheckpointError`
 naming the file and the problem.
+
+``boards`` (optional, added within version 2) lists the boards the network was trained on, for networks
+that record them (``net.trained_boards()``: a family whose networks play ``any_board``); files without it
+were trained on their ``board`` (:func:`trained_boards`). A checkpoint of such a family loads for any
+board; for a board outside its trained set it says so once, as a :class:`BoardOutsideTrainingWarning`.
+Every other family's checkpoint is for its ``board`` alone.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import warnings
 
 import torch
 
-from agents.models import build_model, config_from_dict, config_to_dict
+from agents.models import build_model, config_from_dict, config_to_dict, get_family
+from dnb_env.core import geometry
 from dnb_env.io import atomic_write
 
 FORMAT = "dnb-policy-value"
 VERSION = 2
 
-__all__ = ["CheckpointError", "save_checkpoint", "load_checkpoint", "load_network", "upgrade", "atomic_torch_save"]
+__all__ = ["CheckpointError", "BoardOutsideTrainingWarning", "save_checkpoint", "load_checkpoint", "load_network",
+           "upgrade", "atomic_torch_save", "trained_boards"]
 
 
 class CheckpointError(ValueError):
     pass
+
+
+class BoardOutsideTrainingWarning(UserWarning):
+    """A network that plays every board was loaded for a board it was not trained on."""
 
 
 def atomic_torch_save(obj, path: str) -> None:
@@ -42,7 +56,23 @@ def save_checkpoint(path: str, net, extra: dict | None = None) -> None:
     model = config_to_dict(net.config)
     payload = {"format": FORMAT, "version": VERSION, "model": model, "board": model["board"],
                "encoder": model["encoder"], "state_dict": net.state_dict(), "extra": extra or {}}
+    if callable(getattr(net, "trained_boards", None)):
+        payload["boards"] = list(net.trained_boards())
     atomic_torch_save(payload, path)
+
+
+def trained_boards(payload: dict) -> list[str]:
+    """The boards the network of a loaded ``payload`` was trained on: its ``boards`` record, or (files
+    without one) its ``board``."""
+    boards = payload.get("boards")
+    return list(boards) if boards is not None else [payload["board"]]
+
+
+def _any_board(payload: dict) -> bool:
+    try:
+        return get_family(payload["model"].get("family")).any_board
+    except ValueError:  # an unknown family: load_network names it
+        return False
 
 
 def upgrade(payload: dict) -> dict:
@@ -93,12 +123,22 @@ def load_checkpoint(path: str, board: str | None = None, encoder: str | None = N
     if payload.get("version") not in (1, VERSION):
         raise CheckpointError(f"{path} has format version {payload.get('version')}, this code reads versions 1 and {VERSION}")
     payload = upgrade(payload)
-    if board is not None and payload["board"] != board:
+    any_board = _any_board(payload)
+    if board is not None and not any_board and payload["board"] != board:
         raise CheckpointError(f"{path} is for board {payload['board']}, not {board}")
     if encoder is not None and payload["encoder"] != encoder:
         raise CheckpointError(f"{path} was trained on encoder {payload['encoder']}, not {encoder}")
     if family is not None and payload["model"].get("family") != family:
         raise CheckpointError(f"{path} holds a {payload['model'].get('family')} model, not a {family} model")
+    boards = payload.get("boards")
+    if boards is not None and (not isinstance(boards, list) or not all(isinstance(b, str) for b in boards)):
+        raise CheckpointError(f"{path} is corrupt: its trained boards are {boards!r}, not a list of board names")
+    if board is not None and any_board:
+        name = "{}x{}".format(*geometry(board).size)
+        trained = trained_boards(payload)
+        if name not in trained:
+            warnings.warn(f"{path} was trained on {', '.join(trained) or 'no board'}, not {name}: playing {name} "
+                          f"outside its training set", BoardOutsideTrainingWarning, stacklevel=2)
     return payload
 
 

@@ -3,6 +3,11 @@
     make_agent("alphazero", board="3x3", simulations=200)             # shipped ResNet weights
     make_agent("dotsformer", board="5x5", simulations=200)            # shipped Dotsformer weights
     make_agent("alphazero", board="3x3", checkpoint="runs/az-3x3/checkpoint.pt")
+    make_agent("alphavit", board="4x5", checkpoint="runs/avit/checkpoint.pt")  # one network, any board
+
+A family whose networks play any board (``alphavit``) loads one checkpoint for every board; a board outside
+the ones it was trained on (the checkpoint's ``boards``) plays too, after one
+:class:`agents.checkpoint.BoardOutsideTrainingWarning`. Every other family's checkpoint is for its own board.
 
 Playing uses BoxesZero's pruning (exact simple-endgame leaves) unless ``prune=False``, and picks the
 most visited move. The search settings are :class:`agents.search.SearchSettings` with the defaults of
@@ -22,7 +27,7 @@ import numpy as np
 
 from agents.base import check_state, value_unit
 from agents.checkpoint import CheckpointError, load_network
-from agents.models import family_agents, family_for_agent
+from agents.models import family_agents, family_for_agent, get_family
 from agents.models.evaluator import NetworkEvaluator
 from agents.search import MCTSAgent, SearchSettings, choose_backend, make_search
 from agents.search.settings import PLAY, default, settings_for
@@ -32,14 +37,21 @@ SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "checkpoints")
 
 
 def shipped_checkpoint(board: str, agent: str = "alphazero") -> str:
-    path = os.path.join(SHIPPED_DIR, f"{agent}-{board}.pt")
-    if not os.path.exists(path):
-        have = sorted(f for f in os.listdir(SHIPPED_DIR) if f.endswith(".pt")) if os.path.isdir(SHIPPED_DIR) else []
-        raise CheckpointError(
-            f"no shipped {agent} weights for {board} (shipped: {', '.join(have) or 'none'}); train some with "
-            f"`dnb train --model {family_agents().get(agent, agent)} --board {board}` and pass checkpoint=PATH"
-        )
-    return path
+    """The shipped weights of ``agent`` for ``board``: ``{agent}-{board}.pt``, else, for a family whose
+    networks play any board, the one ``{agent}.pt`` of every board."""
+    names = [f"{agent}-{board}.pt"]
+    family = family_agents().get(agent)
+    if family is not None and get_family(family).any_board:
+        names.append(f"{agent}.pt")
+    for name in names:
+        path = os.path.join(SHIPPED_DIR, name)
+        if os.path.exists(path):
+            return path
+    have = sorted(f for f in os.listdir(SHIPPED_DIR) if f.endswith(".pt")) if os.path.isdir(SHIPPED_DIR) else []
+    raise CheckpointError(
+        f"no shipped {agent} weights for {board} (shipped: {', '.join(have) or 'none'}); train some with "
+        f"`dnb train --model {family or agent} --board {board}` and pass checkpoint=PATH"
+    )
 
 
 class PolicyAgent:
