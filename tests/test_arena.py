@@ -340,3 +340,22 @@ def test_the_arena_takes_factories_and_builds_specs_only_with_a_builder():
     assert pairs.games == 4
     with pytest.raises(ValueError, match="unknown agent"):
         run_tournament(TournamentConfig(board="2x2", agents=("random", "nobody"), games=2), progress=False, echo=None)
+
+
+def test_heatmap_numbers_contrast_with_their_cells(tmp_path, monkeypatch):
+    """White numbers on the dark ends of the colour map (scores near 0 or 1), black on the light middle."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from agents.arena.output import plot
+
+    cfg = TournamentConfig(board="2x2", agents=("greedy", "random"), games=4, bootstrap=0)
+    report = run_tournament(cfg, out=str(tmp_path), progress=False, echo=None)
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)
+    plot(report, str(tmp_path / "again.png"))
+    texts = figures[0].axes[1].texts
+    assert texts
+    for t in texts:
+        score = float(t.get_text())
+        assert t.get_color() == ("white" if abs(score - 0.5) > 0.3 else "black"), (score, t.get_color())

@@ -301,10 +301,19 @@ def test_labelled_positions_are_middle_and_late_game_with_exact_labels():
 def test_export_weights_for_shipping(tmp_path, capsys):
     from registry.cli import main as cli
 
+    import time
+
+    t0 = time.perf_counter()
     train(tiny(iterations=1), str(tmp_path / "run"), **QUIET)
+    wall = time.perf_counter() - t0
     assert cli(["export", str(tmp_path / "run"), str(tmp_path / "w.pt")]) == 0
     assert "1 iterations, 4 self-play games" in capsys.readouterr().out
     payload = load_checkpoint(str(tmp_path / "w.pt"), board="2x2")
+    # the training time is the iterations' wall time (self-play, training, evaluation), not zero
+    row = json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[-1])
+    assert row["iteration_s"] >= row["self_play_s"] + row["train_s"]
+    assert 0 < payload["extra"]["training_seconds"] <= wall + 0.1
+    assert payload["extra"]["training_seconds"] == round(row["iteration_s"], 1)
     assert "optimizer" not in payload["extra"] and payload["model"]["value"] == "margin"
     assert payload["extra"]["config"]["games_per_iteration"] == 4 and payload["extra"]["curriculum"]["start"] == 6
     agent = make_agent("alphazero", board="2x2", checkpoint=str(tmp_path / "w.pt"), simulations=0)
@@ -481,3 +490,27 @@ def test_a_run_starts_from_the_weights_of_init(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="width"):
         train(tiny(iterations=1, init=str(tmp_path / "other.pt")), str(tmp_path / "c"), **QUIET)
     assert not (tmp_path / "c").exists()
+
+
+def test_training_plot_has_integer_iterations_and_no_empty_legend_entries(tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from agents.training import plots
+
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)  # keep the figure to look at it
+    metrics = [{"iteration": i, "start_step": 5 - i, "policy_loss": 1.0 / i, "value_loss": 0.5,
+                "win_rate_vs_greedy": None if i < 3 else 0.5} for i in (1, 2, 3)]
+    plots.plot_training(metrics, str(tmp_path / "t.png"))
+    assert (tmp_path / "t.png").stat().st_size > 1000
+    axes = figures[0].axes
+    for ax in axes:
+        ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+        assert all(float(t).is_integer() for t in ticks), ticks
+    scores = axes[2]
+    assert [line.get_label() for line in scores.lines] == ["win rate vs greedy"]
+    assert list(scores.lines[0].get_xdata()) == [3]  # the iterations without a score are not plotted
+    assert all(line.get_xdata().size for ax in axes for line in ax.lines)

@@ -96,7 +96,9 @@ def plot(report, path: str) -> None:
     for a, i in enumerate(order):
         for b, j in enumerate(order):
             if not np.isnan(rates[i, j]):
-                ax2.text(b, a, f"{rates[i, j]:.2f}", ha="center", va="center", fontsize=8)
+                # white on the dark ends of the colour map, black on its light middle
+                colour = "white" if abs(rates[i, j] - 0.5) > 0.3 else "black"
+                ax2.text(b, a, f"{rates[i, j]:.2f}", ha="center", va="center", fontsize=8, color=colour)
     ax2.set_xticks(range(n), [ticks[k] for k in order], rotation=30, ha="right")
     ax2.set_yticks(range(n), [ticks[k] for k in order])
     ax2.set_title("Score of row vs column")

@@ -210,6 +210,7 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
                 player = PolicyAgent(NetworkEvaluator(net, config.device))
                 row.update(score_against(player, opponents, config.board, config.eval_games, seed=config.seed + iteration))
             row["rolled_back"] = curriculum.update(rollback, iteration, config.curriculum)
+            row["iteration_s"] = time.perf_counter() - t0  # self-play, training and evaluation: the wall time
             metrics.append(row)
             store.commit(iteration, net, optimizer, config, curriculum, replay, metrics, plot=plot_training)
             if bar is not None:

@@ -3,6 +3,7 @@ backward-training start step per iteration."""
 
 from __future__ import annotations
 
+import math
 import os
 
 __all__ = ["plot_training"]
@@ -12,13 +13,19 @@ def _panel(ax, metrics: list[dict], keys: tuple[str, ...], title: str, empty: st
            unit: bool = True, **style) -> None:
     """One line per metric in ``keys`` over the iterations that logged it (``empty`` is written in the
     panel when none did)."""
+    from matplotlib.ticker import MaxNLocator
+
     for key in keys:
-        rows = [m for m in metrics if key in m]
+        rows = [m for m in metrics if isinstance(m.get(key), (int, float)) and math.isfinite(m[key])]
         if rows:
             ax.plot([m["iteration"] for m in rows], [m[key] for m in rows], label=key.replace("_", " "), **style)
     if unit:
         ax.set_ylim(0, 1)
     ax.set_xlabel("iteration")
+    done = [m["iteration"] for m in metrics]
+    if done:  # every panel over all the iterations, so that one with a single point still has whole ticks
+        ax.set_xlim(min(done) - 0.5, max(done) + 0.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # iterations are whole numbers
     ax.set_title(title)
     if ax.lines:
         ax.legend(fontsize=8)
