@@ -1,13 +1,16 @@
-"""Dotsformer against the ResNet baseline, side by side in one run: parameters, FLOPs, forward latency
-at batch 1 and 64 (CPU, and the GPU when there is one), and self-play positions per second.
+"""Dotsformer and AlphaViT against the ResNet baseline, side by side in one run: parameters, FLOPs, forward
+latency at batch 1 and 64 (CPU, and the GPU when there is one), and self-play positions per second.
 
-Pairs compared (5x5 by default):
+Groups compared (5x5 by default; ``--board 3x3`` for another board):
 
 * ``paper``: Dotsformer's paper preset (D 84, TR x 6, multiscale4, aux heads; 1.93M parameters) against
-  the 6 x 112 ResNet (the AlphaZero baseline of Dotsformer Table 3; Table 3 heads, no aux heads).
-* ``cpu``: Dotsformer's cpu preset against a ResNet of the same size class (4 x 32, Table 3 heads).
+  the 6 x 112 ResNet (the AlphaZero baseline of Dotsformer Table 3; Table 3 heads, no aux heads), and
+  AlphaViT's paper preset (ViT, 4 layers of 512; 9.0M parameters, one network for every board).
+* ``cpu``: Dotsformer's cpu preset against a ResNet of the same size class (4 x 32, Table 3 heads) and
+  AlphaViT's cpu preset (ViT, 4 layers of 60; 136k parameters).
 
-FLOPs are counted by ``torch.utils.flop_counter`` for one position (multiply-adds x 2). Latency is the
+FLOPs are counted by ``torch.utils.flop_counter`` for one position (multiply-adds x 2; softmax, norms and
+activations not counted). Latency is the
 median of ``--reps`` forward passes in inference mode after a warm-up, interleaved between the two
 networks. Self-play: lockstep games from the empty board (``--games`` games, ``--simulations`` per
 move, pruning and margin values as in the cpu training preset), positions per second.
@@ -37,14 +40,17 @@ PAIRS = {
 def networks(pair: str, board: str):
     df, rn = PAIRS[pair]
     return {"dotsformer": build_model(make_model_config("dotsformer", board=board, **df)),
-            "resnet": build_model(make_model_config("resnet", board=board, **rn))}
+            "resnet": build_model(make_model_config("resnet", board=board, **rn)),
+            "alphavit": build_model(make_model_config("alphavit", board=board, preset=pair))}
 
 
 def flops(net, board: str) -> float:
     from torch.utils.flop_counter import FlopCounterMode
 
     x = torch.from_numpy(encode_batch(net.config.encoder, [GameState.new(board)]))
-    with FlopCounterMode(display=False) as counter, torch.inference_mode():
+    # gradients on (nothing is kept): without them torch's transformer layers take a fused inference path
+    # whose operations the counter does not see
+    with FlopCounterMode(display=False) as counter:
         net(x)
     return counter.get_total_flops()
 
@@ -99,21 +105,22 @@ def main(argv=None):
         for k, n in nets.items():
             res[f"{pair}/{k}/params"] = sum(x.numel() for x in n.parameters())
             res[f"{pair}/{k}/gflops"] = flops(n, args.board) / 1e9
-        print(f"{pair} pair on {args.board}: parameters dotsformer {res[f'{pair}/dotsformer/params']:,} / resnet "
-              f"{res[f'{pair}/resnet/params']:,}; GFLOPs per position {res[f'{pair}/dotsformer/gflops']:.3f} / "
-              f"{res[f'{pair}/resnet/gflops']:.3f}")
+        print(f"{pair} group on {args.board}: parameters "
+              + ", ".join(f"{k} {res[f'{pair}/{k}/params']:,}" for k in nets) + "; GFLOPs per position "
+              + ", ".join(f"{k} {res[f'{pair}/{k}/gflops']:.3f}" for k in nets))
         for device in devices:
             for batch in (1, 64):
                 ms = latency(nets, args.board, batch, args.reps, device)
                 for k, v in ms.items():
                     res[f"{pair}/{k}/{device}/b{batch}_ms"] = v
-                print(f"  {device} batch {batch:>2}: dotsformer {ms['dotsformer']:.2f} ms, resnet {ms['resnet']:.2f} ms, "
-                      f"ratio {ms['dotsformer'] / ms['resnet']:.2f}x")
+                print(f"  {device} batch {batch:>2}: " + ", ".join(
+                    f"{k} {v:.2f} ms" + ("" if k == "resnet" else f" ({v / ms['resnet']:.2f}x resnet)")
+                    for k, v in ms.items()))
         if not args.skip_self_play:
             for k, n in nets.items():
                 res[f"{pair}/{k}/self_play"] = self_play_rate(n, args.board, args.games, args.simulations)
-            print(f"  self-play on the CPU ({args.games} games, {args.simulations} simulations a move): dotsformer "
-                  f"{res[f'{pair}/dotsformer/self_play']:.1f}, resnet {res[f'{pair}/resnet/self_play']:.1f} positions/s")
+            print(f"  self-play on the CPU ({args.games} games, {args.simulations} simulations a move): "
+                  + ", ".join(f"{k} {res[f'{pair}/{k}/self_play']:.1f}" for k in nets) + " positions/s")
     return res
 
 

@@ -8,8 +8,8 @@ outputs                  ``policy_logits [B, A]`` over that board's A edges (Ope
                          with ``aux_heads``: ``initiative_logits [B, 3]``, ``move_class_logits [B, 4, H, W]``
 variants                 ``variant="vit"`` (encoder only), ``"vid"`` (+ decoder over the encoder's outputs),
                          ``"vda"`` (+ decoder over learnable action embeddings)
-presets (5x5)            ``paper``: vit 8,446,979, vid 4,757,251, vda 4,889,347 parameters; ``cpu``: vit
-                         132,897, vid 86,081, vda 89,281 (the same counts on every board)
+presets                  ``paper``: vit 9,029,122, vid 6,138,882, vda 6,007,298 parameters; ``cpu``: vit
+                         136,022, vid 95,642, vda 95,822 (the same counts on every board)
 agent                    ``alphavit``: ``make_agent("alphavit", board="4x5", checkpoint=PATH)`` on any board
 =======================  =====================================================================================
 
@@ -35,7 +35,8 @@ Network
   token: Dots-and-Boxes has no pass; the extra turn is the player to move, not an action).
 * Encoder: ``layers`` pre-norm transformer encoder layers (``heads`` heads, GELU MLP of ``dim * mlp_ratio``,
   ``dropout``), then LayerNorm. ``layers=None`` is the paper's depth: 4 for vit (L4), 1 for vid and vda (L1).
-* Value (Eq. 4): ``tanh(MLP_v(LN(z_0)))`` on the value token; MLP_v = Linear(dim, dim), GELU, Linear(dim, 1).
+* Value (Eq. 4): ``tanh(MLP_v(LN(z_0)))`` on the value token (LN: the encoder's final LayerNorm); MLP_v =
+  Linear(dim, dim), GELU, Linear(dim, 1).
 * Policy, ``vit`` (Eq. 5): one MLP shared by the tokens, ``MLP_p(LN(z_i))`` -> one logit per grid cell, read
   at the A edge cells in action order (:func:`agents.models.common.action_cells`, the map of the resnet and
   dotsformer policy heads), so action a's logit is the logit of its edge's token.
@@ -48,7 +49,8 @@ Network
   tokens, cross-attention to the whole encoder output projected to decoder_dim), LayerNorm, and
   ``MLP_p`` -> one logit per decoder token: decoder token a is action a.
 * Auxiliary heads (``aux_heads``, off by default: not in the paper): move-class logits from a linear layer on
-  every patch token ``[B, 4, H, W]``, initiative logits from a linear layer on the value token ``[B, 3]``.
+  every (normalised) patch token ``[B, 4, H, W]``, initiative logits from a linear layer on the value token
+  ``[B, 3]``.
 
 Config
 ------
@@ -58,17 +60,49 @@ Config
 ``decoder_heads``, ``decoder_layers``, ``decoder_input``, ``action_embeddings``, ``dropout``, ``aux_heads``.
 Paper defaults (Table A1): dim 512, 8 heads, feed-forward 1024 (``mlp_ratio=2``), patch stride 1, decoder
 1 layer of 512 with 8 heads, 256 action embeddings, dropout 0.1. The paper's patch size is 2k + 1 with k
-not printed in our copy; 3 here (an edge cell with its two end dots and the two boxes beside it). Its
-position table size is not printed either; 11 here (the 5x5 grid).
+not given in its text; 3 here (an edge cell, its end dots and the centres of the boxes beside it). Its
+position table size is not given either; 11 here (the 5x5 grid).
+
+Checkpoints
+-----------
+The network keeps a record of the boards its training steps used (a ``[MAX_SIZE, MAX_SIZE]`` boolean buffer
+in the state dict, set by every forward pass in train mode with gradients on), so the record survives
+``dnb train`` resumes, ``dnb fit`` and exports with no change to the training code;
+:func:`agents.checkpoint.save_checkpoint` writes it as the file's ``boards`` list. Loading the file for a
+board outside that list works and gives one :class:`agents.checkpoint.BoardOutsideTrainingWarning`.
 
 Presets and sizes
 -----------------
-* ``paper`` (the defaults). vit L4 8,446,979 parameters, vid L1 4,757,251, vda L1 4,889,347 (the paper's
-  11.2-11.5M include its games' own embeddings and larger tables; same widths here).
-* ``cpu``: dim 64, 4 heads, feed-forward 128, decoder 64 wide with 4 heads, 64 action embeddings, no dropout
-  (small nets on few self-play samples underfit rather than overfit). vit (4 layers) 132,897 parameters,
-  comparable with the dotsformer (129,999) and resnet cpu presets; vid 86,081, vda 89,281 (1 encoder +
-  1 decoder layer, the paper's shallower pairing).
+* ``paper`` (the defaults): vit L4 9,029,122 parameters, vid L1 6,138,882, vda L1 6,007,298 (Table 1 of the
+  paper: 11.2M, 11.5M, 11.3M with the same widths; its boards, games and heads differ).
+* ``cpu``: dim 60, 4 heads, feed-forward 120, decoder 60 wide with 4 heads, 64 action embeddings, no dropout
+  (small nets on few self-play samples underfit rather than overfit). vit (4 layers) 136,022 parameters,
+  beside the dotsformer cpu preset's 129,999 on 5x5 (resnet cpu: 79,451); vid 95,642 and vda 95,822 (1
+  encoder + 1 decoder layer, the paper's shallower pairing).
+
+Size and latency beside the other families (``benchmarks/networks.py --threads 1``, one CPU thread on a
+shared, loaded machine: single runs, read the ratios loosely), per forward pass in inference mode:
+
+=============  ==========  =======  ==================  ==================  ==================
+preset, board  network     GFLOPs   batch 1             batch 64            parameters
+=============  ==========  =======  ==================  ==================  ==================
+cpu, 3x3       alphavit    0.012    3.2 ms              60 ms               136,022
+cpu, 3x3       dotsformer  0.012    3.0 ms              32 ms               124,631
+cpu, 3x3       resnet      0.013    6.0 ms (noise)      26 ms               134,426 (4 x 32)
+cpu, 5x5       alphavit    0.030    3.2 ms              233 ms              136,022
+cpu, 5x5       dotsformer  0.031    2.9 ms              76 ms               129,999
+cpu, 5x5       resnet      0.032    1.9 ms              54 ms               139,250 (4 x 32)
+paper, 3x3     alphavit    0.868    28 ms               1.34 s              9,029,122
+paper, 3x3     dotsformer  0.188    13 ms               296 ms              1,915,497
+paper, 3x3     resnet      0.200    6.6 ms              297 ms              2,051,546
+paper, 5x5     alphavit    2.118    54 ms               3.58 s              9,029,122
+paper, 5x5     dotsformer  0.470    22 ms               691 ms              1,929,985
+paper, 5x5     resnet      0.493    15 ms               646 ms              2,067,890
+=============  ==========  =======  ==================  ==================  ==================
+
+At equal FLOPs the cpu ViT is 3-4 times slower than the ResNet at batch 64 on 5x5: full attention over the
+121 grid tokens in every one of its four layers (small heads of 15: batched matrix products and softmax
+take half the time in a profile), where the dotsformer cpu preset has one transformer block of three.
 """
 
 from __future__ import annotations
