@@ -60,6 +60,15 @@ def test_one_set_of_weights_plays_every_board(variant):
         assert out["move_class_logits"].shape == (3, 4, g.height, g.width)
 
 
+@pytest.mark.parametrize("encoder", ["baseline4", "alphazero4", "chainloop64", "chainloop6_lcr"])
+def test_any_grid_encoder(encoder):
+    net = tiny(encoder=encoder)
+    for board in ("2x2", "3x4"):
+        s = GameState.new(board)
+        out = net(torch.from_numpy(encode_batch(encoder, [s])))
+        assert out["policy_logits"].shape == (1, s.num_actions)
+
+
 def test_the_paper_defaults_and_the_presets():
     fam = get_family("alphavit")
     assert fam.agent == "alphavit" and fam.any_board
