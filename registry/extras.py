@@ -16,6 +16,8 @@ spiel     OpenSpiel: the pyspiel game and the ``openspiel_mcts`` agent
 sb3       Stable-Baselines3 and sb3-contrib: the MaskablePPO examples
 web       FastAPI and uvicorn: ``dnb serve``
 ray       Ray: ``--backend ray`` and the RLlib example
+tensorb.  tensorboardX and TensorBoard (extra ``tensorboard``): event files of training runs and fits
+docs      MkDocs Material and mkdocstrings: the documentation site (``make docs``)
 ========  ====================================================================
 
     try:
@@ -42,6 +44,9 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "fastapi": ("FastAPI", "web"),
     "uvicorn": ("uvicorn", "web"),
     "ray": ("Ray", "ray"),
+    "tensorboardX": ("tensorboardX", "tensorboard"),
+    "tensorboard": ("TensorBoard", "tensorboard"),
+    "mkdocs": ("MkDocs", "docs"),
 }
 
 

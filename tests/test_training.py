@@ -514,3 +514,24 @@ def test_training_plot_has_integer_iterations_and_no_empty_legend_entries(tmp_pa
     assert [line.get_label() for line in scores.lines] == ["win rate vs greedy"]
     assert list(scores.lines[0].get_xdata()) == [3]  # the iterations without a score are not plotted
     assert all(line.get_xdata().size for ax in axes for line in ax.lines)
+
+
+def test_runs_write_tensorboard_events_once_per_row(tmp_path):
+    """The event files hold every metrics row's numbers under their tags, one point per iteration, and a
+    resumed run adds its new iterations without repeating the old ones; a fit writes its rows likewise."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from agents.training.events import tag_of
+
+    train(tiny(iterations=2), str(tmp_path / "run"), **QUIET)
+    train(tiny(iterations=3), str(tmp_path / "run"), resume=True, **QUIET)
+    rows = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    events = EventAccumulator(str(tmp_path / "run" / "tensorboard"))
+    events.Reload()
+    tags = events.Tags()["scalars"]
+    assert {"loss/policy", "loss/value", "curriculum/start_step", "time/self_play_s"} <= set(tags)
+    for key in ("policy_loss", "start_step"):
+        points = events.Scalars(tag_of(key))
+        assert [p.step for p in points] == [1, 2, 3]
+        assert [p.value for p in points] == pytest.approx([r[key] for r in rows], rel=1e-6)
+    assert tag_of("win_rate_vs_greedy") == "score/vs_greedy" and tag_of("raw_accuracy") == "accuracy/raw_accuracy"

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from agents.models import build_model
+from agents.training.events import EventLog
 from agents.network_agent import PolicyAgent
 from agents.models.evaluator import NetworkEvaluator
 from agents.training import config as config_mod
@@ -178,6 +179,7 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
     store.check_writable()  # a file, or a folder that cannot be written: a RunError before anything starts
     pool = make_pool(config, ray_address, fault)  # Ray's checks come before anything is written
     bar = None
+    events = EventLog(out, echo)
     try:
         store.write_config(config)
         positions = labelled_positions(config.board, config.eval_positions, seed=config.seed + 12345)
@@ -213,11 +215,13 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
             row["iteration_s"] = time.perf_counter() - t0  # self-play, training and evaluation: the wall time
             metrics.append(row)
             store.commit(iteration, net, optimizer, config, curriculum, replay, metrics, plot=plot_training)
+            events.write(row, iteration)
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(S=curriculum.start, pl=f"{row['policy_loss']:.2f}", vl=f"{row['value_loss']:.2f}")
     finally:
         pool.close()
+        events.close()
         if bar is not None:
             bar.close()
     return metrics

@@ -33,6 +33,7 @@ import torch
 from agents.checkpoint import atomic_torch_save, load_checkpoint, save_checkpoint
 from agents.models import build_model, config_from_dict, config_to_dict
 from agents.training.config import LossConfig
+from agents.training.events import EventLog
 from agents.training.losses import total_loss
 from agents.training.replay import Replay, has_future_head
 from agents.training.teacher import MARGIN, NO_VALUE, TeacherData, to_samples
@@ -302,6 +303,7 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
         except ImportError:
             pass
     t0 = time.perf_counter()
+    events = EventLog(out, echo)
     try:
         while step < config.steps:
             chunk = step // config.eval_every
@@ -336,10 +338,12 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
                                                    "positions": len(replay)})
             rows.append(row)
             atomic_write(metrics_path, "".join(json.dumps(r) + "\n" for r in rows))
+            events.write(row, step)
             if bar is None:
                 shown = {k: round(v, 3) for k, v in row.items() if k in ("policy_loss", "value_loss", "keep", "keep_hard", "value_sign")}
                 echo(f"step {step}: {shown}")
     finally:
+        events.close()
         if bar is not None:
             bar.close()
     return rows
