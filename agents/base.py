@@ -43,7 +43,7 @@ import numpy as np
 from dnb_env.core import GameState, IllegalActionError, geometry
 from dnb_env.opponents import FunctionAgent
 
-__all__ = ["Agent", "AgentInputError", "agent_to_bot", "check_state", "SpielBotAgent", "SB3Agent", "FunctionAgent",
+__all__ = ["Agent", "AgentInputError", "AgentFailure", "agent_to_bot", "check_state", "SpielBotAgent", "SB3Agent", "FunctionAgent",
            "check_agent_action", "value_unit"]
 
 
@@ -64,6 +64,16 @@ def value_unit(value: str) -> str:
 
 class AgentInputError(ValueError):
     """A state an agent cannot play: the game is over, or the board is not the one it was built for."""
+
+
+class AgentFailure(RuntimeError):
+    """An agent that could not give a move (an engine that crashed, overran its time, answered an illegal
+    move or a line outside the protocol): the arena scores the game as lost by the agent to move and records
+    ``kind`` (``"crash"``, ``"time"``, ``"illegal"``, ``"protocol"``, ``"error"``) and the message."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
 
 
 def check_state(agent: Any, state: GameState) -> None:

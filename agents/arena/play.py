@@ -1,8 +1,14 @@
 """Playing tournament games: random openings, one game between two agents, and the games of a run.
 
     make_opening("5x5", 10, "guided", seed=3)      -> the first 10 moves (random safe moves while there are any)
-    play_game("5x5", first, second, opening)        -> {"scores", "moves", "think_s"}
+    play_game("5x5", first, second, opening)        -> {"scores", "moves", "think_s", "move_s"}
     GamePlayer("5x5", entries, build).play(task)    -> the record of one scheduled game
+    player.close()                                  -> every agent of the run that has close() closed
+
+An agent that cannot give a move raises :class:`agents.base.AgentFailure` (an engine that crashed, overran
+its time, answered an illegal move or garbage): the game stops there and is lost by that agent, and its
+record says so: ``"forfeit": {"player": 0 or 1, "kind": ..., "reason": ...}``, the moves up to the failure.
+Any other error of an agent (an illegal move of an agent in this process, a bug) stops the run.
 
 A task is ``(i, j, g, opening, agent_seed)``: game ``g`` of the pair of entries (i, j), whose first seat
 alternates (:func:`seats`). Entries are spec strings built by ``build(spec, board, seed)`` or
@@ -15,6 +21,7 @@ import random
 import time
 from typing import Callable, Sequence
 
+from agents.base import AgentFailure
 from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState
 
@@ -41,21 +48,35 @@ def make_opening(board: str, moves: int, mode: str, seed: int) -> list[int]:
 
 
 def play_game(board: str, first, second, opening: Sequence[int] = ()) -> dict:
-    """Play ``first`` (player 0) against ``second`` from the opening; returns a record."""
+    """Play ``first`` (player 0) against ``second`` from the opening; returns a record: final ``scores``,
+    ``moves`` (opening included), ``think_s`` (each player's seconds in all), ``move_s`` (the seconds of
+    each move after the opening) and, where an agent failed, ``forfeit``."""
     s = GameState.from_actions(board, actions=list(opening))
     agents = (first, second)
     for a in agents:
         a.reset()
     think = [0.0, 0.0]
+    move_s: list[float] = []
+    forfeit = None
     while not s.is_terminal():
         p = s.current_player
         t = time.perf_counter()
-        action = agents[p].select_action(s)
-        think[p] += time.perf_counter() - t
+        try:
+            action = agents[p].select_action(s)
+        except AgentFailure as exc:
+            think[p] += time.perf_counter() - t
+            forfeit = {"player": p, "kind": exc.kind, "reason": str(exc)}
+            break
+        spent = time.perf_counter() - t
+        think[p] += spent
+        move_s.append(round(spent, 6))
         if not s.is_legal(action):
             raise RuntimeError(f"agent {agents[p].name!r} chose illegal action {action!r}")
         s = s.apply(action)
-    return {"scores": list(s.scores), "moves": list(s.history), "think_s": think}
+    rec = {"scores": list(s.scores), "moves": list(s.history), "think_s": think, "move_s": move_s}
+    if forfeit is not None:
+        rec["forfeit"] = forfeit
+    return rec
 
 
 def seats(i: int, j: int, g: int) -> tuple[int, int]:
@@ -102,11 +123,27 @@ class GamePlayer:
         a = self.agent(first_idx, agent_seed)
         b = self.agent(second_idx, agent_seed + 1)
         t = time.perf_counter()
-        rec = play_game(self.board, a, b, opening)
+        try:
+            rec = play_game(self.board, a, b, opening)
+        finally:  # an agent built for this game only is done with
+            for agent in (a, b):
+                if agent not in self.agents.values() and hasattr(agent, "close"):
+                    agent.close()
         rec.update(
             id=f"{i}-{j}-{g}", pair=[i, j], game=g, first=label(self.entries[first_idx]),
             second=label(self.entries[second_idx]), opening=list(opening), seconds=time.perf_counter() - t,
         )
         s0, s1 = rec["scores"]
-        rec["result_first"] = 1.0 if s0 > s1 else (0.0 if s0 < s1 else 0.5)
+        if "forfeit" in rec:
+            rec["result_first"] = 0.0 if rec["forfeit"]["player"] == 0 else 1.0
+        else:
+            rec["result_first"] = 1.0 if s0 > s1 else (0.0 if s0 < s1 else 0.5)
         return rec
+
+    def close(self) -> None:
+        """Close every agent of the run that has ``close()`` (an engine's program is stopped)."""
+        agents, self.agents = list(self.agents.values()), {}
+        for agent in agents:
+            close = getattr(agent, "close", None)
+            if close is not None:
+                close()

@@ -12,7 +12,8 @@
   (:data:`FREE_KEYS` may change).
 * :class:`FolderLock`: one run per folder at a time, so two runs cannot append the same games to one file.
 * :func:`game_problem` is the one check of a record's shape (an id, integer moves, and where present player
-  labels, two integer scores, a numeric result, a list of opening moves): the resume and every reader
+  labels, two integer scores, a numeric result, a list of opening moves, a forfeit with its player and
+  reason): the resume and every reader
   (:func:`read_games`, the web app's tournament browser) use it.
 """
 
@@ -42,7 +43,8 @@ def _is_int(x) -> bool:
 def game_problem(rec) -> str | None:
     """Why ``rec`` (a parsed line of ``results.jsonl``) does not have the shape of a game record (None when
     it has): an id, integer moves, and where present string labels ``first``/``second``, two integer
-    ``scores``, a numeric ``result_first`` and a list ``opening``."""
+    ``scores``, a numeric ``result_first``, a list ``opening`` and a ``forfeit`` (the game lost by an agent
+    that could not move: ``{"player": 0 or 1, "kind", "reason"}``)."""
     if not isinstance(rec, dict):
         return f"a JSON {type(rec).__name__}, not a game record"
     key = rec.get("id")
@@ -61,6 +63,11 @@ def game_problem(rec) -> str | None:
         return f"game {key} has a result_first that is not a number"
     if rec.get("opening") is not None and not isinstance(rec["opening"], list):
         return f"game {key} has an opening that is not a list of moves"
+    forfeit = rec.get("forfeit")
+    if forfeit is not None and not (isinstance(forfeit, dict) and forfeit.get("player") in (0, 1)
+                                    and not isinstance(forfeit.get("player"), bool)
+                                    and isinstance(forfeit.get("reason"), str)):
+        return f"game {key} has a forfeit without a player (0 or 1) and a reason"
     return None
 
 

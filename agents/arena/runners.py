@@ -5,10 +5,12 @@
         for record in finished: ...    # in the order the games finish
 
 * One worker (or one game): the games run in the calling process with torch (and any library loaded during
-  the run) at ``threads`` threads, restored after.
+  the run) at ``threads`` threads, restored after; the run's agents are closed at its end (an engine's
+  program stopped), after an error and on Ctrl-C.
 * ``workers > 1``: spawned processes whose numpy/BLAS and torch use ``threads`` threads each (set in their
   environment before numpy loads there); each process makes the run's :class:`~agents.arena.play.GamePlayer`
-  once, as it starts (:func:`agents.processes.spawn_worker_pool`), and plays its games with it.
+  once, as it starts (:func:`agents.processes.spawn_worker_pool`), and plays its games with it; an engine's
+  program is stopped as its worker exits (or, when the pool is terminated, on the end of its input).
 * ``backend="ray"``: every game is a Ray task (``threads`` CPUs each, retried by Ray if its worker dies); a
   Ray worker process keeps the agents of one run between its games (:func:`agents.processes.process_local`),
   reseeded per game like the local pool's.
@@ -97,7 +99,9 @@ def finished_games(config: TournamentConfig, entries: Sequence, build: Callable 
             finished = pool.imap_unordered(functools.partial(call_worker, "play"), tasks)
         else:
             in_process.enter_context(limit_threads(config.threads))
-            finished = map(GamePlayer(config.board, entries, build).play, tasks)
+            player = GamePlayer(config.board, entries, build)
+            in_process.callback(player.close)  # engines stopped at the end, on an error and on Ctrl-C
+            finished = map(player.play, tasks)
         yield finished
         clean = True
     finally:
