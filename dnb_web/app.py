@@ -53,7 +53,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from dnb_web import insight, tournaments as folders
 from dnb_web.games import (Game, GameStore, WebError, allowed_path, check_board, frames, parse_spec, read_record,
                            record_text)
-from dnb_web.options import candidates, find_checkpoints, limit_options, option_caps  # noqa: F401  (option_caps: API)
+from dnb_web.options import REFUSED, candidates, find_checkpoints, limit_options, option_caps  # noqa: F401  (option_caps: API)
 from dnb_web.server import BodyLimit, DaemonPool, HostCheck, MoveRunner, error_response, wait_for
 from dnb_web.server import DaemonPool as _Pool  # noqa: F401  (its name here before dnb_web.server)
 
@@ -229,7 +229,8 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
             ok = entry[1].result(timeout=config.max_think_s)
         except concurrent.futures.TimeoutError:
             raise WebError(503, "busy", "listing the agents took too long; try again") from None
-        return {"board": f"{rows}x{cols}", "agents": [{"spec": s} for s in ok], "names": list_agents()}
+        return {"board": f"{rows}x{cols}", "agents": [{"spec": s} for s in ok],
+                "names": [n for n in list_agents() if n not in REFUSED]}
 
     # ----------------------------------------------------------------------- games
     def _game_json(game: Game) -> dict:

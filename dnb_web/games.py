@@ -48,6 +48,11 @@ def check_board(board) -> tuple[int, int]:
     return rows, cols
 
 
+#: Agents the web app never offers or builds: an ``engine`` runs a program of the request's choosing on the
+#: server.
+REFUSED = ("engine",)
+
+
 def parse_spec(spec, checkpoint_roots: list[str]) -> tuple[str, dict]:
     """An agent spec ``name[:key=value,...]`` checked against the registry (name, option names and types)
     and, for a ``checkpoint=`` option, against the allowed folders. WebError 400 / 403 otherwise."""
@@ -59,6 +64,9 @@ def parse_spec(spec, checkpoint_roots: list[str]) -> tuple[str, dict]:
         name, kwargs = check_agent_spec(spec)
     except ValueError as exc:
         raise WebError(400, "bad_agent", str(exc)) from None
+    if name in REFUSED:
+        raise WebError(403, "agent_refused", f"the web app does not run {name!r} agents: they start programs "
+                                             "on the server")
     if "checkpoint" in kwargs and kwargs["checkpoint"] is not None:
         kwargs["checkpoint"] = allowed_path(str(kwargs["checkpoint"]), checkpoint_roots, "checkpoint", want="file")
     return name, kwargs

@@ -10,7 +10,7 @@ import math
 import os
 
 from dnb_env.core import geometry
-from dnb_web.games import WebError, inside, walk_within
+from dnb_web.games import REFUSED, WebError, inside, walk_within
 
 __all__ = ["option_caps", "NODE_BUDGETS", "limit_options", "CANDIDATES", "candidates", "find_checkpoints"]
 
@@ -75,7 +75,9 @@ CANDIDATES = ("random", "greedy", "alphabeta:depth=2", "alphabeta:depth=4", "prs
 
 def candidates(names: list[str], rows: int, cols: int) -> list[str]:
     """Specs worth offering on a board: the presets above of the registered names, and every other
-    registered name with its defaults. The exact solver only where it solves the whole game fast."""
+    registered name with its defaults (none of :data:`REFUSED`). The exact solver only where it solves the
+    whole game fast."""
+    names = [n for n in names if n not in REFUSED]
     out = [c for c in CANDIDATES if c.partition(":")[0] in names]
     out += [n for n in names if not any(c.partition(":")[0] == n for c in CANDIDATES)]
     edges = geometry(rows, cols).num_actions

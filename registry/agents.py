@@ -25,6 +25,7 @@ import types
 import typing
 from typing import Callable, Literal
 
+from agents.engine.agent import DEFAULT_TOLERANCE
 from agents.models import family_agents
 from agents.search.settings import PLAY, option_parameters
 from dnb_env.core import parse_board
@@ -166,10 +167,14 @@ def _resolve(name: str, kwargs: dict) -> tuple[Callable, dict]:
         raise ValueError(
             f"agent {name!r} has no option(s) {', '.join(unknown)}; its options: {', '.join(allowed) or 'none'}"
         )
-    return factory, _typed_options(name, factory, kwargs)
+    options = _typed_options(name, factory, kwargs)
+    check = getattr(factory, "check_options", None)  # a factory's own check of its options together
+    if check is not None:
+        check(options)
+    return factory, options
 
 
-def make_agent(name: str, board="5x5", seed: int | None = None, **kwargs):
+def make_agent(name: str, /, board="5x5", seed: int | None = None, **kwargs):
     """Build the agent registered as ``name`` for ``board`` ("RxC" or (rows, cols))."""
     factory, options = _resolve(name, kwargs)
     return factory(board=parse_board(board), seed=seed, **options)
@@ -296,6 +301,50 @@ def _openspiel_mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0,
 
 
 register_agent("openspiel_mcts", _openspiel_mcts)
+
+
+def _engine(*, board, seed, cmd: str = "", name: str | None = None, movetime: float | None = None,
+            timeout: float = 60.0, tolerance: float = DEFAULT_TOLERANCE, startup: float = 30.0,
+            log: str | None = None):
+    """A program that speaks the engine protocol (docs/engine-protocol.md), run with the arguments of
+    ``cmd`` (split like a shell's words, never run by a shell), its standard error appended to ``log``.
+    ``movetime``: seconds per move told to it; it loses a game on time ``tolerance`` seconds after that,
+    or after ``timeout`` seconds without a move time; ``startup``: seconds for its handshake and isready.
+    A crash, an illegal move or a line outside the protocol loses the game; the program restarts for the
+    next one."""
+    from agents.engine import EngineAgent
+
+    return EngineAgent(_engine_argv(cmd), name=name, board=board, seed=seed, movetime=movetime,
+                       timeout=timeout, tolerance=tolerance, startup=startup, log=log)
+
+
+def _engine_argv(cmd: str) -> list[str]:
+    """The program and arguments of ``cmd``; ValueError when it is empty or the program is not found."""
+    import shlex
+    import shutil
+
+    try:
+        argv = shlex.split(cmd)
+    except ValueError as exc:
+        raise ValueError(f"agent 'engine': cannot split cmd={cmd!r} into arguments: {exc}") from None
+    if not argv:
+        raise ValueError('agent \'engine\' needs the program to run: engine:cmd="PROGRAM ARGS...",name=NAME')
+    if shutil.which(argv[0]) is None:
+        raise ValueError(f"agent 'engine': cannot find the program {argv[0]!r} of cmd={cmd!r} (not an "
+                         "executable file, nor a command on PATH)")
+    return argv
+
+
+def _check_engine(options: dict) -> None:
+    _engine_argv(options.get("cmd", ""))
+    for key in ("movetime", "timeout", "tolerance", "startup"):
+        value = options.get(key)
+        if value is not None and not (value >= 0 if key == "tolerance" else value > 0):
+            raise ValueError(f"agent 'engine': option {key} must be a positive number of seconds, got {value}")
+
+
+_engine.check_options = _check_engine
+register_agent("engine", _engine)
 
 
 #: The search settings the network agents take as options, after ``checkpoint``; their types and defaults

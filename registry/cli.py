@@ -5,6 +5,7 @@
         --openings 10:guided --workers 2 --threads 1 --out results/5x5
     dnb tournament ... --backend ray [--ray-address auto]    games as Ray tasks (README "Running on a cluster")
     dnb train --board 5x5 --out runs/x --backend ray --set workers=8 [--ray-address auto]   self-play actors on Ray
+    dnb engine alphabeta:depth=3        an agent as an engine on stdin/stdout (docs/engine-protocol.md)
     dnb agents                          the registered agent names
     dnb serve --port 8000               the web app (play, insight, replays, tournament folders; extra [web])
     dnb --version
@@ -61,6 +62,17 @@ def _tournament(args: argparse.Namespace) -> int:
         plot = ", tournament.png" if os.path.exists(os.path.join(args.out, "tournament.png")) else ""
         print(f"results: {args.out}/results.jsonl, pairs.csv, elo.csv{plot}")
     return 0
+
+
+def _engine(args: argparse.Namespace) -> int:
+    from agents.engine import serve
+    from registry.agents import make_agent
+    from registry.specs import check_agent_spec
+
+    name, kwargs = check_agent_spec(args.spec)  # a bad spec: an error here, before any line is read
+    if name == "engine":
+        raise ValueError("dnb engine serves the registry's agents; an engine program speaks the protocol itself")
+    return serve(lambda board, seed: make_agent(name, board=board, seed=seed, **kwargs), name=args.spec)
 
 
 def _backend_options(parser: argparse.ArgumentParser, ray_help: str) -> None:
@@ -428,6 +440,10 @@ def main(argv: list[str] | None = None) -> int:
     sv.add_argument("--idle", type=float, default=3600.0,
                     help="seconds without requests after which a game is dropped")
     sv.set_defaults(func=_serve)
+    en = sub.add_parser("engine", help="serve an agent over stdin/stdout with the engine protocol "
+                                       "(docs/engine-protocol.md)", formatter_class=_Defaults)
+    en.add_argument("spec", help="agent spec name[:key=value,...], e.g. greedy or alphabeta:depth=3")
+    en.set_defaults(func=_engine)
     ag = sub.add_parser("agents", help="list the registered agents", formatter_class=_Defaults)
     ag.set_defaults(func=_agents)
     args, rest = parser.parse_known_args(argv)  # `dnb plot attention` hands its options to the plot's parser

@@ -2,7 +2,8 @@
 
 A spec is ``name[:key=value,...]``, e.g. ``"alphabeta:depth=3,time_limit=0.5"``; values are read as
 booleans (``true``/``false``), ``none``, integers, floats, else strings, and then checked against the
-agent's factory (:mod:`registry.agents`: option names and types).
+agent's factory (:mod:`registry.agents`: option names and types). A value in double quotes is a string as
+it stands and may hold commas, colons and spaces: ``engine:cmd="./my_engine --hash 64",name=mine``.
 
     parse_agent_spec("alphabeta:depth=3,chain_eval=true")  -> ("alphabeta", {"depth": 3, "chain_eval": True})
     split_agents("random,alphabeta:depth=3,time_limit=1,prsboxes")
@@ -31,7 +32,7 @@ def parse_agent_spec(spec: str) -> tuple[str, dict]:
     if not name:
         raise ValueError(f"empty agent name in spec {spec!r}")
     kwargs = {}
-    for part in filter(None, (p.strip() for p in rest.split(","))):
+    for part in filter(None, (p.strip() for p in _split_commas(rest, spec))):
         key, eq, value = part.partition("=")
         if not eq or not key.strip():
             raise ValueError(f"bad option {part!r} in agent spec {spec!r}: expected key=value")
@@ -39,7 +40,24 @@ def parse_agent_spec(spec: str) -> tuple[str, dict]:
     return name, kwargs
 
 
+def _split_commas(text: str, where: str) -> list[str]:
+    """``text`` split at the commas outside double quotes; ValueError for a quote left open."""
+    parts, start, quoted = [], 0, False
+    for k, ch in enumerate(text):
+        if ch == '"':
+            quoted = not quoted
+        elif ch == "," and not quoted:
+            parts.append(text[start:k])
+            start = k + 1
+    if quoted:
+        raise ValueError(f"a double quote is left open in {where!r}")
+    parts.append(text[start:])
+    return parts
+
+
 def _parse_value(text: str):
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        return text[1:-1]
     low = text.lower()
     if low in ("true", "false"):
         return low == "true"
@@ -54,13 +72,14 @@ def _parse_value(text: str):
 
 
 def split_agents(text: str) -> tuple[str, ...]:
-    """Split "a,b:x=1,y=2,c" into specs: a comma followed by key=value stays inside the spec."""
+    """Split "a,b:x=1,y=2,c" into specs: a comma followed by key=value stays inside the spec (so does one
+    inside double quotes)."""
     specs: list[str] = []
-    for part in text.split(","):
+    for part in _split_commas(text, text):
         part = part.strip()
         if not part:
             continue
-        if specs and "=" in part and ":" not in part and ":" in specs[-1]:
+        if specs and "=" in part and ":" not in part.partition("=")[0] and ":" in specs[-1]:
             specs[-1] += "," + part
         else:
             specs.append(part)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from agents.base import Agent, FunctionAgent
@@ -147,7 +149,8 @@ def _tiny_alphavit_checkpoint(path):
 
 
 CHEAP = {"mcts": dict(simulations=5), "openspiel_mcts": dict(simulations=5), "alphazero": dict(simulations=2),
-         "dotsformer": dict(simulations=2), "alphavit": dict(simulations=2), "alphabeta": dict(depth=1)}
+         "dotsformer": dict(simulations=2), "alphavit": dict(simulations=2), "alphabeta": dict(depth=1),
+         "engine": dict(cmd=f"{sys.executable} -m registry.cli engine random")}
 
 
 @pytest.mark.parametrize("name", list_agents())

@@ -1,0 +1,287 @@
+"""A program that speaks the engine protocol, as an Agent: the controller side.
+
+    agent = EngineAgent(["./my_engine", "--threads", "1"], name="mine", board=(5, 5), seed=0, movetime=0.5)
+    agent.select_action(state)       # starts the program if needed; 'position ...', 'go movetime 500' -> 'move A'
+    agent.close()                    # 'quit', then killed if it has not exited within a second
+
+* The program is started with its arguments as a list (never through a shell), its standard error appended
+  to a log file (``log``; default ``dnb-engine-<name>-<pid>.log`` in the temporary folder), and kept
+  between games: ``reset()`` makes the next move start a new game (``newgame``, ``seed``, ``isready``).
+* Every failure to give a move raises :class:`agents.base.AgentFailure` with its kind, and the program is
+  stopped; the next move (of the next game) starts it again. The arena scores the game as lost by the
+  engine with the kind and message recorded. Kinds: ``"crash"`` (it exited or closed its output),
+  ``"time"`` (no move within the move's time plus ``tolerance``, or within ``timeout`` without a clock;
+  handshake and ``isready`` within ``startup``), ``"illegal"`` (a move id of a drawn edge or off the
+  board), ``"protocol"`` (a line the protocol does not allow there, or one over 64 KiB), ``"error"`` (an
+  ``error`` line).
+* The program is killed on :meth:`close`, when the agent is garbage collected, and when this process exits
+  normally; the protocol asks an engine to exit when its input closes, which covers a controller killed
+  outright.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import subprocess
+import tempfile
+import threading
+import time
+import weakref
+from typing import Callable, Sequence
+
+from agents.base import AgentFailure, check_state
+from agents.engine.protocol import HELLO, MAX_LINE, VERSION, ProtocolError, format_go, parse_info, parse_move
+from dnb_env.core import GameState
+
+__all__ = ["EngineAgent", "DEFAULT_TOLERANCE"]
+
+#: Seconds an engine may answer after the end of its move time before it loses on time.
+DEFAULT_TOLERANCE = 0.5
+
+
+def _read_lines(stream, lines: queue.Queue) -> None:
+    """In a thread: the program's output lines (bytes) into ``lines``, then None at its end."""
+    try:
+        while True:
+            raw = stream.readline(MAX_LINE)
+            if not raw:
+                break
+            lines.put(raw)
+    except (OSError, ValueError):
+        pass
+    finally:
+        lines.put(None)
+
+
+def _kill(proc: subprocess.Popen, grace: float = 1.0) -> None:
+    """Ask ``proc`` to quit (``quit``, its input closed), kill it if it has not exited within ``grace``."""
+    if proc.poll() is None:
+        try:
+            proc.stdin.write(b"quit\n")
+            proc.stdin.flush()
+        except (OSError, ValueError):
+            pass
+    for stream in (proc.stdin,):
+        try:
+            stream.close()
+        except (OSError, ValueError):
+            pass
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    try:
+        proc.stdout.close()
+    except (OSError, ValueError):
+        pass
+
+
+class EngineAgent:
+    """An engine program as an Agent (module docstring).
+
+    Args:
+        argv: the program and its arguments
+        name: the agent's name (None: the name the engine gives in the handshake, ``engine`` until then)
+        board: the board it plays, ``(rows, cols)`` (None: any)
+        seed: sent as ``seed`` with each new game (changed by :meth:`seed`); None: no ``seed`` line
+        movetime: seconds per move told to the engine (``go movetime``); None: ``go`` without a clock
+        timeout: seconds a move may take when no move time is given (a hung engine loses after it)
+        tolerance: seconds past the move time before the engine loses on time
+        startup: seconds for the handshake and for each ``isready``
+        log: file that collects the program's standard error (``{pid}`` is replaced by this process's id)
+        clock: monotonic seconds (a fake clock in tests)
+    """
+
+    def __init__(self, argv: Sequence[str], *, name: str | None = None, board: tuple[int, int] | None = None,
+                 seed: int | None = None, movetime: float | None = None, timeout: float = 60.0,
+                 tolerance: float = DEFAULT_TOLERANCE, startup: float = 30.0, log: str | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        if not argv:
+            raise ValueError("an engine needs a program to run")
+        for what, value in (("movetime", movetime), ("timeout", timeout), ("tolerance", tolerance),
+                            ("startup", startup)):
+            if value is not None and not value >= (0 if what == "tolerance" else 1e-3):
+                raise ValueError(f"engine option {what} must be a positive number of seconds, got {value}")
+        self.argv = [str(a) for a in argv]
+        self.name = name or "engine"
+        self._fixed_name = name is not None
+        self.board, self._seed = board, seed
+        self.movetime, self.timeout, self.tolerance, self.startup = movetime, timeout, tolerance, startup
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.name)
+        self.log_path = (log or os.path.join(tempfile.gettempdir(), f"dnb-engine-{safe}-{{pid}}.log")).replace(
+            "{pid}", str(os.getpid()))
+        self.clock = clock
+        self.engine_name: str | None = None
+        self.analysis: dict = {}  # the last info line's analysis of the last move
+        self.proc: subprocess.Popen | None = None
+        self._lines: queue.Queue | None = None
+        self._finalizer = None
+        self._game: tuple[int, int] | None = None  # the board of the game the engine has been told of
+
+    # ------------------------------------------------------------------ Agent
+    def seed(self, seed: int) -> None:
+        """The seed sent with the next new game."""
+        self._seed = seed
+
+    def reset(self) -> None:
+        """A new game starts: the next move sends ``newgame`` first."""
+        self._game = None
+
+    def select_action(self, state: GameState) -> int:
+        check_state(self, state)
+        try:
+            self._start_game(state)
+            self._send("position" + "".join(f" {a}" for a in state.history))
+            self._send(format_go(movetime=self.movetime))
+            limit = self.movetime + self.tolerance if self.movetime is not None else self.timeout
+            deadline = self.clock() + limit
+            self.analysis = {}
+            while True:
+                line = self._read(deadline, f"gave no move within {limit:.3g} s")
+                if line.startswith("info"):
+                    self.analysis = parse_info(line) or self.analysis
+                    continue
+                self._check_error(line, "go")
+                words = line.split()
+                if words[:1] == ["move"] and _is_int(words[1:]) and not 0 <= int(words[1]) < state.num_actions:
+                    raise AgentFailure("illegal", self._says(
+                        f"answered the illegal move {words[1]} (off the {state.rows}x{state.cols} board: its "
+                        f"moves are 0..{state.num_actions - 1})"))
+                try:
+                    action = parse_move(line, state.num_actions)
+                except ProtocolError as exc:
+                    raise AgentFailure("protocol", self._says(f"answered {line!r} to go: {exc}")) from None
+                if not state.is_legal(action):
+                    raise AgentFailure("illegal", self._says(f"answered the illegal move {action} (an edge already "
+                                                             "drawn)"))
+                return action
+        except AgentFailure:
+            self._stop(grace=0.0)  # a failed engine gets no second chance in this game
+            raise
+
+    def close(self) -> None:
+        """Stop the program (``quit``; killed after a second)."""
+        self._stop()
+
+    # ------------------------------------------------------------------ the program
+    def _says(self, text: str) -> str:
+        return f"engine {self.name!r} {text}"
+
+    def _start(self) -> None:
+        os.makedirs(os.path.dirname(os.path.abspath(self.log_path)), exist_ok=True)
+        with open(self.log_path, "ab") as log:
+            log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} start: {self.argv}\n".encode())
+            log.flush()
+            try:
+                self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=log, close_fds=True)
+            except OSError as exc:
+                raise AgentFailure("crash", self._says(f"could not be started ({self.argv[0]}): "
+                                                       f"{exc.strerror or exc}")) from None
+        self._lines = queue.Queue()
+        threading.Thread(target=_read_lines, args=(self.proc.stdout, self._lines), daemon=True,
+                         name=f"engine-{self.name}").start()
+        self._finalizer = weakref.finalize(self, _kill, self.proc)
+        deadline = self.clock() + self.startup
+        self._send(f"{HELLO} {VERSION}")
+        while True:
+            line = self._read(deadline, f"did not finish the handshake within {self.startup:.3g} s")
+            words = line.split()
+            if words[:2] == ["id", "name"] and len(words) > 2:
+                self.engine_name = " ".join(words[2:])
+                if not self._fixed_name:
+                    self.name = self.engine_name
+            elif words[:1] in (["id"], ["info"]):
+                continue
+            elif words == [HELLO, "ok", str(VERSION)]:
+                return
+            else:
+                self._check_error(line, f"{HELLO} {VERSION}")
+                raise AgentFailure("protocol", self._says(f"answered {line!r} to the handshake "
+                                                          f"(expected '{HELLO} ok {VERSION}')"))
+
+    def _start_game(self, state: GameState) -> None:
+        if self.proc is None:
+            self._start()
+        size = (state.rows, state.cols)
+        if self._game == size:
+            return
+        self._send(f"newgame {state.rows}x{state.cols}")
+        if self._seed is not None:
+            self._send(f"seed {self._seed & 0x7FFFFFFF}")
+        self._send("isready")
+        deadline = self.clock() + self.startup
+        while True:
+            line = self._read(deadline, f"did not answer isready within {self.startup:.3g} s")
+            if line == "readyok":
+                break
+            if line.startswith("info"):
+                continue
+            self._check_error(line, "newgame")
+            raise AgentFailure("protocol", self._says(f"answered {line!r} to isready (expected 'readyok')"))
+        self._game = size
+
+    def _check_error(self, line: str, command: str) -> None:
+        if line.split()[:1] == ["error"]:
+            raise AgentFailure("error", self._says(f"answered an error to {command}: {line[5:].strip()}"))
+
+    def _send(self, line: str) -> None:
+        try:
+            self.proc.stdin.write((line + "\n").encode())
+            self.proc.stdin.flush()
+        except (OSError, ValueError):
+            raise AgentFailure("crash", self._says(f"is gone ({self._exit_text()})")) from None
+
+    def _read(self, deadline: float, late: str) -> str:
+        """The next line of the program, stripped; AgentFailure when none comes before ``deadline``."""
+        try:
+            raw = self._lines.get(timeout=max(0.0, deadline - self.clock()))
+        except queue.Empty:
+            raise AgentFailure("time", self._says(late)) from None
+        if raw is None:
+            raise AgentFailure("crash", self._says(f"closed its output ({self._exit_text()})"))
+        if len(raw) >= MAX_LINE and not raw.endswith(b"\n"):
+            raise AgentFailure("protocol", self._says(f"wrote a line longer than {MAX_LINE} bytes"))
+        return raw.decode("utf-8", "replace").strip()
+
+    def _exit_text(self) -> str:
+        try:
+            code = self.proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            return f"still running; its standard error: {self.log_path}"
+        how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+        last = _last_line(self.log_path)
+        return how + (f"; last line of its standard error: {last!r}" if last else "") + f"; log: {self.log_path}"
+
+    def _stop(self, grace: float = 1.0) -> None:
+        if self.proc is None:
+            return
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        _kill(self.proc, grace)
+        self.proc = self._lines = self._finalizer = None
+        self._game = None
+
+
+def _is_int(words: list[str]) -> bool:
+    try:
+        int(words[0])
+    except (ValueError, IndexError):
+        return False
+    return len(words) == 1
+
+
+def _last_line(path: str, size: int = 2048) -> str | None:
+    """The last non-empty line of the file ``path`` (at most 200 characters), None if there is none."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - size))
+            lines = [ln.strip() for ln in f.read().decode("utf-8", "replace").splitlines()]
+    except OSError:
+        return None
+    lines = [ln for ln in lines if ln and not ln.startswith("--- ")]
+    return lines[-1][:200] if lines else None

@@ -1,0 +1,125 @@
+"""The engine protocol, version 1: the lines both sides write and read (``docs/engine-protocol.md``).
+
+    format_go(movetime=0.5, left=None, inc=None)      -> "go movetime 500"
+    parse_go(["movetime", "500"])                     -> GoLimits(movetime=0.5, left=None, inc=None)
+    parse_move("move 17", num_actions=60)             -> 17 (ProtocolError for anything else)
+    parse_info("info depth 3 value 0.5 pv 17 18")     -> {"depth": 3, "value": 0.5, "pv": [17, 18]}
+
+Times travel as whole milliseconds; this module turns them into seconds (floats) for both sides. Moves are
+action ids of OpenSpiel's ``dots_and_boxes`` numbering (:mod:`dnb_env.core`), the numbering of every API
+of the project, so a position is its OpenSpiel action history.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["VERSION", "HELLO", "MAX_LINE", "ProtocolError", "GoLimits", "format_go", "parse_go", "parse_move",
+           "parse_info", "parse_int"]
+
+#: The protocol version this project speaks.
+VERSION = 1
+#: The first word of the handshake: ``dnbp 1`` from the controller, ``dnbp ok 1`` from the engine.
+HELLO = "dnbp"
+#: Longest line either side must accept (bytes); a longer line is not a line of the protocol.
+MAX_LINE = 65536
+
+
+class ProtocolError(ValueError):
+    """A line that is not what the protocol allows at that point."""
+
+
+def parse_int(text: str, what: str, low: int = 0, high: int | None = None) -> int:
+    """``text`` as an integer in ``low..high``; ProtocolError naming ``what`` otherwise."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise ProtocolError(f"{what} must be an integer, got {text!r}") from None
+    if value < low or (high is not None and value > high):
+        upper = f"..{high}" if high is not None else " or more"
+        raise ProtocolError(f"{what} must be {low}{upper}, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class GoLimits:
+    """The clock of one ``go``, in seconds: ``movetime`` for this move, ``left`` on the mover's game clock
+    (this move included), ``inc`` added to it after each move; None where the controller gives none."""
+
+    movetime: float | None = None
+    left: float | None = None
+    inc: float | None = None
+
+    def budget(self) -> float | None:
+        """The seconds this move may take: ``movetime``, else the game clock's ``left``, else None."""
+        return self.movetime if self.movetime is not None else self.left
+
+
+def _ms(seconds: float) -> str:
+    return str(max(0, int(round(seconds * 1000))))
+
+
+def format_go(movetime: float | None = None, left: float | None = None, inc: float | None = None) -> str:
+    """The ``go`` line for these limits (seconds; None: not sent)."""
+    words = ["go"]
+    for key, value in (("movetime", movetime), ("left", left), ("inc", inc)):
+        if value is not None:
+            words += [key, _ms(value)]
+    return " ".join(words)
+
+
+def parse_go(args: list[str]) -> GoLimits:
+    """The words after ``go`` as :class:`GoLimits`; ProtocolError for an unknown key or a bad number."""
+    values: dict[str, float] = {}
+    if len(args) % 2:
+        raise ProtocolError(f"go takes key value pairs, got {' '.join(args)!r}")
+    for key, value in zip(args[::2], args[1::2]):
+        if key not in ("movetime", "left", "inc"):
+            raise ProtocolError(f"go has no key {key!r}; its keys: movetime, left, inc (milliseconds)")
+        values[key] = parse_int(value, f"go {key}") / 1000
+    return GoLimits(**values)
+
+
+def parse_move(line: str, num_actions: int) -> int:
+    """The action of a ``move A`` line; ProtocolError unless it is one with ``A`` in ``0..num_actions-1``
+    (whether the edge is still free is the caller's check)."""
+    words = line.split()
+    if len(words) != 2 or words[0] != "move":
+        raise ProtocolError(f"expected 'move A', got {line!r}")
+    return parse_int(words[1], "the move", 0, num_actions - 1)
+
+
+def parse_info(line: str) -> dict:
+    """The analysis of an ``info`` line: ``depth``, ``nodes`` (integers), ``time`` (ms -> seconds),
+    ``value`` (a number for the player to move), ``unit`` (``win`` or ``margin``), ``pv`` (the rest of the
+    line: actions) and ``string`` (the rest of the line: text). Keys it does not know, and values it cannot
+    read, are skipped: analysis is optional and never costs a game."""
+    words = line.split()[1:]
+    out: dict = {}
+    k = 0
+    while k < len(words):
+        key = words[k]
+        if key == "pv":
+            try:
+                out["pv"] = [int(w) for w in words[k + 1:]]
+            except ValueError:
+                pass
+            break
+        if key == "string":
+            out["string"] = " ".join(words[k + 1:])
+            break
+        if k + 1 < len(words):
+            value = words[k + 1]
+            try:
+                if key in ("depth", "nodes"):
+                    out[key] = int(value)
+                elif key == "time":
+                    out[key] = int(value) / 1000
+                elif key == "value":
+                    out[key] = float(value)
+                elif key == "unit" and value in ("win", "margin"):
+                    out[key] = value
+            except ValueError:
+                pass
+        k += 2
+    return out

@@ -1,0 +1,139 @@
+"""Any Agent as an engine: reads protocol commands, writes replies (``dnb engine SPEC`` runs this).
+
+    serve(build, name="greedy", stdin=sys.stdin, stdout=sys.stdout)   # returns 0 at quit or end of input
+
+``build(board, seed) -> Agent`` makes the agent for a board ("RxC") and seed (None when the controller sent
+none). The agent of a board is built at the first ``isready``, ``position`` or ``go`` after ``newgame``,
+with the seed sent for that game; in later games of the same board it is reseeded (``agent.seed(n)``) where
+it can be, else built anew with the game's seed, and ``reset()`` starts each game: the order of
+:class:`agents.arena.play.GamePlayer`, so an agent served here plays the moves it plays in process for the
+same seeds. A command that cannot be carried out (a bad board, an illegal position, an agent's error) is
+answered with one ``error`` line and changes nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable, TextIO
+
+from agents.engine.protocol import HELLO, VERSION, ProtocolError, parse_go, parse_int
+from dnb_env.core import GameState, parse_board
+
+__all__ = ["EngineServer", "serve"]
+
+
+class EngineServer:
+    """The engine side of one session: :meth:`handle` takes a command line and returns the reply lines."""
+
+    def __init__(self, build: Callable, name: str, clock: Callable[[], float] = time.perf_counter):
+        self.build, self.name, self.clock = build, name, clock
+        self.board: str | None = None
+        self.agent = None
+        self.agent_board: str | None = None
+        self.seed: int | None = None
+        self.fresh = False  # a newgame whose agent is not prepared yet
+        self.state: GameState | None = None
+
+    def handle(self, line: str) -> list[str] | None:
+        """The replies to ``line`` (None: quit)."""
+        words = line.split()
+        if not words:
+            return []
+        command, args = words[0], words[1:]
+        try:
+            if command == "quit":
+                return None
+            method = getattr(self, f"_cmd_{command}", None)
+            if method is None:
+                raise ProtocolError(f"unknown command {command!r}; commands: {HELLO}, newgame, seed, isready, "
+                                    "position, go, quit")
+            return method(args)
+        except ProtocolError as exc:
+            return [f"error {exc}"]
+        except Exception as exc:  # the agent's own failure: reported, the session goes on
+            return [f"error {type(exc).__name__}: {' '.join(str(exc).split())}"]
+
+    def _cmd_dnbp(self, args):
+        if len(args) != 1 or args[0] != str(VERSION):
+            raise ProtocolError(f"this engine speaks protocol version {VERSION}, not {' '.join(args) or 'none'}")
+        return [f"id name {self.name}", "id author dnb", f"{HELLO} ok {VERSION}"]
+
+    def _cmd_newgame(self, args):
+        if len(args) != 1:
+            raise ProtocolError("newgame takes the board as RxC, e.g. 'newgame 5x5'")
+        try:
+            rows, cols = parse_board(args[0])
+        except ValueError as exc:
+            raise ProtocolError(str(exc)) from None
+        self.board, self.seed, self.fresh = f"{rows}x{cols}", None, True
+        self.state = GameState.new(rows, cols)
+        return []
+
+    def _cmd_seed(self, args):
+        if len(args) != 1:
+            raise ProtocolError("seed takes one integer, e.g. 'seed 42'")
+        self._need_game("seed")
+        self.seed = parse_int(args[0], "the seed", 0, 2**31 - 1)
+        return []
+
+    def _cmd_isready(self, args):
+        if self.board is not None:
+            self._prepare()
+        return ["readyok"]
+
+    def _cmd_position(self, args):
+        self._need_game("position")
+        moves = [parse_int(a, "a move") for a in args]
+        try:
+            state = GameState.from_actions(self.board, actions=moves)
+        except ValueError as exc:
+            raise ProtocolError(f"not a game on {self.board}: {' '.join(str(exc).split())}") from None
+        self._prepare()
+        self.state = state
+        return []
+
+    def _cmd_go(self, args):
+        self._need_game("go")
+        parse_go(args)  # checked; the agent plays at its own budget (its spec's options)
+        if self.state.is_terminal():
+            raise ProtocolError("the position is a finished game: there is no move to choose")
+        agent = self._prepare()
+        start = self.clock()
+        action = int(agent.select_action(self.state))
+        elapsed = self.clock() - start
+        return [f"info time {int(round(elapsed * 1000))}", f"move {action}"]
+
+    def _need_game(self, command: str) -> None:
+        if self.board is None:
+            raise ProtocolError(f"{command} before newgame: send 'newgame RxC' first")
+
+    def _prepare(self):
+        """The agent of this game, built or reseeded and reset at the first need after ``newgame``."""
+        if not self.fresh:
+            return self.agent
+        if self.agent is None or self.agent_board != self.board:
+            self.agent, self.agent_board = self.build(self.board, self.seed), self.board
+        elif hasattr(self.agent, "seed"):
+            if self.seed is not None:
+                self.agent.seed(self.seed)
+        else:
+            self.agent = self.build(self.board, self.seed)
+        self.agent.reset()
+        self.fresh = False
+        return self.agent
+
+
+def serve(build: Callable, name: str, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """Answer protocol commands from ``stdin`` on ``stdout`` until ``quit`` or the end of the input; 0."""
+    stdin = sys.stdin if stdin is None else stdin
+    stdout = sys.stdout if stdout is None else stdout
+    server = EngineServer(build, name)
+    for line in stdin:
+        replies = server.handle(line)
+        if replies is None:
+            break
+        for reply in replies:
+            stdout.write(reply + "\n")
+        stdout.flush()
+    return 0
