@@ -18,7 +18,8 @@ sacrifices while a safe move is left), which lets the search reach the end of th
     AlphaBetaAgent(depth=4, time_limit=None, chain_eval=False, extend_captures=True, seed=0)
 
 The deepening stops at ``depth``, at ``time_limit`` seconds or after ``node_limit`` nodes (reproducible
-on any machine), whichever comes first; the move of the deepest finished iteration is played.
+on any machine), whichever comes first; the move of the deepest finished iteration is played. Under a
+tournament's time control (:meth:`AlphaBetaAgent.set_move_time`) it deepens until the clock alone.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ class AlphaBetaAgent:
         self.tt: dict[int, tuple[int, int, int, int]] = {}
         self.nodes = 0
         self.deadline: float | None = None
+        self.move_time: float | None = None  # set by set_move_time: a clock instead of the depth
         self.root_move: int | None = None
 
     def seed(self, seed: int) -> None:
@@ -185,7 +187,15 @@ class AlphaBetaAgent:
                 move, _ = self.search_root(state, d)
             except _Timeout:
                 break
+            if self.move_time is not None and d >= len(legal):  # on a clock: searched to the end of the game
+                break
         return move
+
+    def set_move_time(self, seconds: float) -> None:
+        """Think ``seconds`` a move (a tournament's time control): the deepening goes on, past ``depth``,
+        until that time or the end of the game."""
+        self.move_time = self.time_limit = seconds
+        self.depth = 10**6
 
     def analyse(self, state: GameState, deadline: float | None = None) -> dict:
         """The move and value (boxes for the player to move) of the deepest search of the iterative deepening

@@ -55,7 +55,8 @@ def _tournament(args: argparse.Namespace) -> int:
         board=args.board, agents=split_agents(args.agents),
         games=args.games, openings=moves, opening_mode=mode, mode=args.mode, workers=args.workers,
         threads=args.threads, seed=args.seed, bootstrap=args.bootstrap, backend=args.backend,
-        ray_address=args.ray_address,
+        ray_address=args.ray_address, time_per_move=args.time_per_move, time_margin=args.time_margin,
+        overrun=args.overrun,
     )
     run_tournament(cfg, out=args.out, progress=not args.no_progress)
     if args.out:
@@ -335,6 +336,13 @@ def main(argv: list[str] | None = None) -> int:
     tour.add_argument("--threads", type=int, default=1, help="numpy/BLAS and torch threads of each worker process")
     tour.add_argument("--seed", type=int, default=0, help="seed of the openings and of the agents")
     _backend_options(tour, "games run as Ray tasks (each with --threads CPUs); the local instance has --workers CPUs")
+    tour.add_argument("--time-per-move", type=float, default=None, metavar="S",
+                      help="seconds a move for every agent: the agents that can think to a clock (alphabeta, "
+                           "engine:) use it, the others play at their own budget; every move is timed")
+    tour.add_argument("--time-margin", type=float, default=0.25, metavar="S",
+                      help="seconds past --time-per-move before a move is an overrun")
+    tour.add_argument("--overrun", choices=["lose", "warn"], default="lose",
+                      help="an overrun loses the game on time, or is only listed in the game's record")
     tour.add_argument("--bootstrap", type=int, default=200, help="bootstrap samples for the Elo intervals (0: none)")
     tour.add_argument("--out", default=None, help="folder for results (resumes if it holds the same tournament)")
     tour.add_argument("--no-progress", action="store_true", help="no progress bar")

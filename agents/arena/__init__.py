@@ -48,10 +48,17 @@ One module per job:
   seeds give the same games (each game's opening and agent seeds depend only on its id). ``backend`` and
   ``ray_address`` may change on resume. Needs ``pip install 'dnb[ray]'``; an address that does not answer
   or a task larger than the cluster is an error before any game is played or file written.
+* Every move is timed (``move_s`` in each record, each player's total ``think_s``, ``moves_by`` and
+  ``max_s``). ``time_per_move`` gives every agent the same clock (:class:`~agents.arena.play.TimeControl`):
+  agents with ``set_move_time`` think to it, and a move over ``time_per_move + time_margin`` loses the game
+  on time (``overrun="lose"``) or is listed in the record (``"warn"``). An agent that cannot move
+  (:class:`agents.base.AgentFailure`: an engine program that crashed, hung, answered an illegal move or
+  garbage) loses that game with the reason in the record (``forfeit``), and the run goes on.
 * The report: win/draw/loss matrix, score rates with Wilson 95% intervals, Elo by maximum likelihood
   (Bradley-Terry, draws as half wins, one virtual draw per pair so that unbeaten agents stay finite,
-  anchored so that the mean is 0, or ``random`` = 0 when present) with bootstrap 95% intervals; printed,
-  and written as ``pairs.csv``, ``elo.csv`` and ``tournament.png``.
+  anchored so that the mean is 0, or ``random`` = 0 when present) with bootstrap 95% intervals, each
+  agent's mean and longest seconds a move and games lost by forfeit; printed, and written as
+  ``pairs.csv``, ``elo.csv`` and ``tournament.png``.
 
 Agents see game states only, never each other.
 """

@@ -24,10 +24,18 @@ def table(report) -> str:
     """Elo and its 95% interval per agent (best first), then each agent's score against each other one."""
     n = len(report.labels)
     width = max(len(x) for x in report.labels) + 2
-    lines = [f"{'Elo':>6} {'95% CI':>15}  agent"]
+    timed = report.think is not None and np.isfinite(report.think[:, 0]).any()
+    lines = [f"{'Elo':>6} {'95% CI':>15}" + (f" {'s/move':>8} {'max s':>8} {'lost':>5}" if timed else "") + "  agent"]
     for k in np.argsort(-report.elo):
         lo, hi = report.elo_ci[k]
-        lines.append(f"{report.elo[k]:>6.0f} [{lo:>5.0f},{hi:>6.0f}]  {report.labels[k]}")
+        times = ""
+        if timed:
+            mean, most, _, lost = report.think[k]
+            times = f" {mean:>8.3f} {most:>8.3f} {int(lost):>5}"
+        lines.append(f"{report.elo[k]:>6.0f} [{lo:>5.0f},{hi:>6.0f}]{times}  {report.labels[k]}")
+    if timed:
+        lines.append("s/move, max s: mean and longest think time of a move; lost: games lost by forfeit "
+                     "(time, crash, illegal move)")
     lines.append("")
     lines.append("score of row vs column (wins + draws/2, n games, Wilson 95% interval):")
     for i in range(n):
@@ -42,12 +50,17 @@ def table(report) -> str:
 
 
 def _csv(text: str) -> str:
-    return f'"{text}"' if "," in text else text
+    """A CSV field: quoted (inner quotes doubled) where it holds a comma, a quote or a line break."""
+    return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\n\r') else text
+
+
+def _num(x: float, fmt: str) -> str:
+    return "" if not np.isfinite(x) else format(x, fmt)
 
 
 def write_csv(report, out: str) -> None:
     """``pairs.csv`` (agent, opponent, wins, draws, losses, score, interval) and ``elo.csv`` (agent, Elo,
-    interval) in the folder ``out``."""
+    interval, mean and max seconds a move, moves timed, games lost by forfeit) in the folder ``out``."""
     rows = ["agent,opponent,wins,draws,losses,score,ci_low,ci_high"]
     for i, j in itertools.permutations(range(len(report.labels)), 2):
         if report.wdl[i, j].sum():
@@ -56,9 +69,12 @@ def write_csv(report, out: str) -> None:
             rows.append(f"{_csv(report.labels[i])},{_csv(report.labels[j])},{int(w)},{int(d)},{int(l_)},"
                         f"{rate:.4f},{lo:.4f},{hi:.4f}")
     atomic_write(os.path.join(out, "pairs.csv"), "\n".join(rows) + "\n")
-    rows = ["agent,elo,ci_low,ci_high"]
+    rows = ["agent,elo,ci_low,ci_high,mean_move_s,max_move_s,moves,forfeits"]
+    think = report.think if report.think is not None else np.full((len(report.labels), 4), np.nan)
     for k, label in enumerate(report.labels):
-        rows.append(f"{_csv(label)},{report.elo[k]:.1f},{report.elo_ci[k, 0]:.1f},{report.elo_ci[k, 1]:.1f}")
+        mean, most, moves, lost = think[k]
+        rows.append(f"{_csv(label)},{report.elo[k]:.1f},{report.elo_ci[k, 0]:.1f},{report.elo_ci[k, 1]:.1f},"
+                    f"{_num(mean, '.4f')},{_num(most, '.4f')},{_num(moves, '.0f')},{_num(lost, '.0f')}")
     atomic_write(os.path.join(out, "elo.csv"), "\n".join(rows) + "\n")
 
 

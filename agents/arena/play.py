@@ -1,7 +1,8 @@
 """Playing tournament games: random openings, one game between two agents, and the games of a run.
 
     make_opening("5x5", 10, "guided", seed=3)      -> the first 10 moves (random safe moves while there are any)
-    play_game("5x5", first, second, opening)        -> {"scores", "moves", "think_s", "move_s"}
+    play_game("5x5", first, second, opening)        -> {"scores", "moves", "think_s", "move_s", ...}
+    play_game("5x5", first, second, time_control=TimeControl(0.5))     every agent at 0.5 s a move
     GamePlayer("5x5", entries, build).play(task)    -> the record of one scheduled game
     player.close()                                  -> every agent of the run that has close() closed
 
@@ -19,13 +20,14 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from agents.base import AgentFailure
 from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState
 
-__all__ = ["make_opening", "play_game", "seats", "label", "GamePlayer"]
+__all__ = ["TimeControl", "make_opening", "play_game", "seats", "label", "GamePlayer"]
 
 
 def make_opening(board: str, moves: int, mode: str, seed: int) -> list[int]:
@@ -47,33 +49,75 @@ def make_opening(board: str, moves: int, mode: str, seed: int) -> list[int]:
     return out
 
 
-def play_game(board: str, first, second, opening: Sequence[int] = ()) -> dict:
+@dataclass(frozen=True)
+class TimeControl:
+    """The same clock for every agent: ``per_move`` seconds a move. Each agent that can think to a clock is
+    told it before each game (``agent.set_move_time(per_move)``; agents without that method play at their
+    own budget). A move that takes longer than ``per_move + margin`` seconds is an overrun: with
+    ``overrun="lose"`` the mover loses the game on time (a ``forfeit`` of kind ``"time"``; the move is not
+    played), with ``"warn"`` the move stands and the record lists it under ``overruns``."""
+
+    per_move: float
+    margin: float = 0.25
+    overrun: str = "lose"
+
+    def __post_init__(self):
+        if not self.per_move > 0:
+            raise ValueError(f"the time per move must be a positive number of seconds, got {self.per_move}")
+        if not self.margin >= 0:
+            raise ValueError(f"the time margin must be 0 or more seconds, got {self.margin}")
+        if self.overrun not in ("lose", "warn"):
+            raise ValueError(f"overrun must be 'lose' or 'warn', got {self.overrun!r}")
+
+
+def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_control: TimeControl | None = None,
+              clock: Callable[[], float] = time.perf_counter) -> dict:
     """Play ``first`` (player 0) against ``second`` from the opening; returns a record: final ``scores``,
-    ``moves`` (opening included), ``think_s`` (each player's seconds in all), ``move_s`` (the seconds of
-    each move after the opening) and, where an agent failed, ``forfeit``."""
+    ``moves`` (opening included), ``think_s`` (each player's seconds in all), ``moves_by`` (the moves each
+    player was asked for, a failed one included) and ``max_s`` (each player's longest), ``move_s`` (the
+    seconds of each move played after the opening) and, where an agent failed or lost on time, ``forfeit``; with ``time_control`` and its
+    ``"warn"`` rule, ``overruns``: ``[move number, player, seconds]`` of each move over the limit.
+    ``clock`` measures the moves (a fake clock in tests)."""
     s = GameState.from_actions(board, actions=list(opening))
     agents = (first, second)
     for a in agents:
+        if time_control is not None and hasattr(a, "set_move_time"):
+            a.set_move_time(time_control.per_move)
         a.reset()
-    think = [0.0, 0.0]
+    think, most, count = [0.0, 0.0], [0.0, 0.0], [0, 0]
     move_s: list[float] = []
+    overruns: list[list] = []
     forfeit = None
     while not s.is_terminal():
         p = s.current_player
-        t = time.perf_counter()
+        t = clock()
         try:
             action = agents[p].select_action(s)
         except AgentFailure as exc:
-            think[p] += time.perf_counter() - t
-            forfeit = {"player": p, "kind": exc.kind, "reason": str(exc)}
-            break
-        spent = time.perf_counter() - t
+            action, failure = None, {"player": p, "kind": exc.kind, "reason": str(exc)}
+        spent = clock() - t
         think[p] += spent
-        move_s.append(round(spent, 6))
+        most[p] = max(most[p], spent)
+        count[p] += 1
+        if action is None:
+            forfeit = failure
+            break
         if not s.is_legal(action):
             raise RuntimeError(f"agent {agents[p].name!r} chose illegal action {action!r}")
+        if time_control is not None and spent > time_control.per_move + time_control.margin:
+            if time_control.overrun == "lose":
+                forfeit = {"player": p, "kind": "time",
+                           "reason": f"agent {agents[p].name!r} took {spent:.3f} s for move {len(s.history) + 1}, "
+                                     f"over {time_control.per_move:g} s a move and {time_control.margin:g} s "
+                                     "of tolerance"}
+                break
+            overruns.append([len(s.history) + 1, p, round(spent, 6)])
+        move_s.append(round(spent, 6))
         s = s.apply(action)
-    rec = {"scores": list(s.scores), "moves": list(s.history), "think_s": think, "move_s": move_s}
+    rec = {"scores": list(s.scores), "moves": list(s.history), "think_s": think, "moves_by": count, "max_s": most,
+           "move_s": move_s}
+    if overruns:
+        rec["overruns"] = overruns
     if forfeit is not None:
         rec["forfeit"] = forfeit
     return rec
@@ -102,8 +146,10 @@ class GamePlayer:
     once in each worker process or Ray worker of the run (:mod:`agents.arena.runners`); no agent outlives
     its run."""
 
-    def __init__(self, board: str, entries: Sequence, build: Callable | None = None):
+    def __init__(self, board: str, entries: Sequence, build: Callable | None = None,
+                 time_control: TimeControl | None = None):
         self.board, self.entries, self.build, self.agents = board, entries, build, {}
+        self.time_control = time_control
 
     def agent(self, k: int, seed: int):
         agent = self.agents.get(k)
@@ -124,7 +170,7 @@ class GamePlayer:
         b = self.agent(second_idx, agent_seed + 1)
         t = time.perf_counter()
         try:
-            rec = play_game(self.board, a, b, opening)
+            rec = play_game(self.board, a, b, opening, time_control=self.time_control)
         finally:  # an agent built for this game only is done with
             for agent in (a, b):
                 if agent not in self.agents.values() and hasattr(agent, "close"):

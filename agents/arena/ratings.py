@@ -65,6 +65,9 @@ class TournamentReport:
     elo: np.ndarray
     elo_ci: np.ndarray  # [n, 2]
     games: int
+    #: [n, 4] per agent: mean and max seconds a move, moves timed, games lost by forfeit (NaN times where no
+    #: record has them: games played before moves were timed)
+    think: np.ndarray | None = None
 
     def score(self, i: int, j: int) -> tuple[float, int, tuple[float, float]]:
         w, d, l_ = self.wdl[i, j]
@@ -109,8 +112,16 @@ def summarise(labels: list[str], records: list[dict], bootstrap: int = 200, seed
     index = {label: k for k, label in enumerate(labels)}
     wdl = np.zeros((n, n, 3))
     games = []
+    total, most, moves, forfeits = np.zeros(n), np.full(n, np.nan), np.zeros(n), np.zeros(n)
     for r in records:
         i, j = index[r["first"]], index[r["second"]]
+        for seat, k in enumerate((i, j)):
+            if "moves_by" in r and "max_s" in r:
+                total[k] += r["think_s"][seat]
+                moves[k] += r["moves_by"][seat]
+                most[k] = np.fmax(most[k], r["max_s"][seat])
+        if isinstance(r.get("forfeit"), dict):
+            forfeits[(i, j)[r["forfeit"]["player"]]] += 1
         s = r["result_first"]
         games.append((i, j, s))
         col = 0 if s == 1 else (1 if s == 0.5 else 2)
@@ -128,4 +139,6 @@ def summarise(labels: list[str], records: list[dict], bootstrap: int = 200, seed
         ci = np.percentile(np.array(samples), [2.5, 97.5], axis=0).T
     else:
         ci = np.stack([elo, elo], axis=1)
-    return TournamentReport(labels, wdl, elo, ci, len(records))
+    mean = np.where(moves > 0, total / np.maximum(moves, 1), np.nan)
+    think = np.stack([mean, np.where(moves > 0, most, np.nan), moves, forfeits], axis=1)
+    return TournamentReport(labels, wdl, elo, ci, len(records), think)

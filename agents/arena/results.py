@@ -34,6 +34,9 @@ RESULTS = "results.jsonl"
 CONFIG = "config.json"
 #: Config keys a resumed run may change: they do not change which games are played.
 FREE_KEYS = ("workers", "threads", "bootstrap", "backend", "ray_address")
+#: Config keys added after the first results folders were written: a saved config without them has their
+#: defaults.
+_LATER_KEYS = ("time_per_move", "time_margin", "overrun")
 
 
 def _is_int(x) -> bool:
@@ -112,6 +115,8 @@ def check_or_save_config(cfg_path: str, config: TournamentConfig) -> None:
         return
     with open(cfg_path) as f:
         saved = json.load(f)
+    if isinstance(saved, dict):  # a folder saved before a setting existed holds that setting's default
+        saved = {**{k: v for k, v in TournamentConfig().to_json().items() if k in _LATER_KEYS}, **saved}
     same = {k: v for k, v in json.loads(json.dumps(config.to_json())).items() if k not in FREE_KEYS}
     if {k: v for k, v in saved.items() if k not in FREE_KEYS} != same:
         raise ValueError(

@@ -25,7 +25,7 @@ import functools
 import itertools
 from typing import Callable, Sequence
 
-from agents.arena.play import GamePlayer
+from agents.arena.play import GamePlayer, TimeControl
 from agents.arena.schedule import TournamentConfig
 from agents.processes import call_worker, limit_threads, process_local, spawn_worker_pool
 from agents.ray_cluster import RaySession, check_resources
@@ -33,11 +33,12 @@ from agents.ray_cluster import RaySession, check_resources
 __all__ = ["worker_pool", "ray_session", "ray_games", "finished_games"]
 
 
-def worker_pool(workers: int, threads: int, board: str, entries: Sequence, build: Callable | None = None):
+def worker_pool(workers: int, threads: int, board: str, entries: Sequence, build: Callable | None = None,
+                time_control: TimeControl | None = None):
     """A pool of ``workers`` spawned processes, each with ``threads`` threads for numpy/BLAS and torch and its
     own :class:`GamePlayer` of the run; ``pool.imap_unordered(functools.partial(call_worker, "play"), tasks)``
     plays ``tasks`` there."""
-    return spawn_worker_pool(workers, threads, GamePlayer, (board, entries, build))
+    return spawn_worker_pool(workers, threads, GamePlayer, (board, entries, build, time_control))
 
 
 def ray_session(config: TournamentConfig) -> RaySession:
@@ -51,10 +52,11 @@ def ray_session(config: TournamentConfig) -> RaySession:
     return session
 
 
-def _ray_play(run: str, board: str, entries: Sequence, build: Callable | None, threads: int, task) -> dict:
+def _ray_play(run: str, board: str, entries: Sequence, build: Callable | None, threads: int, task,
+              time_control: TimeControl | None = None) -> dict:
     """A Ray task: one game. A worker process keeps the agents of one run (``run``) between its games,
     reseeded per game like the local pool's; a task of another run replaces them."""
-    games = process_local(("arena", run), lambda: GamePlayer(board, entries, build))
+    games = process_local(("arena", run), lambda: GamePlayer(board, entries, build, time_control))
     with limit_threads(threads):
         return games.play(task)
 
@@ -71,7 +73,8 @@ def ray_games(ray, config: TournamentConfig, entries: Sequence, build: Callable 
     try:
         while True:
             for task in itertools.islice(todo, window - len(pending)):
-                pending.append(play.remote(run, config.board, entries_ref, build, config.threads, task))
+                pending.append(play.remote(run, config.board, entries_ref, build, config.threads, task,
+                                           config.time_control()))
             if not pending:
                 return
             ready, pending = ray.wait(pending, num_returns=1)
@@ -95,11 +98,11 @@ def finished_games(config: TournamentConfig, entries: Sequence, build: Callable 
             finished = ray_games(session.ray, config, entries, build, tasks)
         elif config.workers > 1 and len(tasks) > 1:
             pool = worker_pool(min(config.workers, len(tasks)), config.threads, config.board, entries,
-                               build)  # no idle ones
+                               build, config.time_control())  # no idle ones
             finished = pool.imap_unordered(functools.partial(call_worker, "play"), tasks)
         else:
             in_process.enter_context(limit_threads(config.threads))
-            player = GamePlayer(config.board, entries, build)
+            player = GamePlayer(config.board, entries, build, config.time_control())
             in_process.callback(player.close)  # engines stopped at the end, on an error and on Ctrl-C
             finished = map(player.play, tasks)
         yield finished

@@ -16,7 +16,7 @@ import dataclasses
 import itertools
 from dataclasses import dataclass
 
-from agents.arena.play import make_opening
+from agents.arena.play import TimeControl, make_opening
 from agents.ray_cluster import check_backend
 from dnb_env.core import geometry
 
@@ -45,8 +45,12 @@ class TournamentConfig:
     bootstrap: int = 200  # bootstrap samples for the Elo intervals (0: none)
     backend: str = "local"  # "local" (processes of this machine) or "ray" (games as Ray tasks)
     ray_address: str | None = None  # with backend "ray": auto, HOST:PORT, or None (a local Ray instance)
+    time_per_move: float | None = None  # seconds a move for every agent (None: each at its own budget)
+    time_margin: float = 0.25  # seconds past time_per_move before a move is an overrun
+    overrun: str = "lose"  # an overrun loses the game on time ("lose") or is listed in the record ("warn")
 
     def __post_init__(self):
+        self.time_control()  # checks the clock's settings
         check_backend(self.backend)
         if self.ray_address is not None and self.backend != "ray":
             raise ValueError(f"ray_address is used only with backend 'ray', not {self.backend!r}")
@@ -75,6 +79,16 @@ class TournamentConfig:
                              f"got {pairs} pair{'s' * (pairs != 1)} x {self.games:,} games")
         if self.bootstrap < 0:
             raise ValueError(f"bootstrap must be >= 0, got {self.bootstrap}")
+
+    def time_control(self) -> TimeControl | None:
+        """The clock of every game (None without ``time_per_move``); ValueError for bad settings."""
+        if self.overrun not in ("lose", "warn"):
+            raise ValueError(f"overrun must be 'lose' or 'warn', got {self.overrun!r}")
+        if not self.time_margin >= 0:
+            raise ValueError(f"time_margin must be 0 or more seconds, got {self.time_margin}")
+        if self.time_per_move is None:
+            return None
+        return TimeControl(self.time_per_move, self.time_margin, self.overrun)
 
     def pairs(self) -> list[tuple[int, int]]:
         n = len(self.agents)

@@ -126,6 +126,10 @@ class EngineAgent:
         """The seed sent with the next new game."""
         self._seed = seed
 
+    def set_move_time(self, seconds: float) -> None:
+        """The seconds per move told to the engine from now on (a tournament's time control)."""
+        self.movetime = seconds
+
     def reset(self) -> None:
         """A new game starts: the next move sends ``newgame`` first."""
         self._game = None

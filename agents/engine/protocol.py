@@ -51,8 +51,13 @@ class GoLimits:
     inc: float | None = None
 
     def budget(self) -> float | None:
-        """The seconds this move may take: ``movetime``, else the game clock's ``left``, else None."""
-        return self.movetime if self.movetime is not None else self.left
+        """The seconds to think about this move: ``movetime``; else, on a game clock, a 20th of ``left``
+        plus ``inc`` (never more than ``left``); else None."""
+        if self.movetime is not None:
+            return self.movetime
+        if self.left is None:
+            return None
+        return min(self.left, self.left / 20 + (self.inc or 0.0))
 
 
 def _ms(seconds: float) -> str:

@@ -95,10 +95,12 @@ class EngineServer:
 
     def _cmd_go(self, args):
         self._need_game("go")
-        parse_go(args)  # checked; the agent plays at its own budget (its spec's options)
+        limits = parse_go(args)
         if self.state.is_terminal():
             raise ProtocolError("the position is a finished game: there is no move to choose")
         agent = self._prepare()
+        if limits.budget() is not None and hasattr(agent, "set_move_time"):  # else: its own budget
+            agent.set_move_time(limits.budget())
         start = self.clock()
         action = int(agent.select_action(self.state))
         elapsed = self.clock() - start

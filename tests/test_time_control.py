@@ -1,0 +1,174 @@
+"""Time controls in the arena: every move timed, overruns lost or listed, think times in the results; all on
+fake clocks (no test here depends on the machine's speed)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from agents.arena import TournamentConfig
+from agents.arena.play import TimeControl, play_game
+from agents.arena.ratings import summarise
+from agents.engine import EngineServer
+from dnb_env.core import GameState
+from registry import make_agent
+from registry.cli import main as cli_main
+from registry.tournaments import run_tournament
+
+
+class Clock:
+    """A fake clock that moves only when an agent thinks."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Timed:
+    """Plays the lowest free edge, taking ``costs[k]`` seconds of the fake clock for its k-th move (the last
+    cost for every later move)."""
+
+    def __init__(self, name, clock, costs):
+        self.name, self.clock, self.costs, self.k, self.told = name, clock, costs, 0, []
+
+    def set_move_time(self, seconds):
+        self.told.append(seconds)
+
+    def reset(self):
+        self.k = 0
+
+    def select_action(self, state: GameState) -> int:
+        self.clock.now += self.costs[min(self.k, len(self.costs) - 1)]
+        self.k += 1
+        return state.legal_actions()[0]
+
+
+def test_every_move_is_timed_and_an_overrun_loses_on_time():
+    clock = Clock()
+    fast, slow = Timed("fast", clock, [0.5]), Timed("slow", clock, [0.2, 0.3, 1.3])
+    rec = play_game("2x2", fast, slow, time_control=TimeControl(1.0, margin=0.25), clock=clock)
+    # moves: fast 0, slow 1, fast 2, slow 3, fast 4, slow 5 takes 1.3 s > 1.0 + 0.25: lost, not played
+    assert rec["moves"] == [0, 1, 2, 3, 4]
+    assert rec["forfeit"] == {"player": 1, "kind": "time", "reason": "agent 'slow' took 1.300 s for move 6, "
+                                                                        "over 1 s a move and 0.25 s of tolerance"}
+    assert rec["move_s"] == [0.5, 0.2, 0.5, 0.3, 0.5]
+    assert rec["think_s"] == pytest.approx([1.5, 1.8]) and rec["max_s"] == pytest.approx([0.5, 1.3])
+    assert rec["moves_by"] == [3, 3]  # the move lost on time was timed too
+    assert fast.told == slow.told == [1.0]
+
+
+def test_a_move_within_the_margin_stands_and_warn_lists_overruns():
+    clock = Clock()
+    edge = Timed("edge", clock, [1.25])  # exactly the limit plus the margin: no overrun
+    slow = Timed("slow", clock, [0.1, 3.0, 0.1])
+    rec = play_game("1x1", edge, slow, time_control=TimeControl(1.0, margin=0.25, overrun="warn"), clock=clock)
+    assert "forfeit" not in rec and len(rec["moves"]) == 4
+    assert rec["overruns"] == [[4, 1, 3.0]]  # move 4 (slow's second) took 3 s, and stood
+    rec = play_game("1x1", Timed("a", clock, [9.0]), Timed("b", clock, [9.0]), clock=clock)
+    assert "forfeit" not in rec and "overruns" not in rec  # no time control: timed, never judged
+
+
+def test_time_control_settings_are_checked():
+    for bad, message in ((dict(per_move=0), "positive"), (dict(per_move=1, margin=-1), "0 or more"),
+                         (dict(per_move=1, overrun="ignore"), "'lose' or 'warn'")):
+        with pytest.raises(ValueError, match=message):
+            TimeControl(**bad)
+    with pytest.raises(ValueError, match="positive"):
+        TournamentConfig(time_per_move=-0.5)
+    with pytest.raises(ValueError, match="'lose' or 'warn'"):
+        TournamentConfig(overrun="maybe")
+    assert TournamentConfig().time_control() is None
+    assert TournamentConfig(time_per_move=0.5, overrun="warn").time_control() == TimeControl(0.5, 0.25, "warn")
+
+
+def test_results_show_mean_and_max_think_time_and_forfeits(tmp_path):
+    labels = ["a", 'engine:cmd="./x --y",name=z']
+    records = [
+        {"first": "a", "second": labels[1], "result_first": 1.0, "think_s": [1.0, 3.0], "moves_by": [4, 3],
+         "max_s": [0.5, 2.0], "forfeit": {"player": 1, "kind": "time", "reason": "late"}},
+        {"first": labels[1], "second": "a", "result_first": 0.5, "think_s": [1.0, 1.0], "moves_by": [1, 4],
+         "max_s": [1.0, 0.25]},
+        {"first": "a", "second": labels[1], "result_first": 0.0},  # a game from before moves were timed
+    ]
+    report = summarise(labels, records, bootstrap=0)
+    np.testing.assert_allclose(report.think, [[2.0 / 8, 0.5, 8, 0], [4.0 / 4, 2.0, 4, 1]])
+    assert "s/move" in report.table() and "lost" in report.table()
+    report.write_csv(str(tmp_path))
+    rows = (tmp_path / "elo.csv").read_text().splitlines()
+    assert rows[0] == "agent,elo,ci_low,ci_high,mean_move_s,max_move_s,moves,forfeits"
+    assert rows[2].startswith('"engine:cmd=""./x --y"",name=z",') and rows[2].endswith(",1.0000,2.0000,4,1")
+    import csv
+
+    assert [r["agent"] for r in csv.DictReader(open(tmp_path / "elo.csv"))] == labels
+
+
+def test_a_tournament_on_the_clock_saves_it_and_resumes_old_folders(tmp_path):
+    cfg = TournamentConfig(board="2x2", agents=("random", "greedy"), games=2, workers=1, bootstrap=0,
+                           time_per_move=30.0)
+    run_tournament(cfg, out=str(tmp_path / "t"), progress=False, echo=None)
+    saved = json.loads((tmp_path / "t" / "config.json").read_text())
+    assert (saved["time_per_move"], saved["time_margin"], saved["overrun"]) == (30.0, 0.25, "lose")
+    games = [json.loads(line) for line in open(tmp_path / "t" / "results.jsonl")]
+    assert all(len(g["move_s"]) == 12 and sum(g["moves_by"]) == 12 for g in games)
+    # a folder written before the clock settings existed resumes with their defaults
+    old = TournamentConfig(board="2x2", agents=("random", "greedy"), games=2, workers=1, bootstrap=0)
+    run_tournament(old, out=str(tmp_path / "old"), progress=False, echo=None)
+    path = tmp_path / "old" / "config.json"
+    data = json.loads(path.read_text())
+    for key in ("time_per_move", "time_margin", "overrun"):
+        del data[key]
+    path.write_text(json.dumps(data))
+    run_tournament(old, out=str(tmp_path / "old"), progress=False, echo=None)  # no error: the same tournament
+    with pytest.raises(ValueError, match="another config"):
+        run_tournament(cfg.__class__(**{**old.to_json(), "time_per_move": 1.0}), out=str(tmp_path / "old"),
+                       progress=False, echo=None)
+
+
+def test_cli_time_per_move(tmp_path, capsys):
+    out = tmp_path / "cli"
+    assert cli_main(["tournament", "--board", "2x2", "--agents", "random,alphabeta:depth=1", "--games", "2",
+                     "--workers", "1", "--bootstrap", "0", "--no-progress", "--time-per-move", "20",
+                     "--overrun", "warn", "--out", str(out)]) == 0
+    assert "s/move" in capsys.readouterr().out
+    saved = json.loads((out / "config.json").read_text())
+    assert (saved["time_per_move"], saved["overrun"]) == (20.0, "warn")
+    assert cli_main(["tournament", "--agents", "random,greedy", "--time-margin", "-1"]) == 2
+    assert "time_margin must be 0 or more" in capsys.readouterr().err
+
+
+def test_alphabeta_on_a_clock_deepens_past_its_depth_to_the_end_of_the_game():
+    # +---+   +
+    # | 0 |          player 0 has both left boxes, five edges are left:
+    # +---+   +      depth 1 plays 5, the search to the end of the game plays 3
+    # | 0 |
+    # +---+   +
+    state = GameState.from_actions(2, 2, [9, 7, 10, 6, 0, 4, 2])
+    shallow = make_agent("alphabeta", board="2x2", seed=0, depth=1)
+    assert shallow.select_action(state) == 5
+    shallow.set_move_time(60.0)  # generous: the end of the game stops the deepening long before
+    assert shallow.select_action(state) == 3 == make_agent("alphabeta", board="2x2", seed=0, depth=8).select_action(state)
+
+
+def test_served_agents_get_go_movetime():
+    told = []
+
+    class Agent:
+        name, board = "clocked", None
+
+        def set_move_time(self, seconds):
+            told.append(seconds)
+
+        def reset(self):
+            pass
+
+        def select_action(self, state):
+            return state.legal_actions()[0]
+
+    server = EngineServer(lambda board, seed: Agent(), "clocked")
+    for line in ("dnbp 1", "newgame 2x2", "isready", "position", "go movetime 750", "go left 20000 inc 500", "go"):
+        server.handle(line)
+    assert told == [0.75, 1.5]  # a 20th of the game clock plus the increment; plain go: untouched
