@@ -5,6 +5,10 @@ The state (:class:`Curriculum`) is the start step S, the iteration of its last c
 positions (step, the search's Q, the network's value of the root, the game's result, all for the mover
 and in the model's value units); :func:`measure` turns it into the rule's statistics and
 :meth:`Curriculum.update` applies the rule of :class:`~agents.training.config.CurriculumConfig`.
+
+A multi-size run (``boards``) keeps one :class:`Curriculum` per board in a :class:`BoardCurricula`: each
+board its own S, moved by its own games' statistics; saved as ``{board: curriculum}`` (:func:`curriculum_from_dict`
+reads either kind).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Curriculum", "measure", "TRACE_COLUMNS", "rollback_table"]
+__all__ = ["Curriculum", "BoardCurricula", "curriculum_from_dict", "measure", "TRACE_COLUMNS", "rollback_table"]
 
 TRACE_COLUMNS = ("step", "q", "v", "z")  # one row per searched position of an iteration's games
 
@@ -71,6 +75,28 @@ class Curriculum:
         self.last_change = iteration
         self.history.append([iteration, self.start])
         return True
+
+
+@dataclass
+class BoardCurricula:
+    """Board -> its :class:`Curriculum` (a multi-size run; the boards in the mix's order)."""
+
+    boards: dict
+
+    def __getitem__(self, board: str) -> Curriculum:
+        return self.boards[board]
+
+    def to_dict(self) -> dict:
+        return {b: c.to_dict() for b, c in self.boards.items()}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "BoardCurricula":
+        return cls({str(b): Curriculum.from_dict(c) for b, c in data.items()})
+
+
+def curriculum_from_dict(data: dict) -> Curriculum | BoardCurricula:
+    """A saved :class:`Curriculum` (keys ``start``, ...) or :class:`BoardCurricula` (keys ``"RxC"``)."""
+    return Curriculum.from_dict(data) if "start" in data else BoardCurricula.from_dict(data)
 
 
 def rollback_table(history: list) -> list[tuple[int, int | None]]:

@@ -4,6 +4,12 @@ experience decay and mapped by a random board symmetry.
 A batch is drawn with probability proportional to ``gamma_decay^(iteration - sample iteration)`` (the
 weight ``w_b`` of Dotsformer eq. A6 applied by sampling instead of scaling the loss: the same expected
 gradient, without tiny weights), then encoded with the model's encoder.
+
+Multi-size training (``boards`` of the run, a family that plays every board) keeps one :class:`Replay` per
+board in a :class:`BoardReplays`: batches group samples of one size (no padding), and a gradient step draws its
+board in proportion to the boards' decay-weighted sample counts (:meth:`BoardReplays.board_weights`). Its file
+is one ``.npz`` holding ``boards`` and every board's columns as ``"RxC.column"``; :func:`load_replay` reads
+either kind.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from dnb_env.io import atomic_write
 from dnb_env.observations import encode_batch
 from dnb_env.symmetry import symmetries, transform_planes, transform_policy
 
-__all__ = ["Replay", "ReplayError", "future_targets", "has_future_head"]
+__all__ = ["Replay", "BoardReplays", "ReplayError", "future_targets", "has_future_head", "load_replay"]
 
 
 class ReplayError(ValueError):
@@ -122,15 +128,86 @@ class Replay:
     @classmethod
     def load(cls, path: str) -> "Replay":
         """Read a replay file; a missing, truncated or malformed file raises :class:`ReplayError` naming it."""
-        try:
-            with open(path, "rb") as f:
-                if f.read(4) != b"PK\x03\x04":
-                    raise zipfile.BadZipFile("not a zip archive")
-            with np.load(path, allow_pickle=False) as data:
-                return cls(Samples.from_arrays({k: data[k] for k in data.files}, source=path))
-        except FileNotFoundError:
-            raise ReplayError(f"replay file {path} does not exist") from None
-        except (zipfile.BadZipFile, OSError, EOFError) as exc:
-            raise ReplayError(f"replay file {path} is corrupt ({type(exc).__name__}: {exc})") from None
-        except ValueError as exc:
-            raise ReplayError(f"replay file {path} is not a replay of this format: {exc}") from None
+        replay = load_replay(path)
+        if not isinstance(replay, Replay):
+            raise ReplayError(f"replay file {path} holds the replays of several boards ({', '.join(replay.boards)})")
+        return replay
+
+
+class BoardReplays:
+    """The replays of a multi-size run, one :class:`Replay` per board (``boards`` in the mix's order);
+    ``len`` is the total sample count."""
+
+    def __init__(self, replays: dict[str, Replay]):
+        self.replays = dict(replays)
+
+    @classmethod
+    def empty(cls, boards) -> "BoardReplays":
+        return cls({b: Replay.empty(b) for b in boards})
+
+    @property
+    def boards(self) -> tuple[str, ...]:
+        return tuple(self.replays)
+
+    def __getitem__(self, board: str) -> Replay:
+        return self.replays[board]
+
+    def __len__(self) -> int:
+        return sum(len(r) for r in self.replays.values())
+
+    def add(self, samples: Samples) -> None:
+        """``samples`` (of one board of the mix) join that board's replay."""
+        if samples.board not in self.replays:
+            raise ValueError(f"samples of {samples.board}, a board outside the replay's {', '.join(self.boards)}")
+        self.replays[samples.board].add(samples)
+
+    def keep_recent(self, iteration: int, window: int) -> None:
+        for r in self.replays.values():
+            r.keep_recent(iteration, window)
+
+    def board_weights(self, iteration: int, gamma: float) -> np.ndarray:
+        """``[len(boards)]``: each board's share of the decay-weighted samples (sum of
+        ``gamma^(iteration - sample iteration)``), the probability that a gradient step draws from it."""
+        w = np.array([(gamma ** (iteration - r.samples.iteration).astype(np.float64)).sum()
+                      for r in self.replays.values()])
+        return w / w.sum()
+
+    def draw(self, rng: np.random.Generator, size: int, iteration: int, gamma: float, encoder: str, q_mix: float,
+             augment: bool, future: bool = False) -> tuple[str, dict[str, np.ndarray]]:
+        """``(board, batch)``: a board drawn by :meth:`board_weights`, then ``size`` of its samples as
+        :meth:`Replay.draw` (that board's symmetries)."""
+        board = self.boards[int(rng.choice(len(self.replays), p=self.board_weights(iteration, gamma)))]
+        return board, self.replays[board].draw(rng, size, iteration, gamma, encoder, q_mix, augment, future)
+
+    def save(self, path: str) -> None:
+        """Write ``path`` (an ``.npz``: ``boards`` and every board's columns as ``"RxC.column"``) atomically."""
+        arrays = {"boards": np.array(self.boards)}
+        for b, r in self.replays.items():
+            arrays.update({f"{b}.{k}": v for k, v in r.samples.arrays().items() if k != "board"})
+        buf = io.BytesIO()
+        np.savez_compressed(buf, **arrays)
+        atomic_write(path, buf.getvalue())
+
+
+def load_replay(path: str) -> Replay | BoardReplays:
+    """A replay file of either kind (:meth:`Replay.save`, :meth:`BoardReplays.save`); a missing, truncated
+    or malformed file raises :class:`ReplayError` naming it."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(4) != b"PK\x03\x04":
+                raise zipfile.BadZipFile("not a zip archive")
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+        if "boards" not in arrays:
+            return Replay(Samples.from_arrays(arrays, source=path))
+        replays = {}
+        for b in (str(b) for b in arrays["boards"]):
+            cols = {k[len(b) + 1:]: v for k, v in arrays.items() if k.startswith(b + ".")}
+            replays[b] = Replay(Samples.from_arrays({"board": np.array(b), **cols}, source=f"{path} ({b})"))
+        return BoardReplays(replays)
+    except FileNotFoundError:
+        raise ReplayError(f"replay file {path} does not exist") from None
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise ReplayError(f"replay file {path} is corrupt ({type(exc).__name__}: {exc})") from None
+    except ValueError as exc:
+        raise ReplayError(f"replay file {path} is not a replay of this format: {exc}") from None

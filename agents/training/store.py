@@ -6,7 +6,9 @@
       config.json                   the training config (to_dict); rewritten when a resume changes it
       manifest.json                 {"iteration": i, "dir": "iterations/000012"}: the last complete iteration
       iterations/000012/            everything of iteration i: checkpoint.pt (network, optimiser,
-                                    curriculum), replay.npz, metrics.jsonl (every row up to i)
+                                    curriculum), replay.npz, metrics.jsonl (every row up to i); a multi-size
+                                    run (``boards``) keeps every board's replay in its replay.npz
+                                    (BoardReplays) and every board's curriculum in the checkpoint
       checkpoint.pt, metrics.jsonl, training.png    copies for people and agents; never read on resume
 
 An iteration is written under ``iterations/NNNNNN.partial``, renamed to ``iterations/NNNNNN`` and only
@@ -24,8 +26,8 @@ import shutil
 
 from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from agents.training import config as config_mod
-from agents.training.curriculum import Curriculum
-from agents.training.replay import Replay, ReplayError
+from agents.training.curriculum import BoardCurricula, Curriculum, curriculum_from_dict
+from agents.training.replay import BoardReplays, Replay, ReplayError, load_replay
 from dnb_env.io import atomic_write
 
 __all__ = ["RunStore", "RunError", "Committed", "write_json_atomic", "read_metrics", "export_weights"]
@@ -69,12 +71,13 @@ def read_metrics(path: str) -> list[dict]:
 class Committed:
     """What resuming reads: the iteration, its checkpoint payload, replay and metrics."""
 
-    def __init__(self, iteration: int, payload: dict, replay: Replay, metrics: list[dict]):
+    def __init__(self, iteration: int, payload: dict, replay: Replay | BoardReplays, metrics: list[dict]):
         self.iteration, self.payload, self.replay, self.metrics = iteration, payload, replay, metrics
 
     @property
-    def curriculum(self) -> Curriculum:
-        return Curriculum.from_dict(self.payload["extra"]["curriculum"])
+    def curriculum(self) -> Curriculum | BoardCurricula:
+        """The run's :class:`Curriculum`, or per board (a multi-size run) its :class:`BoardCurricula`."""
+        return curriculum_from_dict(self.payload["extra"]["curriculum"])
 
 
 class RunStore:
@@ -124,15 +127,17 @@ class RunStore:
                            f"(iterations/NNNNNN under {self.path}); point it at the last good one to recover")
         return {"iteration": iteration, "dir": folder}
 
-    def load(self, board: str) -> Committed | None:
-        """The last committed iteration, or None when no iteration was committed yet."""
+    def load(self, board: str | None) -> Committed | None:
+        """The last committed iteration, or None when no iteration was committed yet. ``board``: the run's
+        (None: a multi-size run's, whose network plays every board). A multi-size run's replay is a
+        :class:`BoardReplays` and its curriculum a :class:`BoardCurricula`."""
         m = self.manifest()
         if m is None:
             return None
         folder = self._p(m["dir"])
         try:
             payload = load_checkpoint(os.path.join(folder, "checkpoint.pt"), board=board)
-            replay = Replay.load(os.path.join(folder, "replay.npz"))
+            replay = load_replay(os.path.join(folder, "replay.npz"))
             metrics = read_metrics(os.path.join(folder, "metrics.jsonl"))
         except (CheckpointError, ReplayError, RunError, FileNotFoundError) as exc:
             raise RunError(f"iteration {m['iteration']} of {self.path} cannot be read: {exc}. The folder of "
@@ -163,8 +168,8 @@ class RunStore:
             where = f" ({exc.filename})" if exc.filename and exc.filename != self.path else ""
             raise RunError(f"cannot write the run folder {self.path}: {exc.strerror or exc}{where}") from None
 
-    def commit(self, iteration: int, net, optimizer, config, curriculum: Curriculum, replay: Replay,
-               metrics: list[dict], plot=None) -> None:
+    def commit(self, iteration: int, net, optimizer, config, curriculum: Curriculum | BoardCurricula,
+               replay: Replay | BoardReplays, metrics: list[dict], plot=None) -> None:
         name = f"{iteration:06d}"
         final = self._p("iterations", name)
         partial = final + ".partial"
@@ -220,7 +225,7 @@ def export_weights(run: str, out: str) -> dict:
     if store.manifest() is None:
         raise RunError(f"{run} is not a training run folder (no manifest.json)")
     cfg = store.read_config()
-    committed = store.load(cfg.board)
+    committed = store.load(None if cfg.boards else cfg.board)
     net = build_model(config_from_dict(committed.payload["model"]))
     net.load_state_dict(committed.payload["state_dict"])
     metrics = committed.metrics
