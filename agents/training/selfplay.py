@@ -139,15 +139,18 @@ class SelfPlayWorker:
         self.net = build_model(config.model).to(config.device)
 
     def play(self, share) -> tuple[Samples, dict]:
-        """``share`` = (state dict, iteration, start step, games): those games of the iteration."""
-        state_dict, iteration, start, games = share
+        """``share`` = (state dict, iteration, start step, games[, board]): those games of the iteration
+        (on ``board`` of a multi-size run, :meth:`TrainConfig.for_board`)."""
+        state_dict, iteration, start, games, *board = share
         self.net.load_state_dict(state_dict)
-        return self_play(self.net, self.config, iteration, start, games)
+        config = self.config.for_board(board[0]) if board else self.config
+        return self_play(self.net, config, iteration, start, games)
 
 
-def shares_of(config) -> list[range]:
-    """The iteration's games split into ``config.workers`` contiguous shares (empty ones left out)."""
-    bounds = np.linspace(0, config.games_per_iteration, config.workers + 1).astype(int)
+def shares_of(config, games: range | None = None) -> list[range]:
+    """The iteration's games (or ``games``) split into ``config.workers`` contiguous shares (empty ones left out)."""
+    games = range(config.games_per_iteration) if games is None else games
+    bounds = games.start + np.linspace(0, len(games), config.workers + 1).astype(int)
     return [range(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
 
 
@@ -179,12 +182,16 @@ class SelfPlayPool:
         if config.workers > 1:
             self.pool = spawn_worker_pool(config.workers, config.threads, SelfPlayWorker, (config,))
 
-    def play(self, net, iteration: int, start: int) -> tuple[Samples, dict]:
-        cfg = self.config
+    def play(self, net, iteration: int, start: int, board: str | None = None,
+             games: range | None = None) -> tuple[Samples, dict]:
+        """The iteration's games from start step ``start``; a multi-size run names the ``board`` of the
+        ``games`` (numbered across the iteration, so that every game has its own seed)."""
+        cfg = self.config if board is None else self.config.for_board(board)
         if self.pool is None:
-            return self_play(net, cfg, iteration, start)
+            return self_play(net, cfg, iteration, start, games)
         state = {k: v.detach().cpu() for k, v in net.state_dict().items()}
-        shares = [(state, iteration, start, games) for games in shares_of(cfg)]
+        tail = () if board is None else (board,)
+        shares = [(state, iteration, start, part, *tail) for part in shares_of(cfg, games)]
         return merge_results(cfg.board, self.pool.map(functools.partial(call_worker, "play"), shares))
 
     def close(self) -> None:
