@@ -7,6 +7,7 @@
     cfg.loss         # loss weights (Dotsformer Appendix B.1)
     cfg.curriculum   # backward training: start step, rollback rule, extra internal-node samples
     cfg.teacher      # teacher samples (dnb teach) mixed into the batches
+    cfg.boards       # multi-size training ("2x2:1,3x3:2"; a family that plays any board); "" = cfg.board alone
 
 Defaults are the papers' (Dotsformer Table A1 and A2, BoxesZero Table 2 and A2). Overrides are given by
 dotted path (``"search.simulations"``) or, where a name is unique across the sections, by the bare name
@@ -221,9 +222,22 @@ class TrainConfig:
     eval_every: int = 5  # iterations between evaluations (games against the opponents, search accuracy)
     eval_positions: int = 200  # labelled positions for the accuracy metrics (boards the solver covers)
     eval_games: int = 20  # raw-policy games against each evaluation opponent (0: none)
+    boards: str = ""  # weighted boards of self-play, "2x2:1,3x3:2" (agents.training.boards); "" = model.board alone
 
     def __post_init__(self):
-        family_of(self.model)  # a registered family's config
+        family = family_of(self.model)  # a registered family's config
+        if self.boards:
+            from agents.training.boards import BoardMix
+
+            BoardMix.parse(self.boards)  # a ValueError naming the bad entry
+            if not get_family(family).any_board:
+                raise ValueError(f"boards={self.boards!r} needs a model family whose networks play every board "
+                                 f"(alphavit); a {family} network is built for one board (use --board)")
+            if self.backend != "local":
+                raise ValueError("boards (multi-size training) runs on the local backend only, not on ray")
+            if self.teacher.data:
+                raise ValueError("boards (multi-size training) takes no teacher dataset: a teacher dataset is of one "
+                                 "board")
         if self.backend not in ("local", "ray"):
             raise ValueError(f"backend must be 'local' or 'ray', not {self.backend!r}")
         if self.inference not in ("local", "shared"):
@@ -241,6 +255,17 @@ class TrainConfig:
     @property
     def board(self) -> str:
         return self.model.board
+
+    def board_mix(self):
+        """The :class:`~agents.training.boards.BoardMix` of ``boards``, or None for a single-board run."""
+        from agents.training.boards import BoardMix
+
+        return BoardMix.parse(self.boards) if self.boards else None
+
+    def for_board(self, board: str) -> "TrainConfig":
+        """This config for one board of the mix: the model's ``board`` set to it, no ``boards`` (what self-play
+        of that board's games reads: the board, its solver zones and curriculum defaults)."""
+        return dataclasses.replace(self, model=dataclasses.replace(self.model, board=board), boards="")
 
     def mcts(self) -> SearchSettings:
         return self.search.mcts(self.model.value, geometry(self.board).num_actions)

@@ -6,6 +6,16 @@ Every iteration's games are seeded by (seed, iteration, game) and its gradient s
 so a run resumed after a kill gives the same network, replay and metrics as one that was never stopped.
 A resume may change only the settings in :data:`~agents.training.config.RESUMABLE`.
 
+Several boards at once (``config.boards``, e.g. ``"2x2:1,3x3:2"``; a family whose networks play every board):
+each iteration's games are split over the boards by weight (:meth:`BoardMix.split`, numbered across the
+iteration so that every game keeps its own seed) and played per board (its search settings and solver zones,
+:meth:`TrainConfig.for_board`), from that board's own start step S (:class:`BoardCurricula`); the samples go to
+that board's replay (:class:`BoardReplays`); every gradient step takes its batch from one board, drawn in
+proportion to the boards' decay-weighted sample counts (:func:`train_board_steps`); evaluation is per board.
+A metrics row then holds every per-board value under ``"key@RxC"`` (``start_step@3x3``, ``raw_accuracy@2x2``)
+beside the iteration's totals (games, positions, losses, replay) and ``start_step``, that of the mix's largest
+board.
+
 ``config.backend`` says where the games are played (:func:`make_pool`): ``"local"``
 (this process or spawned processes) or ``"ray"`` (self-play actors on a Ray cluster, fed the weights through
 the object store once per iteration). The learner (replay, gradient steps, evaluation, the run folder) is
@@ -24,17 +34,17 @@ from agents.training.events import EventLog
 from agents.network_agent import PolicyAgent
 from agents.models.evaluator import NetworkEvaluator
 from agents.training import config as config_mod
-from agents.training.curriculum import Curriculum, measure
+from agents.training.curriculum import BoardCurricula, Curriculum, measure
 from agents.training.evaluation import accuracy, default_opponents, labelled_positions, score_against
 from agents.training.losses import total_loss
 from agents.training.plots import plot_training
-from agents.training.replay import Replay, has_future_head
+from agents.training.replay import BoardReplays, Replay, has_future_head
 from agents.training.selfplay import SelfPlayPool
 from agents.training.selfplay_ray import RaySelfPlay
 from agents.training.store import RunError, RunStore
 from dnb_env.core import geometry
 
-__all__ = ["train", "train_steps", "load_teacher", "make_pool", "initial_weights"]
+__all__ = ["train", "train_steps", "train_board_steps", "load_teacher", "make_pool", "initial_weights"]
 
 
 def make_pool(config, ray_address: str | None = None, fault=None):
@@ -68,6 +78,30 @@ def train_steps(net, optimizer, replay: Replay, config, iteration: int, rng: np.
             totals[k] = totals.get(k, 0.0) + v
     net.eval()
     return {k: v / steps for k, v in totals.items()} | {"train_steps": steps}
+
+
+def train_board_steps(net, optimizer, replays: BoardReplays, config, iteration: int, rng: np.random.Generator) -> dict:
+    """Multi-size :func:`train_steps`: ``epochs`` passes' worth of batches over all the boards' samples, each
+    batch of one board (:meth:`BoardReplays.draw`: the board by its decay-weighted sample count, its own
+    symmetries; the loss on that board). Returns the mean loss parts, ``train_steps`` and ``train_steps@RxC``."""
+    net.train()
+    steps = max(1, config.epochs * len(replays) // config.batch_size)
+    totals: dict[str, float] = {}
+    per_board = dict.fromkeys(replays.boards, 0)
+    for _ in range(steps):
+        board, arrays = replays.draw(rng, config.batch_size, iteration, config.replay.gamma_decay, config.model.encoder,
+                                     config.curriculum.q_mix, config.replay.augment, has_future_head(config.model))
+        batch = {k: torch.from_numpy(v).to(config.device) for k, v in arrays.items()}
+        loss, parts = total_loss(net(batch["planes"]), batch, config.loss, board)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        per_board[board] += 1
+        for k, v in parts.items():
+            totals[k] = totals.get(k, 0.0) + v
+    net.eval()
+    return ({k: v / steps for k, v in totals.items()} | {"train_steps": steps}
+            | {f"train_steps@{b}": n for b, n in per_board.items()})
 
 
 def _with_teacher(arrays: dict, teacher: tuple[Replay, np.ndarray], n: int, config, rng: np.random.Generator) -> dict:
@@ -121,13 +155,16 @@ def _check_resume(saved, config) -> list[str]:
 
 def initial_weights(config) -> dict:
     """The state dict of ``config.init`` (a checkpoint of any run or fit), checked to be of the run's model:
-    the same family and config, else a ValueError naming what differs."""
+    the same family and config (but for the board, for a family whose networks play every board), else a
+    ValueError naming what differs."""
     from agents.checkpoint import load_checkpoint
-    from agents.models import config_to_dict
+    from agents.models import config_to_dict, family_of, get_family
 
     payload = load_checkpoint(config.init)
     mine, theirs = config_to_dict(config.model), payload["model"]
     differs = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+    if family_of(config.model) == theirs.get("family") and get_family(theirs["family"]).any_board:
+        differs = [k for k in differs if k != "board"]  # one network for every board: pretrained on another
     if differs:
         raise ValueError(f"init checkpoint {config.init} is another model than the run's (differs in "
                          + ", ".join(f"{k}: {theirs.get(k)!r} there, {mine.get(k)!r} here" for k in differs) + ")")
@@ -152,15 +189,24 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
     if config.init and not (resume and store.has_run()):
         net.load_state_dict(initial_weights(config))
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.loss.l2)
-    replay, metrics = Replay.empty(config.board), []
+    mix = config.board_mix()
+    metrics = []
     teacher = load_teacher(config)
-    g = geometry(config.board)
-    first = config.curriculum.first_step(config.board)
-    if teacher is not None and config.curriculum.start_step is None:  # search where the teacher's zone ends
-        first = max(0, g.num_actions - teacher[2])
-    curriculum = Curriculum.begin(first)
-    if curriculum.start >= g.num_actions:
-        raise ValueError(f"curriculum start step {curriculum.start} leaves no move to search on {config.board}")
+    if mix is None:
+        replay = Replay.empty(config.board)
+        g = geometry(config.board)
+        first = config.curriculum.first_step(config.board)
+        if teacher is not None and config.curriculum.start_step is None:  # search where the teacher's zone ends
+            first = max(0, g.num_actions - teacher[2])
+        curriculum = Curriculum.begin(first)
+        if curriculum.start >= g.num_actions:
+            raise ValueError(f"curriculum start step {curriculum.start} leaves no move to search on {config.board}")
+    else:
+        replay = BoardReplays.empty(mix.boards)
+        curriculum = BoardCurricula({b: Curriculum.begin(config.curriculum.first_step(b)) for b in mix.boards})
+        for b in mix.boards:
+            if curriculum[b].start >= geometry(b).num_actions:
+                raise ValueError(f"curriculum start step {curriculum[b].start} leaves no move to search on {b}")
     start = 0
     if resume:
         if not store.has_run():
@@ -168,12 +214,14 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
         changed = _check_resume(store.read_config(), config)
         if changed:
             echo(f"resuming with changed settings: {', '.join(changed)}")
-        committed = store.load(config.board)
+        committed = store.load(None if mix else config.board)
         if committed is not None:
             net.load_state_dict(committed.payload["state_dict"])
             optimizer.load_state_dict(committed.payload["extra"]["optimizer"])
             start, replay, metrics, curriculum = committed.iteration, committed.replay, committed.metrics, committed.curriculum
-            echo(f"resuming after iteration {start} (first searched move {curriculum.start})")
+            firsts = (curriculum.start if mix is None
+                      else ", ".join(f"{b}: {curriculum[b].start}" for b in mix.boards))
+            echo(f"resuming after iteration {start} (first searched move {firsts})")
     elif store.has_run():
         raise RunError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
     store.check_writable()  # a file, or a folder that cannot be written: a RunError before anything starts
@@ -182,15 +230,28 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
     events = EventLog(out, echo)
     try:
         store.write_config(config)
-        positions = labelled_positions(config.board, config.eval_positions, seed=config.seed + 12345)
         opponents = default_opponents(config.seed) if opponents is None else opponents
-        epsilon = config.curriculum.epsilon_for(config.model.value, config.board)
         bar = _progress(config.iterations, start, progress)
+        if mix is not None:
+            positions = {b: labelled_positions(b, config.eval_positions, seed=config.seed + 12345) for b in mix.boards}
+        else:
+            positions = labelled_positions(config.board, config.eval_positions, seed=config.seed + 12345)
+            epsilon = config.curriculum.epsilon_for(config.model.value, config.board)
         for iteration in range(start + 1, config.iterations + 1):
             rng = np.random.default_rng([config.seed, iteration])  # reproducible per iteration, also on resume
             lr = config.lr_at(iteration)
             for group in optimizer.param_groups:
                 group["lr"] = lr
+            if mix is not None:
+                row = _board_mix_iteration(net, optimizer, pool, config, mix, iteration, rng, replay, curriculum,
+                                           positions, opponents, eval_simulations)
+                metrics.append(row | {"lr": lr})
+                store.commit(iteration, net, optimizer, config, curriculum, replay, metrics, plot=plot_training)
+                events.write(metrics[-1], iteration)
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(S=row["start_step"], pl=f"{row['policy_loss']:.2f}", vl=f"{row['value_loss']:.2f}")
+                continue
             t0 = time.perf_counter()
             samples, stats = pool.play(net, iteration, curriculum.start)
             t1 = time.perf_counter()
@@ -225,6 +286,51 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
         if bar is not None:
             bar.close()
     return metrics
+
+
+def _board_mix_iteration(net, optimizer, pool, config, mix, iteration: int, rng: np.random.Generator,
+                         replay: BoardReplays, curricula: BoardCurricula, positions: dict, opponents: dict,
+                         eval_simulations: int) -> dict:
+    """One iteration of a multi-size run (module docstring): self-play per board, the gradient steps, the
+    evaluation per board and every board's curriculum rule; returns the metrics row (without ``lr``)."""
+    t0 = time.perf_counter()
+    counts, offset, per, rollbacks, totals = mix.split(config.games_per_iteration), 0, {}, {}, []
+    for b in mix.boards:
+        games = range(offset, offset + counts[b])
+        offset += counts[b]
+        per[b] = {"start_step": curricula[b].start, "games": counts[b]}
+        if not counts[b]:
+            continue
+        samples, stats = pool.play(net, iteration, curricula[b].start, board=b, games=games)
+        replay.add(samples)
+        epsilon = config.curriculum.epsilon_for(config.model.value, b)
+        rollbacks[b] = measure(stats.pop("trace"), curricula[b].start, config.curriculum, epsilon)
+        per[b] |= stats | rollbacks[b]
+        totals.append(stats)
+    t1 = time.perf_counter()
+    replay.keep_recent(iteration, config.replay.buffer_iterations)
+    losses = train_board_steps(net, optimizer, replay, config, iteration, rng)
+    t2 = time.perf_counter()
+    evaluate = iteration % config.eval_every == 0 or iteration == config.iterations
+    for b in mix.boards:
+        per[b]["replay"] = len(replay[b])
+        per[b] |= accuracy(net, positions[b], config.device, eval_simulations if evaluate else None)
+        if evaluate:
+            player = PolicyAgent(NetworkEvaluator(net, config.device))
+            per[b] |= score_against(player, opponents, b, config.eval_games, seed=config.seed + iteration)
+        per[b]["rolled_back"] = b in rollbacks and curricula[b].update(rollbacks[b], iteration, config.curriculum)
+    games = sum(t["games"] for t in totals)
+    largest = max(mix.boards, key=lambda b: geometry(b).num_actions)
+    row = {"iteration": iteration, "start_step": per[largest]["start_step"], "boards": str(mix), "games": games,
+           "positions": sum(t["positions"] for t in totals), "nodes": sum(t["nodes"] for t in totals),
+           "first_player_win_rate": sum(t["first_player_win_rate"] * t["games"] for t in totals) / max(1, games),
+           "network_calls": sum(t["network_calls"] for t in totals), **losses, "epochs": config.epochs,
+           "batch_size": config.batch_size, "replay": len(replay), "self_play_s": t1 - t0, "train_s": t2 - t1,
+           "rolled_back": any(per[b]["rolled_back"] for b in mix.boards)}
+    for b in mix.boards:
+        row |= {f"{k}@{b}": v for k, v in per[b].items()}
+    row["iteration_s"] = time.perf_counter() - t0
+    return row
 
 
 def _progress(total: int, initial: int, enabled: bool):

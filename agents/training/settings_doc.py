@@ -81,7 +81,11 @@ DESCRIPTIONS: dict[str, str] = {
     "lr": "Adam learning rate",
     "lr_halving": "halve the learning rate every N iterations (0: never)",
     "seed": "seed of the network, the self-play games and the batches",
-    "init": "checkpoint whose weights start a new run (a dnb fit on teacher data, a run's export); its model config must equal the run's; empty: random weights",
+    "init": "checkpoint whose weights start a new run (a dnb fit on teacher data, a run's export); its model "
+            "config must equal the run's (a family that plays every board: but for its board); empty: random weights",
+    "boards": "multi-size training (a family that plays every board, alphavit): each iteration's games split "
+              "over the boards by weight, e.g. 2x2:1,3x3:2,5x5:4; each board its own search settings, start step "
+              "and evaluation; empty: --board alone",
     "device": "device of the learner: cpu or cuda",
     "workers": "self-play processes (or Ray actors with --backend ray), each with its own copy of the network",
     "threads": "torch threads of the training process and of every self-play process",
