@@ -1,5 +1,5 @@
 """``training.png``: losses, exact-label accuracy, scores against the evaluation opponents, and the
-backward-training start step per iteration."""
+backward-training start step per iteration (a multi-size run: per board, ``key@RxC``)."""
 
 from __future__ import annotations
 
@@ -40,13 +40,20 @@ def plot_training(metrics: list[dict], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    def per_board(keys: tuple[str, ...]) -> tuple[str, ...]:  # each key, then its "key@RxC" of a multi-size run
+        boards = sorted({k.partition("@")[2] for m in metrics for k in m if "@" in k})
+        return keys + tuple(f"{k}@{b}" for b in boards for k in keys)
+
     fig, axes = plt.subplots(1, 4, figsize=(20, 4))
     _panel(axes[0], metrics, ("policy_loss", "value_loss", "initiative_loss", "move_class_loss"), "losses", unit=False)
-    _panel(axes[1], metrics, ("raw_accuracy", "search_accuracy", "raw_accuracy_greedy_hard", "search_accuracy_greedy_hard"),
+    _panel(axes[1], metrics, per_board(("raw_accuracy", "search_accuracy", "raw_accuracy_greedy_hard",
+                                        "search_accuracy_greedy_hard")),
            "share of optimal moves (exact solver)", empty="no exact labels: the solver covers\nboards of at most 24 edges")
     keys = tuple(sorted({k for m in metrics for k in m if k.startswith("win_rate_vs_")}))
     _panel(axes[2], metrics, keys, "raw policy's score per game", marker="o")
-    _panel(axes[3], metrics, ("start_step",), "backward training: first searched move S", unit=False, drawstyle="steps-post")
+    start = per_board(("start_step",))
+    _panel(axes[3], metrics, start[1:] if len(start) > 1 else start, "backward training: first searched move S",
+           unit=False, drawstyle="steps-post")
     fig.tight_layout()
     tmp = path + ".tmp.png"
     fig.savefig(tmp, dpi=90)
