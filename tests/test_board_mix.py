@@ -48,3 +48,162 @@ def test_draw_is_seeded_and_follows_the_weights():
     a, b = mix.draw(np.random.default_rng(0), 4000), mix.draw(np.random.default_rng(0), 4000)
     assert a == b and set(a) == {"2x2", "5x5"}
     assert abs(a.count("5x5") / 4000 - 0.75) < 0.03
+
+
+# ------------------------------------------------------------------------------------------------ multi-size runs
+
+import json  # noqa: E402
+
+import torch  # noqa: E402
+
+from agents.checkpoint import load_checkpoint  # noqa: E402
+from agents.training.config import from_dict, make_train_config, to_dict  # noqa: E402
+from agents.training.loop import train  # noqa: E402
+from agents.training.replay import BoardReplays, load_replay  # noqa: E402
+
+QUIET = dict(progress=False, echo=lambda *_: None)
+
+
+def tiny_mix(**kw):
+    """A 2x2 + 2x3 alphavit run a few seconds long: 5 games an iteration (2 on 2x2, 3 on 2x3)."""
+    base = {"boards": "2x2:2,2x3:3", "board": "2x3", "iterations": 2, "games_per_iteration": 5, "simulations": 8,
+            "eval_positions": 8, "eval_games": 2, "eval_every": 2, "model.dim": 16, "model.heads": 2,
+            "model.layers": 1, "batch_size": 32, "epochs": 1}
+    return make_train_config("alphavit", "cpu", **{**base, **kw})
+
+
+@pytest.fixture(scope="module")
+def mix_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("mix") / "run"
+    rows = train(tiny_mix(), str(out), eval_simulations=8, **QUIET)
+    return out, rows
+
+
+def test_boards_is_a_setting_of_any_board_families_only():
+    cfg = tiny_mix()
+    assert cfg.boards == "2x2:2,2x3:3" and str(cfg.board_mix()) == "2x2:2,2x3:3"
+    assert from_dict(json.loads(json.dumps(to_dict(cfg)))) == cfg
+    assert cfg.for_board("2x2").board == "2x2" and cfg.for_board("2x2").boards == ""
+    assert make_train_config("alphavit", "cpu").boards == ""
+    with pytest.raises(ValueError, match="needs a model family whose networks play every board.*resnet"):
+        make_train_config("resnet", "cpu", board="2x2", boards="2x2:1,3x3:2")
+    with pytest.raises(ValueError, match="the weight 'x' is not a number"):
+        tiny_mix(boards="2x2:x")
+    with pytest.raises(ValueError, match="local backend only"):
+        tiny_mix(backend="ray")
+    with pytest.raises(ValueError, match="takes no teacher dataset"):
+        tiny_mix(**{"teacher.data": "somewhere"})
+
+
+def test_a_resnet_with_boards_is_refused_by_dnb_train(tmp_path, capsys):
+    from registry.cli import main as cli
+
+    code = cli(["train", "--model", "resnet", "--board", "2x2", "--out", str(tmp_path / "r"), "--no-progress",
+                "--set", "boards=2x2:1,3x3:2"])
+    assert code != 0 and "play every board" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_two_board_run_trains_with_rows_and_replays_per_board(mix_run):
+    out, rows = mix_run
+    assert [r["iteration"] for r in rows] == [1, 2]
+    for r in rows:
+        assert r["games"] == 5 and r["games@2x2"] == 2 and r["games@2x3"] == 3
+        assert r["start_step@2x2"] == 6 and r["start_step@2x3"] == 9 and r["start_step"] == 9  # 32/60 of the edges
+        assert r["train_steps"] == r["train_steps@2x2"] + r["train_steps@2x3"]
+        assert r["replay"] == r["replay@2x2"] + r["replay@2x3"] and r["replay@2x2"] > 0 and r["replay@2x3"] > 0
+        assert {"raw_accuracy@2x2", "raw_accuracy@2x3", "root_accuracy@2x3", "epsilon@2x2"} <= set(r)
+        assert "raw_accuracy" not in r and "start_step@3x3" not in r
+    assert {"win_rate_vs_greedy@2x2", "win_rate_vs_random@2x3", "search_accuracy@2x3"} <= set(rows[1])
+    assert "win_rate_vs_greedy@2x2" not in rows[0]  # evaluated every 2 iterations
+    manifest = json.loads((out / "manifest.json").read_text())
+    replay = load_replay(str(out / manifest["dir"] / "replay.npz"))
+    assert isinstance(replay, BoardReplays) and replay.boards == ("2x2", "2x3")
+    assert replay["2x2"].samples.pi.shape[1] == 12 and replay["2x3"].samples.pi.shape[1] == 17
+    assert len(replay["2x2"]) == rows[-1]["replay@2x2"] and len(replay["2x3"]) == rows[-1]["replay@2x3"]
+    payload = load_checkpoint(str(out / "checkpoint.pt"))
+    assert payload["boards"] == ["2x2", "2x3"] and set(payload["extra"]["curriculum"]) == {"2x2", "2x3"}
+    assert (out / "training.png").stat().st_size > 0
+
+
+def test_a_gradient_step_draws_one_board_by_its_decayed_sample_count():
+    from agents.training.replay import Replay
+    from agents.training.samples import Samples
+
+    def samples(board, n):  # n empty positions of iteration 0
+        empty = Samples.empty(board)
+        return Samples(board, *(np.zeros((n, *getattr(empty, c).shape[1:]), getattr(empty, c).dtype)
+                                for c in Samples.COLUMNS))
+
+    a, b = samples("2x2", 10), samples("3x3", 30)
+    b.iteration[:20] = 1  # 10 samples of iteration 0 and 20 of iteration 1 on 3x3
+    replays = BoardReplays({"2x2": Replay(a), "3x3": Replay(b)})
+    weights = replays.board_weights(1, 0.5)
+    assert np.allclose(weights, [5 / 30, 25 / 30])
+    rng = np.random.default_rng(0)
+    drawn = [replays.draw(rng, 4, 1, 0.5, "chainloop6", 0.0, True)[0] for _ in range(300)]
+    assert abs(drawn.count("3x3") / 300 - 25 / 30) < 0.07
+    board, batch = replays.draw(np.random.default_rng(1), 4, 1, 0.5, "chainloop6", 0.0, True)
+    assert batch["pi"].shape == (4, 12 if board == "2x2" else 24)
+    with pytest.raises(ValueError, match="board outside the replay"):
+        replays.add(Samples.empty("4x4"))
+
+
+STAGES = ("checkpoint", "replay", "metrics", "rename", "manifest", "views", "prune")
+
+
+class Killed(Exception):
+    pass
+
+
+def _state(folder):
+    payload = load_checkpoint(str(folder / "checkpoint.pt"))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    replay = load_replay(str(folder / manifest["dir"] / "replay.npz"))
+    arrays = {f"{b}.{k}": v for b in replay.boards for k, v in replay[b].samples.arrays().items()}
+    metrics = [{k: v for k, v in row.items() if not k.endswith("_s")}
+               for row in map(json.loads, (folder / "metrics.jsonl").read_text().splitlines())]
+    return payload["state_dict"], arrays, metrics, payload["extra"]["curriculum"]
+
+
+@pytest.mark.parametrize("stage", ["replay", "manifest", "prune"])
+def test_a_killed_multi_board_run_resumes_to_the_same_run(tmp_path, stage, mix_run):
+    cfg = tiny_mix(iterations=3, eval_positions=0, eval_games=0, **{"curriculum.min_gap": 1, "curriculum.tau_root": 0.0,
+                                                                    "curriculum.tau_step": 0.0})
+    train(cfg, str(tmp_path / "clean"), **QUIET)
+    calls = {"n": 0}
+
+    def fault(at):
+        if at == stage:
+            calls["n"] += 1
+            if calls["n"] == 2:  # the second iteration's commit
+                raise Killed(at)
+
+    with pytest.raises(Killed):
+        train(cfg, str(tmp_path / "killed"), fault=fault, **QUIET)
+    said = []
+    train(cfg, str(tmp_path / "killed"), resume=True, progress=False, echo=said.append)
+    assert any("first searched move 2x2:" in s for s in said)
+    (w1, r1, m1, c1), (w2, r2, m2, c2) = _state(tmp_path / "clean"), _state(tmp_path / "killed")
+    assert all(torch.equal(w1[k], w2[k]) for k in w1)
+    assert r1.keys() == r2.keys() and all(np.array_equal(r1[k], r2[k]) for k in r1)
+    assert m1 == m2 and [m["iteration"] for m in m2] == [1, 2, 3] and c1 == c2
+    assert c1["2x2"]["start"] < 6 and c1["2x3"]["start"] < 9  # each board's own S moved (thresholds at 0)
+
+
+def test_init_from_a_2x2_checkpoint_starts_a_3x3_run(tmp_path):
+    small = dict(boards="", iterations=1, games_per_iteration=2, eval_positions=0, eval_games=0)
+    train(tiny_mix(board="2x2", **small), str(tmp_path / "pre"), **QUIET)
+    init = str(tmp_path / "pre" / "checkpoint.pt")
+    assert load_checkpoint(init)["boards"] == ["2x2"]
+    rows = train(tiny_mix(board="3x3", init=init, **small), str(tmp_path / "r"), **QUIET)
+    assert rows[0]["games"] == 2
+    payload = load_checkpoint(str(tmp_path / "r" / "checkpoint.pt"))
+    assert payload["boards"] == ["2x2", "3x3"]  # its record of trained boards goes on
+    mixed = train(tiny_mix(init=init, **{**small, "boards": "2x3:1,3x3:1"}), str(tmp_path / "m"), **QUIET)
+    assert mixed[0]["games@2x3"] == 1 and mixed[0]["games@3x3"] == 1
+    with pytest.raises(ValueError, match=r"differs in dim: 16 there, 32 here\)"):
+        train(tiny_mix(board="3x3", init=init, **{**small, "model.dim": 32}), str(tmp_path / "s"), **QUIET)
+    resnet = make_train_config("resnet", "cpu", board="2x2", init=init)
+    with pytest.raises(ValueError, match="another model"):
+        train(resnet, str(tmp_path / "t"), **QUIET)
