@@ -172,3 +172,26 @@ def test_served_agents_get_go_movetime():
     for line in ("dnbp 1", "newgame 2x2", "isready", "position", "go movetime 750", "go left 20000 inc 500", "go"):
         server.handle(line)
     assert told == [0.75, 1.5]  # a 20th of the game clock plus the increment; plain go: untouched
+
+
+@pytest.mark.parametrize("options", [dict(), dict(search="python", selection="puct"), dict(search="native")])
+def test_mcts_on_a_clock_grows_one_tree_in_rounds_until_the_next_would_pass_it(options):
+    if options.get("search") == "native":
+        pytest.importorskip("dnb_env._native")
+    clock = Clock()
+    agent = make_agent("mcts", board="3x3", seed=0, simulations=5, **options)
+    run = agent.search.run
+
+    def timed_run(state):  # each round of simulations takes 0.1 s of the fake clock
+        clock.now += 0.1
+        return run(state)
+
+    agent.search.run, agent.clock = timed_run, clock
+    agent.set_move_time(0.35)
+    state = GameState.from_actions(3, 3, [0, 5, 12])
+    agent.action_probabilities(state)  # rounds end at 0.1, 0.2 and 0.3 s; a fourth would end at 0.4 s
+    assert clock.now == pytest.approx(0.3)
+    assert agent.search.counts().sum() == 3 * agent.round_size()  # one tree, three rounds of visits
+    assert agent.search.config.simulations == 5  # the agent's own settings are back after the move
+    clock.now = 0.0
+    assert state.is_legal(agent.select_action(state)) and clock.now == pytest.approx(0.3)

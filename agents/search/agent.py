@@ -9,7 +9,9 @@ solver zone.
 
 from __future__ import annotations
 
+import dataclasses
 import random
+import time
 
 import numpy as np
 
@@ -40,6 +42,37 @@ class MCTSAgent:
         self.shared_rng = shared_rng
         self.search = MCTS(evaluator, config, self.rng if shared_rng is None else shared_rng)
         self.greedy, self.name, self.board = greedy, name, board
+        self.move_time: float | None = None  # set_move_time: search until a clock instead of the simulations
+        self.clock = time.perf_counter
+
+    def set_move_time(self, seconds: float) -> None:
+        """Search ``seconds`` a move (a tournament's time control) instead of ``simulations``: the search
+        grows one tree in rounds of :meth:`round_size` simulations while another round, as long as the
+        last, still ends within the clock, and the move comes from its visits as before (anytime: the best
+        move so far when time is up; one round at least)."""
+        self.move_time = seconds
+
+    def round_size(self) -> int:
+        """Simulations of one timed round: four evaluator batches, at least 16 (the clock is read between
+        rounds)."""
+        return max(16, 4 * self.search.config.batch_size)
+
+    def _timed_counts(self, state: GameState) -> np.ndarray:
+        search, config = self.search, self.search.config
+        deadline = self.clock() + self.move_time
+        if not config.reuse_tree:
+            search.root = None  # a fresh tree for this move, grown by every round below
+        search.config = dataclasses.replace(config, simulations=self.round_size(), reuse_tree=True)
+        try:
+            while True:
+                start = self.clock()
+                counts = search.run(state)
+                now = self.clock()
+                if now + (now - start) > deadline:  # another round like this one would end past the clock
+                    break
+        finally:
+            search.config = config
+        return counts
 
     def seed(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
@@ -56,7 +89,7 @@ class MCTSAgent:
         exact = self.search.exact_root.policy(state)
         if exact is not None:  # in the solver zone: every move of best margin, uniform
             return exact[0]
-        counts = self.search.run(state)
+        counts = self.search.run(state) if self.move_time is None else self._timed_counts(state)
         config = self.search.config
         if self.greedy and config.selection == "uct":  # the most visited move, ties to the one tried first
             p = np.zeros_like(counts)
