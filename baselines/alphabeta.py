@@ -192,10 +192,10 @@ class AlphaBetaAgent:
         return move
 
     def set_move_time(self, seconds: float) -> None:
-        """Think ``seconds`` a move (a tournament's time control): the deepening goes on, past ``depth``,
-        until that time or the end of the game."""
+        """Think ``seconds`` a move (a tournament's time control): the deepening goes on, past ``depth`` and
+        any node budget, until that time or the end of the game."""
         self.move_time = self.time_limit = seconds
-        self.depth = 10**6
+        self.depth, self.node_limit = 10**6, None
 
     def analyse(self, state: GameState, deadline: float | None = None) -> dict:
         """The move and value (boxes for the player to move) of the deepest search of the iterative deepening

@@ -86,6 +86,12 @@ class PRsBoxesAgent:
     def reset(self) -> None:
         pass
 
+    def set_move_time(self, seconds: float) -> None:
+        """Search ``seconds`` a move (a tournament's time control): both alpha-beta searches deepen until the
+        clock instead of ``search_depth`` / ``search_nodes``; the exact solver keeps its node budget."""
+        self.searcher.set_move_time(seconds)
+        self.safe_searcher.set_move_time(seconds)
+
     def _pick(self, options):
         options = list(options)
         return options[int(self.rng.integers(len(options)))]

@@ -195,3 +195,10 @@ def test_mcts_on_a_clock_grows_one_tree_in_rounds_until_the_next_would_pass_it(o
     assert agent.search.config.simulations == 5  # the agent's own settings are back after the move
     clock.now = 0.0
     assert state.is_legal(agent.select_action(state)) and clock.now == pytest.approx(0.3)
+
+
+def test_prsboxes_on_a_clock_deepens_both_searches_until_it():
+    agent = make_agent("prsboxes", board="3x3", seed=0)
+    agent.set_move_time(2.0)
+    for search in (agent.searcher, agent.safe_searcher):
+        assert (search.move_time, search.time_limit, search.node_limit) == (2.0, 2.0, None)
