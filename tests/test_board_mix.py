@@ -168,8 +168,9 @@ def _state(folder):
 
 @pytest.mark.parametrize("stage", ["replay", "manifest", "prune"])
 def test_a_killed_multi_board_run_resumes_to_the_same_run(tmp_path, stage, mix_run):
-    cfg = tiny_mix(iterations=3, eval_positions=0, eval_games=0, **{"curriculum.min_gap": 1, "curriculum.tau_root": 0.0,
-                                                                    "curriculum.tau_step": 0.0})
+    fast = {"eval_positions": 0, "eval_games": 0, "curriculum.min_gap": 1, "curriculum.tau_root": 0.0,
+            "curriculum.tau_step": 0.0}  # S moves every iteration
+    cfg = tiny_mix(iterations=3, **fast)
     train(cfg, str(tmp_path / "clean"), **QUIET)
     calls = {"n": 0}
 
@@ -189,6 +190,21 @@ def test_a_killed_multi_board_run_resumes_to_the_same_run(tmp_path, stage, mix_r
     assert r1.keys() == r2.keys() and all(np.array_equal(r1[k], r2[k]) for k in r1)
     assert m1 == m2 and [m["iteration"] for m in m2] == [1, 2, 3] and c1 == c2
     assert c1["2x2"]["start"] < 6 and c1["2x3"]["start"] < 9  # each board's own S moved (thresholds at 0)
+    with pytest.raises(ValueError, match=r"differs in \['boards'\]"):
+        train(tiny_mix(iterations=4, boards="2x2:1,2x3:1", **fast), str(tmp_path / "killed"), resume=True, **QUIET)
+
+
+def test_worker_processes_play_each_board_s_games_as_one_process_does(tmp_path):
+    """The games are numbered across the iteration's boards, so a split over processes changes nothing
+    but the batching of the network calls (float rounding)."""
+    one = train(tiny_mix(iterations=1, eval_positions=0, eval_games=0), str(tmp_path / "one"), **QUIET)[0]
+    two = train(tiny_mix(iterations=1, eval_positions=0, eval_games=0, workers=2), str(tmp_path / "two"), **QUIET)[0]
+    (_, x, _, _), (_, y, _, _) = _state(tmp_path / "one"), _state(tmp_path / "two")
+    assert x.keys() == y.keys()
+    for key in x:
+        np.testing.assert_allclose(x[key], y[key], atol=1e-6) if x[key].dtype.kind == "f" else np.testing.assert_array_equal(x[key], y[key])
+    assert [one[f"positions@{b}"] for b in ("2x2", "2x3")] == [two[f"positions@{b}"] for b in ("2x2", "2x3")]
+    assert two["policy_loss"] == pytest.approx(one["policy_loss"], rel=1e-4)
 
 
 def test_init_from_a_2x2_checkpoint_starts_a_3x3_run(tmp_path):
