@@ -126,6 +126,18 @@ def test_a_two_board_run_trains_with_rows_and_replays_per_board(mix_run):
     assert (out / "training.png").stat().st_size > 0
 
 
+def test_dnb_report_and_export_read_a_multi_board_run(mix_run, tmp_path):
+    from agents.training.report import rollback_report
+    from agents.training.store import export_weights
+
+    out, rows = mix_run
+    assert rollback_report([str(out)]).splitlines()[:4] == [
+        "| S | run@2x2 | run@2x3 |", "|---:|---:|---:|", "| 9 | - | (2, now) |", "| 6 | (2, now) | - |"]
+    info = export_weights(str(out), str(tmp_path / "w.pt"))
+    assert info["self_play_games"] == 10 and set(info["curriculum"]) == {"2x2", "2x3"}
+    assert load_checkpoint(str(tmp_path / "w.pt"))["boards"] == ["2x2", "2x3"]
+
+
 def test_a_gradient_step_draws_one_board_by_its_decayed_sample_count():
     from agents.training.replay import Replay
     from agents.training.samples import Samples
