@@ -29,6 +29,8 @@ Decision rules, in order:
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from agents.base import check_state
@@ -75,6 +77,8 @@ class PRsBoxesAgent:
         options = dict(depth=search_depth, time_limit=search_time, node_limit=search_nodes, chain_eval=True,
                        extend_captures=True, decline_only_double_deal=True, seed=seed,
                        solve_leaf=solver_edges if native else 0)
+        self.move_time: float | None = None  # set_move_time: a clock instead of the budgets
+        self._node_clock = None
         self.searcher = AlphaBetaAgent(**options)  # every move, except needless declines
         self.safe_searcher = AlphaBetaAgent(safe_only=True, **options)  # no sacrifice while safe moves last
 
@@ -87,8 +91,13 @@ class PRsBoxesAgent:
         pass
 
     def set_move_time(self, seconds: float) -> None:
-        """Search ``seconds`` a move (a tournament's time control): both alpha-beta searches deepen until the
-        clock instead of ``search_depth`` / ``search_nodes``; the exact solver keeps its node budget."""
+        """Play within ``seconds`` a move (a tournament's time control): the exact solver gets about half of
+        them as a node budget (:class:`baselines.clock.NodeClock`), and both alpha-beta searches deepen
+        until the time left instead of ``search_depth`` / ``search_nodes``."""
+        from baselines.clock import NodeClock
+
+        self.move_time = seconds
+        self._node_clock = self._node_clock or NodeClock()
         self.searcher.set_move_time(seconds)
         self.safe_searcher.set_move_time(seconds)
 
@@ -99,7 +108,10 @@ class PRsBoxesAgent:
     # -------------------------------------------------------------- rule 1
     def _solver_move(self, state: GameState) -> int | None:
         try:
-            mv = self.solver.move_values(state)
+            if self.move_time is None:
+                mv = self.solver.move_values(state)
+            else:
+                mv = self._node_clock.run(self.solver, self.move_time / 2, self.solver.move_values, state)
         except SolverBudgetExceeded:
             return None
         best = max(mv.values())
@@ -164,10 +176,15 @@ class PRsBoxesAgent:
     def select_action(self, state: GameState) -> int:
         check_state(self, state)
         legal = state.legal_actions()
+        start = time.perf_counter()
         if len(legal) <= self.solver_edges:
             move = self._solver_move(state)
             if move is not None:
                 return move
+        if self.move_time is not None:  # the searches get what the solver left of the clock
+            left = max(0.01, self.move_time - (time.perf_counter() - start))
+            self.searcher.set_move_time(left)
+            self.safe_searcher.set_move_time(left)
         cls = move_classes(state)
         if (cls == MoveClass.SCORING).any():
             return self._capture_move(state, cls)

@@ -13,6 +13,7 @@ Version history: 0.1 retrograde solver; 0.2 the native alpha-beta engine; 0.3 th
 
 from __future__ import annotations
 
+import time
 from typing import Callable
 
 import numpy as np
@@ -47,6 +48,8 @@ class SolverAgent:
         self.board = board
         self.fallback = fallback
         self.fallbacks = 0
+        self.move_time: float | None = None  # set_move_time: a clock instead of the node budget
+        self._node_clock = None
         self._fallback_agent = fallback if hasattr(fallback, "select_action") else None
         self._seed = seed
 
@@ -62,16 +65,31 @@ class SolverAgent:
     def move_values(self, state: GameState) -> dict[int, int]:
         return self.solver.move_values(state)
 
+    def set_move_time(self, seconds: float) -> None:
+        """Play within ``seconds`` a move (a tournament's time control): the solver gets about half of them
+        as a node budget (:class:`baselines.clock.NodeClock`), the fallback what is left."""
+        from baselines.clock import NodeClock
+
+        self.move_time = seconds
+        self._node_clock = self._node_clock or NodeClock()
+
     def select_action(self, state: GameState) -> int:
         check_state(self, state)
+        start = time.perf_counter()
+        move_time = self.move_time
         try:
-            mv = self.solver.move_values(state)
+            if move_time is None:
+                mv = self.solver.move_values(state)
+            else:
+                mv = self._node_clock.run(self.solver, move_time / 2, self.solver.move_values, state)
         except SolverTooLarge:
             if self.fallback is None:
                 raise
             if self._fallback_agent is None:
                 self._fallback_agent = self.fallback(self._seed)
             self.fallbacks += 1
+            if move_time is not None and hasattr(self._fallback_agent, "set_move_time"):
+                self._fallback_agent.set_move_time(max(0.01, move_time - (time.perf_counter() - start)))
             return self._fallback_agent.select_action(state)
         best = max(mv.values())
         choices = [a for a, v in mv.items() if v == best]

@@ -338,8 +338,8 @@ def main(argv: list[str] | None = None) -> int:
     _backend_options(tour, "games run as Ray tasks (each with --threads CPUs); the local instance has --workers CPUs")
     tour.add_argument("--time-per-move", type=float, default=None, metavar="S",
                       help="seconds a move for every agent: the agents that can think to a clock (alphabeta, "
-                           "prsboxes, mcts, the network agents' search, engine:) use it, the others play at "
-                           "their own budget; every move is timed")
+                           "prsboxes, solver, mcts, the network agents' search, engine:) use it, the others "
+                           "play at their own budget; every move is timed")
     tour.add_argument("--time-margin", type=float, default=0.25, metavar="S",
                       help="seconds past --time-per-move before a move is an overrun")
     tour.add_argument("--overrun", choices=["lose", "warn"], default="lose",

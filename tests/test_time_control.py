@@ -202,3 +202,57 @@ def test_prsboxes_on_a_clock_deepens_both_searches_until_it():
     agent.set_move_time(2.0)
     for search in (agent.searcher, agent.safe_searcher):
         assert (search.move_time, search.time_limit, search.node_limit) == (2.0, 2.0, None)
+
+
+class FakeSolver:
+    """Counts ``nodes`` a call on the fake clock at ``rate`` nodes a second; past its node_limit it raises."""
+
+    def __init__(self, clock, nodes, rate):
+        self.clock, self.nodes, self.rate, self.node_limit, self.total = clock, nodes, rate, 123, 0
+
+    def stats(self):
+        return {"nodes": self.total}
+
+    def move_values(self, state):
+        from dnb_env.solver import SolverBudgetExceeded
+
+        spent = min(self.nodes, self.node_limit + 1)
+        self.total += spent
+        self.clock.now += spent / self.rate
+        if spent > self.node_limit:
+            raise SolverBudgetExceeded("over budget")
+        return {0: 1}
+
+
+def test_node_clock_turns_seconds_into_nodes_at_the_measured_rate():
+    from baselines.clock import NodeClock
+    from dnb_env.solver import SolverBudgetExceeded
+
+    clock = Clock()
+    solver = FakeSolver(clock, nodes=10**9, rate=4_000_000)  # a position too hard for any budget here
+    nodes = NodeClock(rate=1_000_000, clock=clock)
+    with pytest.raises(SolverBudgetExceeded):
+        nodes.run(solver, 0.5, solver.move_values, None)  # 500,000 nodes at the guessed rate
+    assert solver.node_limit == 123 and nodes.rate == pytest.approx(2_500_000, rel=1e-3)  # halfway to 4M
+    for _ in range(20):
+        with pytest.raises(SolverBudgetExceeded):
+            nodes.run(solver, 0.5, solver.move_values, None)
+    clock.now = 0.0
+    with pytest.raises(SolverBudgetExceeded):
+        nodes.run(solver, 0.5, solver.move_values, None)
+    assert clock.now == pytest.approx(0.5, rel=1e-3)  # the budget now lasts the half second it was given
+    solver.nodes = 1000
+    assert nodes.run(solver, 0.5, solver.move_values, None) == {0: 1}
+
+
+def test_solver_and_prsboxes_on_a_clock_hand_the_rest_of_it_on():
+    solver = make_agent("solver", board="2x2", seed=0)
+    solver.set_move_time(1.0)
+    state = GameState.from_actions(2, 2, [0, 1])
+    assert state.is_legal(solver.select_action(state)) and solver.fallbacks == 0  # solved within the clock
+    prs = make_agent("prsboxes", board="3x3", seed=0)
+    prs.set_move_time(2.0)
+    s3 = GameState.from_actions(3, 3, [0, 5, 12])
+    assert s3.is_legal(prs.select_action(s3))
+    for search in (prs.searcher, prs.safe_searcher):
+        assert search.node_limit is None and 0 < search.time_limit <= 2.0
