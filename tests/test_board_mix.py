@@ -89,8 +89,6 @@ def test_boards_is_a_setting_of_any_board_families_only():
         make_train_config("resnet", "cpu", board="2x2", boards="2x2:1,3x3:2")
     with pytest.raises(ValueError, match="the weight 'x' is not a number"):
         tiny_mix(boards="2x2:x")
-    with pytest.raises(ValueError, match="local backend only"):
-        tiny_mix(backend="ray")
     with pytest.raises(ValueError, match="takes no teacher dataset"):
         tiny_mix(**{"teacher.data": "somewhere"})
 
@@ -235,3 +233,16 @@ def test_init_from_a_2x2_checkpoint_starts_a_3x3_run(tmp_path):
     resnet = make_train_config("resnet", "cpu", board="2x2", init=init)
     with pytest.raises(ValueError, match="another model"):
         train(resnet, str(tmp_path / "t"), **QUIET)
+
+
+def test_a_multi_board_run_on_ray_plays_the_local_games(tmp_path):
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'dnb[ray]')")
+    small = dict(iterations=1, eval_positions=0, eval_games=2, workers=2)
+    local = train(tiny_mix(**small), str(tmp_path / "local"), **QUIET)[0]
+    ray = train(tiny_mix(**small, backend="ray"), str(tmp_path / "ray"), **QUIET)[0]
+    (_, x, _, _), (_, y, _, _) = _state(tmp_path / "local"), _state(tmp_path / "ray")
+    assert x.keys() == y.keys()
+    for key in x:
+        np.testing.assert_allclose(x[key], y[key], atol=1e-6) if x[key].dtype.kind == "f" else np.testing.assert_array_equal(x[key], y[key])
+    scores = [k for k in local if k.startswith("win_rate_vs_")]
+    assert len(scores) == 4 and {k: ray[k] for k in scores} == {k: local[k] for k in scores}

@@ -233,8 +233,6 @@ class TrainConfig:
             if not get_family(family).any_board:
                 raise ValueError(f"boards={self.boards!r} needs a model family whose networks play every board "
                                  f"(alphavit); a {family} network is built for one board (use --board)")
-            if self.backend != "local":
-                raise ValueError("boards (multi-size training) runs on the local backend only, not on ray")
             if self.teacher.data:
                 raise ValueError("boards (multi-size training) takes no teacher dataset: a teacher dataset is of one "
                                  "board")

@@ -315,7 +315,9 @@ def _board_mix_iteration(net, optimizer, pool, config, mix, iteration: int, rng:
     for b in mix.boards:
         per[b]["replay"] = len(replay[b])
         per[b] |= accuracy(net, positions[b], config.device, eval_simulations if evaluate else None)
-        if evaluate:
+        if evaluate and config.backend == "ray":  # the games on the self-play actors: the local scores
+            per[b] |= pool.score_against(net, opponents, config.eval_games, seed=config.seed + iteration, board=b)
+        elif evaluate:
             player = PolicyAgent(NetworkEvaluator(net, config.device))
             per[b] |= score_against(player, opponents, b, config.eval_games, seed=config.seed + iteration)
         per[b]["rolled_back"] = b in rollbacks and curricula[b].update(rollbacks[b], iteration, config.curriculum)

@@ -121,12 +121,14 @@ class SelfPlayActor:
         self.inference = inference
 
     def play(self, weights: dict, iteration: int, start: int, lo: int, hi: int,
-             key: str | None = None) -> tuple[Samples, dict]:
+             key: str | None = None, board: str | None = None) -> tuple[Samples, dict]:
+        """Games ``lo..hi-1`` of the iteration (on ``board`` of a multi-size run)."""
         self.net.load_state_dict(weights)
         evaluator = None
         if self.inference is not None and key is not None:
             evaluator = RemoteEvaluator(self.inference, self.config.model.encoder, key, weights)
-        result = self_play(self.net, self.config, iteration, start, range(lo, hi), evaluator=evaluator)
+        config = self.config if board is None else self.config.for_board(board)
+        result = self_play(self.net, config, iteration, start, range(lo, hi), evaluator=evaluator)
         if self.crash_marker is not None:
             try:
                 os.rename(self.crash_marker, self.crash_marker + ".taken")
@@ -136,16 +138,18 @@ class SelfPlayActor:
                 os._exit(1)
         return result
 
-    def evaluation_games(self, weights: dict, opponents: dict, tasks: list, seed: int) -> list[float]:
+    def evaluation_games(self, weights: dict, opponents: dict, tasks: list, seed: int,
+                         board: str | None = None) -> list[float]:
         """The raw policy of ``weights`` in the evaluation games ``tasks`` against ``opponents``
-        (:func:`~agents.training.evaluation.play_evaluation_games`): each game's results."""
+        (:func:`~agents.training.evaluation.play_evaluation_games`) on ``board`` (default the run's): each
+        game's results."""
         from agents.network_agent import PolicyAgent
         from agents.training.evaluation import play_evaluation_games
 
         self.net.load_state_dict(weights)
         self.net.eval()
         player = PolicyAgent(NetworkEvaluator(self.net, "cpu"))
-        return play_evaluation_games(player, opponents, self.config.board, tasks, seed)
+        return play_evaluation_games(player, opponents, board or self.config.board, tasks, seed)
 
 
 class RaySelfPlay:
@@ -198,23 +202,29 @@ class RaySelfPlay:
             self.session.close()
             raise
 
-    def play(self, net, iteration: int, start: int) -> tuple[Samples, dict]:
-        weights = self.ray.put({k: v.detach().cpu() for k, v in net.state_dict().items()})  # once per iteration
+    def play(self, net, iteration: int, start: int, board: str | None = None,
+             games: range | None = None) -> tuple[Samples, dict]:
+        """As :meth:`SelfPlayPool.play <agents.training.selfplay.SelfPlayPool.play>`: a multi-size run names
+        the ``board`` of the ``games`` (one call per board, one after another: an inference actor's batch
+        is then of one board)."""
+        config = self.config if board is None else self.config.for_board(board)
+        weights = self.ray.put({k: v.detach().cpu() for k, v in net.state_dict().items()})  # once per call
         key = None
         if self.inference is not None:  # published to the inference actor before any share starts
             self.published += 1
             key = f"{iteration}.{self.published}"
             self.ray.get(self.inference.set_weights.remote(weights, key))
-        refs = [actor.play.remote(weights, iteration, start, games.start, games.stop, key)
-                for actor, games in zip(self.actors, shares_of(self.config))]
+        refs = [actor.play.remote(weights, iteration, start, part.start, part.stop, key, board)
+                for actor, part in zip(self.actors, shares_of(config, games))]
         self.fault("self_play")
-        return merge_results(self.config.board, self.ray.get(refs))
+        return merge_results(config.board, self.ray.get(refs))
 
-    def score_against(self, net, opponents: dict, games: int, seed: int) -> dict:
+    def score_against(self, net, opponents: dict, games: int, seed: int, board: str | None = None) -> dict:
         """The evaluation games of :func:`~agents.training.evaluation.score_against`, split in contiguous
         shares over the self-play actors (which hold the CPUs and sit idle between iterations' shares; a
         task of its own could wait for ever on a cluster the actors fill). Every game is seeded by its own
-        task, so the scores are the local backend's; a dying actor is restarted and its share run again."""
+        task, so the scores are the local backend's; a dying actor is restarted and its share run again.
+        ``board``: a multi-size run's board of these games (default the run's)."""
         from agents.training.evaluation import evaluation_games, evaluation_scores
 
         tasks = evaluation_games(opponents, games)
@@ -223,7 +233,7 @@ class RaySelfPlay:
         weights = self.ray.put({k: v.detach().cpu() for k, v in net.state_dict().items()})
         shares = [list(share) for share in np.array_split(np.arange(len(tasks)), len(self.actors))]
         opponents_ref = self.ray.put(opponents)
-        refs = [actor.evaluation_games.remote(weights, opponents_ref, [tasks[i] for i in share], seed)
+        refs = [actor.evaluation_games.remote(weights, opponents_ref, [tasks[i] for i in share], seed, board)
                 for actor, share in zip(self.actors, shares) if share]
         return evaluation_scores(tasks, [r for part in self.ray.get(refs) for r in part], games)
 
