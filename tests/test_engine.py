@@ -257,3 +257,16 @@ def test_an_engine_drawing_a_drawn_edge_loses_with_that_reason(tmp_path):
     assert info.value.kind == "illegal" and agent.proc is None
     assert state.is_legal(agent.select_action(state))  # restarted, and playing
     agent.close()
+
+
+def test_the_command_is_never_run_by_a_shell(tmp_path):
+    """Shell syntax in cmd reaches the program as plain arguments: nothing is run or redirected."""
+    touched = tmp_path / "touched"
+    spec = f'engine:cmd="{_py_engine()} ; touch {touched} > {tmp_path / "out"}",name=tiny'
+    agent = agent_from_spec(spec, "2x2", seed=0)
+    try:
+        assert agent.argv[-5:] == [";", "touch", str(touched), ">", str(tmp_path / "out")]
+        assert GameState.new(2, 2).is_legal(agent.select_action(GameState.new(2, 2)))
+    finally:
+        agent.close()
+    assert not touched.exists() and not (tmp_path / "out").exists()
