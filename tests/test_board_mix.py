@@ -124,6 +124,19 @@ def test_a_two_board_run_trains_with_rows_and_replays_per_board(mix_run):
     assert (out / "training.png").stat().st_size > 0
 
 
+def test_tensorboard_shows_each_board_under_its_key(mix_run):
+    pytest.importorskip("tensorboard", reason="the tensorboard extra is not installed")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    out, rows = mix_run
+    events = EventAccumulator(str(out / "tensorboard"))
+    events.Reload()
+    tags = set(events.Tags()["scalars"])
+    assert {"curriculum/start_step", "curriculum/start_step/2x2", "accuracy/raw_accuracy/2x3",
+            "score/vs_greedy/2x2", "loss/policy"} <= tags
+    assert [p.value for p in events.Scalars("curriculum/start_step/2x2")] == [r["start_step@2x2"] for r in rows]
+
+
 def test_dnb_report_and_export_read_a_multi_board_run(mix_run, tmp_path):
     from agents.training.report import rollback_report
     from agents.training.store import export_weights

@@ -21,6 +21,9 @@ __all__ = ["EventLog", "tag_of"]
 
 
 def tag_of(key: str) -> str:
+    if "@" in key:  # a multi-size run's per-board value "key@RxC": beside the key's own tag, under the board
+        base, _, board = key.partition("@")
+        return f"{tag_of(base)}/{board}"
     if key.endswith("_loss"):
         return f"loss/{key[:-5]}"
     if "accuracy" in key:
