@@ -1,9 +1,18 @@
-"""The weighted board list of multi-size training: parsing, errors, the split of an iteration's games."""
+"""Multi-size training: the weighted board list (parsing, errors, the split of an iteration's games) and
+runs over several boards (per-board rows, replays and curricula, batches of one board, kill and resume,
+workers and Ray, init from another board, refusal for a family built for one board)."""
+
+import json
 
 import numpy as np
 import pytest
+import torch
 
+from agents.checkpoint import load_checkpoint
 from agents.training.boards import BoardMix
+from agents.training.config import from_dict, make_train_config, to_dict
+from agents.training.loop import train
+from agents.training.replay import BoardReplays, load_replay
 
 
 def test_parse_and_print():
@@ -51,15 +60,6 @@ def test_draw_is_seeded_and_follows_the_weights():
 
 
 # ------------------------------------------------------------------------------------------------ multi-size runs
-
-import json  # noqa: E402
-
-import torch  # noqa: E402
-
-from agents.checkpoint import load_checkpoint  # noqa: E402
-from agents.training.config import from_dict, make_train_config, to_dict  # noqa: E402
-from agents.training.loop import train  # noqa: E402
-from agents.training.replay import BoardReplays, load_replay  # noqa: E402
 
 QUIET = dict(progress=False, echo=lambda *_: None)
 
