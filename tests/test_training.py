@@ -312,8 +312,8 @@ def test_export_weights_for_shipping(tmp_path, capsys):
     # the training time is the iterations' wall time (self-play, training, evaluation), not zero
     row = json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[-1])
     assert row["iteration_s"] >= row["self_play_s"] + row["train_s"]
-    assert 0 < payload["extra"]["training_seconds"] <= wall + 0.1
-    assert payload["extra"]["training_seconds"] == round(row["iteration_s"], 1)
+    assert 0 < payload["extra"]["training_seconds"] <= wall
+    assert payload["extra"]["training_seconds"] == round(row["iteration_s"], 3)
     assert "optimizer" not in payload["extra"] and payload["model"]["value"] == "margin"
     assert payload["extra"]["config"]["games_per_iteration"] == 4 and payload["extra"]["curriculum"]["start"] == 6
     agent = make_agent("alphazero", board="2x2", checkpoint=str(tmp_path / "w.pt"), simulations=0)
