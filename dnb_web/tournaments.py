@@ -1,5 +1,7 @@
 """Tournament folders (``dnb tournament --out``) as the web app shows them, read only: the folders under the
-allowed roots, a folder's standings, plots and games, one game move by move.
+allowed roots (named by their path relative to the root, with their progress: games on file, games the
+config asks for, and whether a run holds the folder's lock now), a folder's standings (the Elo table by Elo,
+best first), plots and games, one game move by move.
 
 The games come from :func:`agents.arena.results.read_games` (the arena's one reader and validator of
 ``results.jsonl``; lines of the wrong shape are skipped, and a browser moves nothing aside). Every file is
@@ -14,22 +16,69 @@ import json
 import os
 import re
 
-from agents.arena.results import CONFIG, RESULTS, read_games
+from agents.arena import TournamentConfig
+from agents.arena.results import CONFIG, RESULTS, folder_locked, read_games
 from dnb_web.games import WebError, check_board, frames, inside, walk_within
 
-__all__ = ["list_folders", "folder_view", "plot_file", "folder_game"]
+__all__ = ["list_folders", "find_folder", "folder_view", "plot_file", "folder_game", "sorted_elo"]
 
 
-def list_folders(roots) -> list[str]:
-    """Folders within three levels of ``roots`` that hold a ``results.jsonl`` of their own (not a link out)."""
+def list_folders(roots) -> list[dict]:
+    """Folders within three levels of ``roots`` that hold a ``results.jsonl`` of their own (not a link out),
+    each as ``name`` (its path relative to its root, "/"-separated; "." for a root that is a tournament
+    folder itself), ``root`` (the index of that root in ``roots``) and its progress (:func:`progress`)."""
     found = []
-    for root in roots:
+    for k, root in enumerate(roots):
         if not os.path.isdir(root):
             continue
         for dirpath, _, files in walk_within(root):
             if RESULTS in files and inside(os.path.join(dirpath, RESULTS), root):
-                found.append(dirpath)
+                name = os.path.relpath(dirpath, root).replace(os.sep, "/")
+                found.append({"name": name, "root": k, **progress(dirpath)})
     return found
+
+
+def progress(path: str) -> dict:
+    """How far the tournament in the folder ``path`` is: ``played`` (distinct games on file), ``scheduled``
+    (the games its config asks for; None without a readable config), ``in_progress`` (a run holds the
+    folder's lock now: :func:`agents.arena.results.folder_locked`; None where that cannot be told) and
+    ``complete`` (every scheduled game is on file)."""
+    done = len({r["id"] for r in _games(path)})
+    cfg = _read_json(path, CONFIG)
+    try:
+        config = TournamentConfig.from_json(cfg)
+        scheduled = len(config.pairs()) * config.games
+    except (TypeError, ValueError, AttributeError):  # no config, or one this version cannot read
+        scheduled = None
+    return {"played": done, "scheduled": scheduled, "in_progress": folder_locked(path),
+            "complete": scheduled is not None and done >= scheduled}
+
+
+def find_folder(folder: str, roots, root: int | None = None) -> str:
+    """The path of the tournament folder named ``folder``: its name relative to ``roots[root]``, or when
+    ``root`` is None, to the first root where it exists (a path as the server sees it, absolute or relative
+    to its working directory, is taken as well). Whether the result lies inside a root is the caller's check
+    (:func:`dnb_web.games.allowed_path`); WebError 400 for a ``root`` out of range."""
+    if root is not None:
+        if not 0 <= root < len(roots):
+            raise WebError(400, "bad_root", f"root={root} is not one of the {len(roots)} results folders (0..{len(roots) - 1})")
+        return os.path.join(roots[root], folder)
+    candidates = [os.path.join(r, folder) for r in roots] + [folder]
+    for path in candidates:
+        if os.path.isdir(path):
+            return path
+    return candidates[0]
+
+
+def sorted_elo(rows: list[dict]) -> list[dict]:
+    """The rows of ``elo.csv`` by Elo, highest first (ties in file order; a row without a number last)."""
+    def key(row):
+        try:
+            elo = float(row.get("elo"))
+        except (TypeError, ValueError):
+            return (1, 0.0)
+        return (0, -elo) if elo == elo else (1, 0.0)  # NaN last
+    return sorted(rows, key=key)
 
 
 def _read_csv(folder: str, name: str) -> list[dict]:
@@ -61,14 +110,14 @@ def _games(folder: str) -> list[dict]:
 
 
 def folder_view(path: str, folder: str) -> dict:
-    """The tournament in the folder ``path`` (shown as ``folder``): its config, Elo and pair tables, plots and
-    a line per game."""
+    """The tournament in the folder ``path`` (shown as ``folder``): its config, Elo table (by Elo, highest
+    first) and pair table, plots, a line per game and its progress (:func:`progress`)."""
     games = [{"id": r["id"], "first": r.get("first"), "second": r.get("second"), "scores": r.get("scores"),
               "result_first": r.get("result_first"), "moves": len(r["moves"]),
               "opening": len(r.get("opening") or [])} for r in _games(path)]
     plots = sorted(f for f in os.listdir(path) if f.endswith(".png") and inside(os.path.join(path, f), path))
-    return {"folder": folder, "config": _read_json(path, CONFIG), "elo": _read_csv(path, "elo.csv"),
-            "pairs": _read_csv(path, "pairs.csv"), "plots": plots, "games": games}
+    return {"folder": folder, "config": _read_json(path, CONFIG), "elo": sorted_elo(_read_csv(path, "elo.csv")),
+            "pairs": _read_csv(path, "pairs.csv"), "plots": plots, "games": games, **progress(path)}
 
 
 def plot_file(path: str, name: str) -> str | None:

@@ -624,6 +624,52 @@ def test_analysis_of_a_known_position(client):
     ag = data["agent"]
     assert ag["kind"] == "probabilities" and abs(sum(ag["values"]) - 1) < 1e-9 and ag["values"][0] == 0
     assert ag["move"] is None  # uniform over the legal moves: it prefers none
+    assert ag["uniform"] is True  # the page draws no numbers and says "no preference"
+
+
+class _Shares:
+    """An agent whose view is the given shares (``kind``: probabilities through ``action_probabilities``,
+    visits through ``analyse``), to test where the insight view sees a preference."""
+
+    def __init__(self, values, kind="probabilities"):
+        self.values, self.kind = values, kind
+        if kind == "visits":
+            self.analyse = lambda state, deadline=None: {"kind": "visits", "values": list(self.values)}
+
+    def action_probabilities(self, state):
+        return list(self.values)
+
+
+@pytest.mark.parametrize("values,kind,flat", [
+    ([1 / 12] * 12, "probabilities", True),                             # random's: exactly uniform
+    ([0.0864] * 6 + [0.08] * 6, "probabilities", True),                 # within 10% of 1/12 = 0.0833
+    ([0.095] + [0.0823] * 11, "probabilities", False),                   # one move 14% above 1/12
+    ([0.5] + [0.5 / 11] * 11, "probabilities", False),                  # a clear favourite
+    ([42.0] * 6 + [41.0] * 6, "visits", True),                          # 500 simulations spread alike
+    ([100.0] + [36.0] * 11, "visits", False),
+    ([1.0] * 11 + [0.0], "visits", False),                              # a legal move never visited
+    ([0.0] * 12, "visits", False),                                      # nothing to share
+])
+def test_agent_view_without_a_preference_is_uniform(values, kind, flat):
+    from dnb_web.insight import agent_view
+
+    view = agent_view(_Shares(values, kind), GameState.new("2x2"))
+    assert view["kind"] == kind and view["uniform"] is flat
+    assert (view["move"] is None) == flat or values == [0.0] * 12
+
+
+def test_agent_view_uniform_counts_legal_moves_only():
+    from dnb_web.insight import agent_view
+
+    state = GameState.from_actions("2x2", actions=[0, 5])  # moves 0 and 5 drawn: their (zero) shares do not count
+    probs = [0.1] * 12
+    probs[0] = probs[5] = 0.0
+    assert agent_view(_Shares(probs), state)["uniform"] is True
+    state = GameState.from_actions("2x2", actions=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10])  # one legal move left
+    assert agent_view(_Shares([1.0] * 12), state)["uniform"] is False  # nothing to prefer between: its 100% shown
+    exact = _Shares([1.0] * 12, "visits")  # exact values alike say something ("every move wins by one"):
+    exact.analyse = lambda state, deadline=None: {"kind": "values", "values": [1.0] * 12}  # not shares
+    assert agent_view(exact, GameState.new("2x2"))["uniform"] is False
 
 
 def test_analysis_shows_long_chains_and_loops(client):
@@ -715,9 +761,10 @@ def test_tournament_folder_browsing(client, roots):
     run_tournament(TournamentConfig(board="2x2", agents=("random", "greedy"), games=4, openings=2, bootstrap=0),
                    out=out, progress=False, echo=None)
     folders = client.get("/api/tournaments").json()["folders"]
-    assert folders == [out]
+    assert folders == [{"name": "t2x2", "root": 0, "played": 4, "scheduled": 4, "in_progress": False, "complete": True}]
     view = client.get("/api/tournaments/view", params={"folder": out}).json()
     assert view["config"]["board"] == "2x2" and len(view["games"]) == 4
+    assert client.get("/api/tournaments/view", params={"folder": "t2x2"}).json() == dict(view, folder="t2x2")
     assert {r["agent"] for r in view["elo"]} == {"random", "greedy"} and view["pairs"]
     records = [json.loads(line) for line in open(os.path.join(out, "results.jsonl"))]
     assert view["plots"] == ["tournament.png"]  # run_tournament draws it: the check below cannot pass vacuously
@@ -733,6 +780,97 @@ def test_tournament_folder_browsing(client, roots):
         f.write("{torn\n")
     assert len(client.get("/api/tournaments/view", params={"folder": out}).json()["games"]) == 4
     assert open(os.path.join(out, "results.jsonl")).read() == before + "{torn\n"  # browsing moves nothing aside
+
+
+def _tournament_folder(root: str, name: str, board: str = "2x2", games: int = 2, played: int = 0) -> str:
+    """A tournament folder ``root/name`` as ``dnb tournament --out`` writes it: random vs greedy, ``games`` a
+    pair scheduled, the first ``played`` of them on file."""
+    from agents.arena import TournamentConfig
+
+    out = os.path.join(root, name)
+    os.makedirs(out)
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(TournamentConfig(board=board, agents=("random", "greedy"), games=games).to_json(), f)
+    with open(os.path.join(out, "results.jsonl"), "w") as f:
+        for g in range(played):
+            f.write(json.dumps({"id": f"0-1-{g}", "first": "random", "second": "greedy", "moves": [0, 1],
+                                "scores": [0, 0], "result_first": 0.5}) + "\n")
+    return out
+
+
+def test_tournaments_are_listed_by_their_name_under_the_root(roots, tmp_path):
+    """Names relative to their results root ("/"-separated, nested ones too), never the server's absolute
+    paths; each root's folders say which root (an index into "roots") they are under."""
+    other = str(tmp_path / "older")
+    os.makedirs(other)
+    _tournament_folder(roots[0], "b", played=2)
+    _tournament_folder(roots[0], os.path.join("5x5", "a"), played=2)
+    _tournament_folder(other, "b", played=1)  # the same name under the second root
+    with TestClient(create_app(WebConfig(results_roots=(roots[0], other))), base_url=BASE) as c:
+        listed = c.get("/api/tournaments").json()
+        assert [(f["name"], f["root"]) for f in listed["folders"]] == [("5x5/a", 0), ("b", 0), ("b", 1)]
+        assert str(tmp_path) not in json.dumps(listed["folders"])
+        assert len(c.get("/api/tournaments/view", params={"folder": "5x5/a"}).json()["games"]) == 2
+        assert len(c.get("/api/tournaments/view", params={"folder": "b"}).json()["games"]) == 2  # the first root's
+        assert len(c.get("/api/tournaments/view", params={"folder": "b", "root": 1}).json()["games"]) == 1
+        assert c.get("/api/tournaments/game", params={"folder": "b", "root": 1, "id": "0-1-0"}).json()["actions"] == [0, 1]
+        for root in (2, -1):
+            assert_error(c.get("/api/tournaments/view", params={"folder": "b", "root": root}), 400, "bad_root")
+        assert_error(c.get("/api/tournaments/view", params={"folder": "b", "root": "x"}), 422)
+        for name in ("..", "../older/b", "b/../../older"):  # a name cannot climb out of its root
+            assert_error(c.get("/api/tournaments/view", params={"folder": name, "root": 0}), 403, "forbidden_path")
+        assert_error(c.get("/api/tournaments/view", params={"folder": "nope"}), 404, "not_found")
+
+
+def test_a_running_tournament_is_marked_in_progress(client, roots):
+    """A run holds the folder's lock while it plays (agents.arena.results.FolderLock): the list and the view
+    say "in progress" while it is held, and no longer once it is released; a folder with fewer games on file
+    than its config asks for is not complete."""
+    from agents.arena.results import FolderLock, folder_locked
+
+    if folder_locked(roots[0]) is None or not os.path.exists("/proc/locks"):
+        pytest.skip("no /proc/locks on this system: whether a run holds a lock cannot be told")
+    out = _tournament_folder(roots[0], "t", games=3, played=2)
+    listed = client.get("/api/tournaments").json()["folders"]
+    assert listed == [{"name": "t", "root": 0, "played": 2, "scheduled": 3, "in_progress": False, "complete": False}]
+    lock = FolderLock(out)  # what a run of `dnb tournament --out` holds while it plays
+    try:
+        [entry] = client.get("/api/tournaments").json()["folders"]
+        assert entry["in_progress"] is True and not entry["complete"]
+        view = client.get("/api/tournaments/view", params={"folder": "t"}).json()
+        assert view["in_progress"] is True and view["played"] == len(view["games"]) == 2 and view["scheduled"] == 3
+        with pytest.raises(ValueError, match="another tournament"):  # reading the state did not take the lock
+            FolderLock(out)
+    finally:
+        lock.close()
+    assert client.get("/api/tournaments").json()["folders"][0]["in_progress"] is False
+    assert os.path.exists(os.path.join(out, ".lock"))  # the lock file stays: its presence alone means nothing
+
+
+def test_folder_locked_reads_the_kernels_lock_table(tmp_path):
+    from agents.arena.results import folder_locked
+
+    locks = tmp_path / "locks"
+    assert folder_locked(str(tmp_path), locks=str(locks)) is False  # no lock file: never locked
+    (tmp_path / ".lock").write_text("")
+    inode = os.stat(tmp_path / ".lock").st_ino
+    assert folder_locked(str(tmp_path), locks=str(locks)) is None   # no table: cannot be told
+    locks.write_text(f"1: POSIX  ADVISORY  WRITE 10 fe:00:{inode} 0 EOF\n"      # a POSIX lock, not a flock
+                     f"2: FLOCK  ADVISORY  WRITE 11 fe:00:{inode + 1} 0 EOF\n"  # another file's
+                     f"2: -> FLOCK  ADVISORY  WRITE 12 fe:00:{inode} 0 EOF\n")  # a waiter, not a holder
+    assert folder_locked(str(tmp_path), locks=str(locks)) is False
+    locks.write_text(locks.read_text() + f"3: FLOCK  ADVISORY  WRITE 13 08:11:{inode} 0 EOF\n")
+    assert folder_locked(str(tmp_path), locks=str(locks)) is True
+
+
+def test_the_elo_table_is_sorted_by_elo(client, roots):
+    out = _tournament_folder(roots[0], "t", played=2)
+    with open(os.path.join(out, "elo.csv"), "w") as f:  # as the arena writes it: in the order of the agents
+        f.write("agent,elo,ci_low,ci_high\nrandom,-180.5,-220.0,-140.0\nbroken,,,\ngreedy,0.0,-30.0,30.0\n"
+                "alphabeta,95.2,60.0,130.0\nmcts,1000.0,900.0,1100.0\nweak,-1000.0,-1100.0,-900.0\n")
+    elo = client.get("/api/tournaments/view", params={"folder": "t"}).json()["elo"]
+    assert [r["agent"] for r in elo] == ["mcts", "alphabeta", "greedy", "random", "weak", "broken"]
+    assert elo[0] == {"agent": "mcts", "elo": "1000.0", "ci_low": "900.0", "ci_high": "1100.0"}
 
 
 def test_tournament_paths_stay_inside_the_roots(client, roots):
