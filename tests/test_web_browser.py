@@ -1,10 +1,14 @@
 """The web page in a real browser: Playwright's Python driver (pip package ``playwright``) drives the
 system's headless Chromium (Debian's ``chromium``; nothing is downloaded at run time).
 
-A 2x2 game against ``random`` played by clicking (and once by keyboard) ends with the score the engine
-gives for the same moves; undo, the insight view and a phone-sized screen are exercised; the page makes
-no request to any other host. A screenshot is saved (``DNB_WEB_SCREENSHOT=path.png`` also copies it
-there: that is how ``docs/web-play.png`` is made). Skips, saying why, only where no browser exists.
+The first screen shows a board (a 3x3 game against the default opponent starts as the page opens); a 2x2
+game against ``random`` played by clicking (and once by keyboard) ends with the score the engine gives for
+the same moves; undo, the insight view (no numbers where an agent has no preference) and a phone-sized
+screen are exercised; the Tournaments tab names folders relative to the results folder, marks a running
+one and ranks by Elo; the page makes no request to any other host. Screenshots are saved
+(``DNB_WEB_SCREENSHOTS=docs`` also copies them there: that is how ``docs/web-first-screen.png``,
+``docs/web-play.png`` and ``docs/web-insight.png`` are made). Skips, saying why, only where no browser
+exists.
 """
 
 from __future__ import annotations
@@ -102,11 +106,24 @@ def watch(page, base: str):
     return log
 
 
+def keep_screenshot(path, name: str):
+    """Check the screenshot ``path`` is a PNG of some substance; copy it to ``$DNB_WEB_SCREENSHOTS/name``."""
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
+    if os.environ.get("DNB_WEB_SCREENSHOTS"):
+        shutil.copy(path, os.path.join(os.environ["DNB_WEB_SCREENSHOTS"], name))
+
+
+def open_page(page, server: str):
+    """Open the page and wait for the game it starts by itself (the person to move)."""
+    page.goto(server + "/")
+    wait_settled(page)
+
+
 def agent_first_until_error(browser, server: str, spec: str):
     """A new page with a game where agent ``spec`` moves first, once the page shows an error; (page, log)."""
     page = browser.new_page()
     log = watch(page, server)
-    page.goto(server + "/")
+    open_page(page, server)
     page.fill("#spec", spec)
     page.select_option("#first", "1")
     page.click("#new-game")
@@ -132,6 +149,9 @@ def legal_edges(page) -> list[int]:
 
 
 def start_game(page, rows: int, cols: int, opponent: str = "random"):
+    """A new game by the form (after the one the page started by itself), the person to move first."""
+    wait_settled(page)
+    old = page.evaluate("() => game.id")
     page.select_option("#rows", str(rows))
     page.select_option("#cols", str(cols))
     page.wait_for_function(f"() => [...document.querySelectorAll('#opponent option')].some(o => o.value === '{opponent}')"
@@ -139,13 +159,39 @@ def start_game(page, rows: int, cols: int, opponent: str = "random"):
     page.select_option("#opponent", opponent)
     page.select_option("#first", "0")
     page.click("#new-game")
+    page.wait_for_function(f"() => game && game.id !== '{old}'", timeout=15_000)
     wait_settled(page)
+
+
+def test_the_first_screen_shows_a_board(server, browser, tmp_path):
+    """A 3x3 game against the default opponent is there when the page opens, without "New game": every edge
+    can be drawn, and one click plays a move."""
+    page = browser.new_page(viewport={"width": 1000, "height": 760})
+    log = watch(page, server)
+    created = []
+    page.on("request", lambda r: created.append(r.url) if r.method == "POST" and r.url.endswith("/api/games") else None)
+    page.goto(server + "/")
+    page.wait_for_function("() => document.querySelectorAll('#board g.move.legal').length === 24", timeout=15_000)
+    assert page.is_visible("#board") and page.inner_text("#status") == "Your move"
+    assert page.inner_text("#name1") == "alphabeta:depth=4" and len(created) == 1
+    box = page.eval_on_selector("#board", "e => e.getBoundingClientRect().toJSON()")
+    assert box["top"] + box["height"] <= 760  # the whole board on the first screen, no scrolling
+    page.wait_for_function("() => !document.getElementById('opponent').disabled", timeout=30_000)
+    shot = tmp_path / "web-first-screen.png"
+    page.screenshot(path=str(shot))
+    keep_screenshot(shot, "web-first-screen.png")
+    edge = legal_edges(page)[3]
+    page.click(f'#board g.move.legal[data-action="{edge}"]')
+    wait_settled(page, min_ply=2)
+    assert game_info(page)["history"][0] == edge and len(created) == 1
+    assert log["external"] == [] and log["errors"] == []
+    page.close()
 
 
 def test_play_a_2x2_game_by_clicking(server, browser, tmp_path):
     page = browser.new_page(viewport={"width": 1100, "height": 900})
     log = watch(page, server)
-    page.goto(server + "/")
+    open_page(page, server)
     start_game(page, 2, 2)
     info = game_info(page)
     assert info["turn"] == "human" and info["ply"] == 0 and len(legal_edges(page)) == 12
@@ -172,17 +218,13 @@ def test_play_a_2x2_game_by_clicking(server, browser, tmp_path):
     assert game_info(page)["history"] == before
     assert page.eval_on_selector_all("#board g.move[data-drawn='1']", "els => els.length") == len(before)
 
-    # insight on: move classes, the agent's probabilities and the solver's verdict are drawn
+    # insight on: move classes and the solver's verdict are drawn; random prefers no move: no numbers
     page.check("#insight")
     page.wait_for_selector("#insight-summary .i-solver", timeout=15_000)
     page.wait_for_selector("#board line.cls", state="attached", timeout=5_000)
-    assert page.eval_on_selector_all("#board [data-prob-of]", "els => els.length") == len(game_info(page)["legal"])
+    assert page.eval_on_selector_all("#board [data-prob-of]", "els => els.length") == 0
     assert "Solver:" in page.inner_text("#insight-summary") and "random" in page.inner_text("#insight-summary")
-    shot = tmp_path / "web-play.png"
-    page.screenshot(path=str(shot), full_page=True)
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
-    if os.environ.get("DNB_WEB_SCREENSHOT"):
-        shutil.copy(shot, os.environ["DNB_WEB_SCREENSHOT"])
+    assert page.inner_text("#insight-summary").count("no preference") == 1
 
     # play on to the end by clicking
     for _ in range(20):
@@ -207,12 +249,82 @@ def test_play_a_2x2_game_by_clicking(server, browser, tmp_path):
     page.close()
 
 
+def play_by_clicking(page, pick=lambda legal: legal[-1], until_ply: int = 10**9):
+    """Click ``pick(legal edges)`` while it is the person's move, until the game is over or ``until_ply``."""
+    while game_info(page)["turn"] != "over" and game_info(page)["ply"] < until_ply:
+        ply = game_info(page)["ply"]
+        page.click(f'#board g.move.legal[data-action="{pick(legal_edges(page))}"]')
+        wait_settled(page, min_ply=ply + 1)
+
+
+def insight_shown(page):
+    """Until the insight view is drawn for the position on the board."""
+    page.wait_for_function("() => insightData && insightPly === game.ply && !!document.querySelector('#insight-summary .i-structure')",
+                           timeout=30_000)
+
+
+def test_no_numbers_where_the_agent_has_no_preference(server, browser):
+    """Against random (uniform probabilities) no edge gets a number, at any position, and the summary says
+    "no preference" once; against a search that prefers moves the numbers are there (so the check above can
+    fail)."""
+    page = browser.new_page(viewport={"width": 1000, "height": 900})
+    log = watch(page, server)
+    open_page(page, server)
+    start_game(page, 3, 3, "random")
+    page.check("#insight")
+    for _ in range(3):
+        insight_shown(page)
+        assert page.eval_on_selector_all("#board line.cls", "els => els.length") == len(game_info(page)["legal"])
+        assert page.eval_on_selector_all("#board [data-prob-of]", "els => els.length") == 0
+        text = page.inner_text("#insight-summary")
+        assert text.count("no preference") == 1 and "prefers" not in text and "%" not in page.text_content("#board")
+        play_by_clicking(page, until_ply=game_info(page)["ply"] + 1)
+    start_game(page, 3, 3, "mcts:simulations=1000")
+    insight_shown(page)
+    assert page.eval_on_selector_all("#board [data-prob-of]", "els => els.length") > 0
+    assert "no preference" not in page.inner_text("#insight-summary")
+    assert log["external"] == [] and log["errors"] == []
+    page.close()
+
+
+def test_screenshots_of_a_game_with_insight(server, browser, tmp_path):
+    """A 3x3 game against MCTS with the insight view on, in the middle (the agent's visit counts, move
+    classes, the solver's winning moves) and at its end (the person playing the solver's moves from the
+    middle on)."""
+    page = browser.new_page(viewport={"width": 1000, "height": 1000})
+    log = watch(page, server)
+    open_page(page, server)
+    start_game(page, 3, 3, "mcts:simulations=1000")
+    page.check("#insight")
+    play_by_clicking(page, pick=lambda legal: legal[len(legal) // 2], until_ply=8)
+    if game_info(page)["turn"] != "over":
+        insight_shown(page)
+        page.wait_for_selector("#insight-summary .i-solver", timeout=30_000)
+        shot = tmp_path / "web-play.png"
+        page.screenshot(path=str(shot), full_page=True)
+        keep_screenshot(shot, "web-play.png")
+    while game_info(page)["turn"] != "over":  # from here on the person plays a best move of the solver's
+        insight_shown(page)
+        best = page.evaluate("() => insightData.solver && insightData.solver.status === 'solved' ? insightData.solver.best_moves : []")
+        play_by_clicking(page, pick=lambda legal: best[0] if best else legal[len(legal) // 2],
+                         until_ply=game_info(page)["ply"] + 1)
+    insight_shown(page)
+    status = page.inner_text("#status")
+    assert game_info(page)["turn"] == "over" and ("win" in status or "Draw" in status)
+    assert page.eval_on_selector_all("#board rect.box.o0, #board rect.box.o1", "els => els.length") == 9
+    shot = tmp_path / "web-insight.png"
+    page.screenshot(path=str(shot), full_page=True)
+    keep_screenshot(shot, "web-insight.png")
+    assert log["external"] == [] and log["errors"] == []
+    page.close()
+
+
 def test_phone_sized_screen(server, browser):
     ctx = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True,
                               device_scale_factor=2)
     page = ctx.new_page()
     log = watch(page, server)
-    page.goto(server + "/")
+    open_page(page, server)
     start_game(page, 3, 3)
     box = page.eval_on_selector("#board", "e => e.getBoundingClientRect().toJSON()")
     assert 300 <= box["width"] <= 375
@@ -260,9 +372,11 @@ def test_replay_a_saved_game_and_a_tournament_folder(server, browser):
     run_tournament(TournamentConfig(board="2x2", agents=("random", "greedy"), games=2, bootstrap=0), out=out,
                    progress=False, echo=None)
     records = [json.loads(line) for line in open(os.path.join(out, "results.jsonl"))]
+    with open(os.path.join(out, "elo.csv")) as f:  # in the order of the agents; the page ranks them
+        elo = sorted(((float(r.split(",")[1]), r.split(",")[0]) for r in f.read().splitlines()[1:]), reverse=True)
     page = browser.new_page()
     log = watch(page, server)
-    page.goto(server + "/")
+    open_page(page, server)
 
     # a saved record loaded from a file, stepped through
     rec = {"board": "2x2", "actions": records[0]["moves"], "players": ["a", "b"]}
@@ -280,10 +394,14 @@ def test_replay_a_saved_game_and_a_tournament_folder(server, browser):
 
     # the tournament folder: standings, the plot, a game move by move
     page.click("#tab-tournaments")
-    page.click(f'#t-folders button[data-folder="{out}"]')
+    page.wait_for_selector('#t-folders button[data-folder="t2x2"]')
+    assert root not in page.inner_text("#t-folders")  # named relative to the results folder
+    page.click('#t-folders button[data-folder="t2x2"]')
     page.wait_for_selector("#t-view table")
     text = page.inner_text("#t-view")
-    assert "Standings" in text and "greedy" in text and "random" in text
+    assert "Standings" in text and "greedy" in text and "random" in text and "in progress" not in text
+    ranked = page.eval_on_selector_all("#t-elo tbody tr", "rows => rows.map(r => r.cells[1].textContent)")
+    assert ranked == [name for _, name in elo]
     page.wait_for_function("() => [...document.querySelectorAll('#t-view img.plot')].every(i => i.complete && i.naturalWidth > 0)")
     page.click(f'#t-view button[data-game-id="{records[1]["id"]}"]')
     page.wait_for_function("() => !document.getElementById('view-replay').hidden")
@@ -291,6 +409,44 @@ def test_replay_a_saved_game_and_a_tournament_folder(server, browser):
     assert f"score {final.scores[0]}\u2013{final.scores[1]}" in page.inner_text("#replay-info")
     page.click("#r-prev")
     assert page.get_attribute("#replay-info", "data-index") == str(len(records[1]["moves"]) - 1)
+    assert log["external"] == [] and log["errors"] == []
+    page.close()
+
+
+def test_a_running_tournament_is_marked_in_progress(server, browser):
+    from agents.arena import TournamentConfig
+    from agents.arena.results import FolderLock, folder_locked
+
+    with urllib.request.urlopen(f"{server}/api/tournaments") as r:
+        root = json.load(r)["roots"][0]
+    if folder_locked(root) is None:
+        pytest.skip("no /proc/locks on this system: whether a run holds a lock cannot be told")
+    out = os.path.join(root, "running", "3x3")
+    os.makedirs(out)
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(TournamentConfig(board="3x3", agents=("random", "greedy"), games=10).to_json(), f)
+    with open(os.path.join(out, "results.jsonl"), "w") as f:
+        f.write(json.dumps({"id": "0-1-0", "first": "random", "second": "greedy", "moves": [0], "scores": [0, 0]}) + "\n")
+    page = browser.new_page()
+    log = watch(page, server)
+    open_page(page, server)
+    lock = FolderLock(out)  # as a run holds it while it plays
+    try:
+        page.click("#tab-tournaments")
+        button = '#t-folders button[data-folder="running/3x3"]'
+        page.wait_for_selector(button)
+        assert page.inner_text(button).startswith("running/3x3")
+        assert page.inner_text(button + " .t-progress.running") == "in progress, 1 of 10 games"
+        page.click(button)
+        page.wait_for_selector("#t-view h2 .t-progress.running")
+        assert "in progress" in page.inner_text("#t-view h2")
+    finally:
+        lock.close()
+    page.click("#tab-play")
+    page.click("#tab-tournaments")
+    page.wait_for_function("(sel) => { const b = document.querySelector(sel); return !!b && !b.textContent.includes('in progress'); }",
+                           arg=button, timeout=15_000)
+    assert "unfinished, 1 of 10 games" in page.inner_text(button)
     assert log["external"] == [] and log["errors"] == []
     page.close()
 
@@ -346,7 +502,7 @@ def test_new_game_while_the_agent_thinks(server, browser, test_agents):
     log = watch(page, server)
     replies = []
     page.on("response", lambda r: replies.append(r.url) if "/agent-move" in r.url else None)
-    page.goto(server + "/")
+    open_page(page, server)
     page.fill("#spec", "web_browser_block")
     page.select_option("#first", "1")
     page.click("#new-game")
@@ -379,12 +535,15 @@ def test_new_game_button_sends_one_request(server, browser):
     log = watch(page, server)
     created = []
     page.on("request", lambda r: created.append(r.url) if r.method == "POST" and r.url.endswith("/api/games") else None)
-    page.goto(server + "/")
-    page.wait_for_function("() => !document.getElementById('opponent').disabled")
+    open_page(page, server)
+    assert len(created) == 1  # the game the page starts by itself
+    first = page.evaluate("() => game.id")
+    page.wait_for_function("() => !document.getElementById('opponent').disabled", timeout=30_000)
     page.evaluate("() => { const b = document.getElementById('new-game'); b.click(); b.click(); b.click(); }")
+    page.wait_for_function(f"() => game && game.id !== '{first}'", timeout=15_000)
     wait_settled(page)
     page.wait_for_timeout(300)
-    assert len(created) == 1
+    assert len(created) == 2
     assert log["external"] == [] and log["errors"] == []
     page.close()
 
@@ -413,7 +572,7 @@ def test_insight_asks_again_while_an_analysis_is_busy(server, browser):
         else:
             route.continue_()
 
-    page.goto(server + "/")
+    open_page(page, server)
     page.route("**/analysis?*", busy_once)
     start_game(page, 2, 2)
     page.check("#insight")

@@ -5,6 +5,9 @@
 const SVG = "http://www.w3.org/2000/svg";
 const S = 60, PAD = 24;                  // spacing between dots and margin, in SVG units
 const $ = (id) => document.getElementById(id);
+// The opponent of the game that starts when the page opens (the person moves first, so nothing is computed
+// until they do): a fair opponent that answers at once on 3x3.
+const DEFAULT_OPPONENT = "alphabeta:depth=4";
 
 let game = null;          // the last state of the live game (GET /api/games/{id})
 let epoch = 0;            // grows with every new game: a loop or reply of an older game is dropped
@@ -116,7 +119,7 @@ function drawBoard(svg, st, opts) {
     }
   }
   const over = el("g", { class: "insight-over" }, svg);
-  if (ins && ins.agent && ins.agent.values) {
+  if (ins && ins.agent && ins.agent.values && !ins.agent.uniform) {   // uniform: no preference, no numbers
     const kind = ins.agent.kind, vals = ins.agent.values;
     const total = vals.reduce((s, v) => s + (v || 0), 0) || 1;
     vals.forEach((v, a) => {
@@ -372,7 +375,7 @@ function renderInsightPanel(ins) {
       const what = { visits: "visit counts", policy: "policy (%)", probabilities: "move probabilities (%)", search: "search",
                      values: "exact value of each move" }[ag.kind];
       p(`Agent (${game.opponent}): ${what}` + (ag.value !== null ? `; evaluation for ${nm[ag.player]}: ${fmt(ag.value, 2)} (${ag.unit})` : "") +
-        (ag.move !== null ? `; prefers ${ag.move}` : ""), "i-agent");
+        (ag.uniform ? `; no preference (every legal move alike)` : ag.move !== null ? `; prefers ${ag.move}` : ""), "i-agent");
     }
   }
 }
@@ -456,26 +459,50 @@ async function loadTournaments() {
     h.textContent = data.folders.length ? "Tournament folders:" : `No tournament folders under ${data.roots.join(", ")} (dnb tournament --out results/NAME).`;
     box.appendChild(h);
     for (const f of data.folders) {
-      const b = document.createElement("button"); b.type = "button"; b.textContent = f; b.dataset.folder = f;
-      b.addEventListener("click", () => openTournament(f));
+      const b = document.createElement("button"); b.type = "button"; b.dataset.folder = f.name; b.dataset.root = f.root;
+      b.textContent = data.roots.length > 1 ? `${f.name} (${data.roots[f.root]})` : f.name;
+      const mark = progressText(f);
+      if (mark) {
+        const s = document.createElement("span"); s.className = "t-progress" + (f.in_progress ? " running" : "");
+        s.textContent = mark; b.appendChild(s);
+      }
+      b.addEventListener("click", () => openTournament(f.name, f.root));
       box.appendChild(b);
     }
   } catch (e) { box.textContent = e.message; }
 }
 
-async function openTournament(folder) {
+// "in progress, 12 of 40 games" while a run holds the folder; "unfinished, ..." for one that stopped early.
+function progressText(f) {
+  const count = f.scheduled !== null ? `${f.played} of ${f.scheduled} games` : `${f.played} games`;
+  if (f.in_progress) return `in progress, ${count}`;
+  if (f.scheduled !== null && !f.complete) return `unfinished, ${count}`;
+  return "";
+}
+
+async function openTournament(folder, root) {
   const view = $("t-view");
   view.textContent = "loading\u2026";
+  const where = `folder=${encodeURIComponent(folder)}&root=${root}`;
   let data;
-  try { data = await api("GET", `/api/tournaments/view?folder=${encodeURIComponent(folder)}`); } catch (e) { view.textContent = e.message; return; }
+  try { data = await api("GET", `/api/tournaments/view?${where}`); } catch (e) { view.textContent = e.message; return; }
   view.replaceChildren();
   const h = document.createElement("h2"); h.textContent = folder; view.appendChild(h);
+  const mark = progressText(data);
+  if (mark) {
+    const s = document.createElement("span"); s.className = "t-progress" + (data.in_progress ? " running" : "");
+    s.textContent = mark; h.appendChild(s);
+  }
   if (data.config) {
     const p = document.createElement("p");
     p.textContent = `${data.config.board}, ${data.config.games} games per pair, ${data.config.mode}, openings ${data.config.openings}`;
     view.appendChild(p);
   }
-  if (data.elo.length) { view.appendChild(Object.assign(document.createElement("h3"), { textContent: "Standings (Elo)" })); view.appendChild(table(data.elo, ["agent", "elo", "ci_low", "ci_high"])); }
+  if (data.elo.length) {   // the server sends them by Elo, best first
+    view.appendChild(Object.assign(document.createElement("h3"), { textContent: "Standings (Elo)" + (data.in_progress ? " as of the last finished run" : "") }));
+    const t = table(data.elo.map((r, k) => ({ "#": k + 1, ...r })), ["#", "agent", "elo", "ci_low", "ci_high"]);
+    t.id = "t-elo"; view.appendChild(t);
+  }
   if (data.pairs.length) {
     view.appendChild(Object.assign(document.createElement("h3"), { textContent: "Pairs" }));
     const w = document.createElement("div"); w.className = "t-table-wrap";
@@ -483,7 +510,7 @@ async function openTournament(folder) {
   }
   for (const name of data.plots) {
     const img = document.createElement("img"); img.className = "plot"; img.alt = name;
-    img.src = `/api/tournaments/plot?folder=${encodeURIComponent(folder)}&name=${encodeURIComponent(name)}`;
+    img.src = `/api/tournaments/plot?${where}&name=${encodeURIComponent(name)}`;
     view.appendChild(img);
   }
   view.appendChild(Object.assign(document.createElement("h3"), { textContent: `Games (${data.games.length})` }));
@@ -495,7 +522,7 @@ async function openTournament(folder) {
     const b = document.createElement("button"); b.type = "button"; b.textContent = "replay"; b.dataset.gameId = g.id;
     b.addEventListener("click", async () => {
       try {
-        const d = await api("GET", `/api/tournaments/game?folder=${encodeURIComponent(folder)}&id=${encodeURIComponent(g.id)}`);
+        const d = await api("GET", `/api/tournaments/game?${where}&id=${encodeURIComponent(g.id)}`);
         showReplay(d, `${folder} game ${g.id}`);
       } catch (e) { view.prepend(Object.assign(document.createElement("p"), { textContent: e.message })); }
     });
@@ -514,20 +541,23 @@ function switchView(name) {
   if (name === "tournaments") loadTournaments();
 }
 
+let agentsAsked = 0;      // grows with every request for the agent list: only the latest one's answer is used
+
 async function loadAgents() {
   const board = `${$("rows").value}x${$("cols").value}`;
   const sel = $("opponent");
-  const keep = sel.value;
+  const mine = ++agentsAsked;
   sel.disabled = true;
   try {
     const data = await api("GET", `/api/agents?board=${board}`);
-    if (`${$("rows").value}x${$("cols").value}` !== board) return;
+    if (mine !== agentsAsked) return;     // another board's list is on its way
+    const keep = sel.value;               // the choice as it is now, not as it was when the list was asked for
     sel.replaceChildren();
     for (const a of data.agents) {
       const o = document.createElement("option"); o.value = a.spec; o.textContent = a.spec; sel.appendChild(o);
     }
     if ([...sel.options].some((o) => o.value === keep)) sel.value = keep;
-  } catch (e) { showError(e); } finally { sel.disabled = false; }
+  } catch (e) { if (mine === agentsAsked) showError(e); } finally { if (mine === agentsAsked) sel.disabled = false; }
 }
 
 function init() {
@@ -558,7 +588,9 @@ function init() {
     if (ev.key === "ArrowRight") stepTo(replayIndex + 1);
   });
   for (const b of document.querySelectorAll(".tab")) b.addEventListener("click", () => switchView(b.dataset.view));
+  $("opponent").replaceChildren(Object.assign(document.createElement("option"), { value: DEFAULT_OPPONENT, textContent: DEFAULT_OPPONENT }));
   loadAgents();
+  newGame();   // a board on the first screen: a 3x3 game against the default opponent, the person to move
 }
 
 init();
