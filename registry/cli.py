@@ -51,12 +51,14 @@ def _tournament(args: argparse.Namespace) -> int:
     except ValueError:
         raise ValueError(f"--openings must be K or K:pure or K:guided, got {args.openings!r}") from None
     mode = tail or "guided"
+    if args.increment and args.time_per_game is None:
+        raise ValueError("--increment is added to a game clock: it needs --time-per-game")
     cfg = TournamentConfig(
         board=args.board, agents=split_agents(args.agents),
         games=args.games, openings=moves, opening_mode=mode, mode=args.mode, workers=args.workers,
         threads=args.threads, seed=args.seed, bootstrap=args.bootstrap, backend=args.backend,
         ray_address=args.ray_address, time_per_move=args.time_per_move, time_margin=args.time_margin,
-        overrun=args.overrun,
+        overrun=args.overrun, time_per_game=args.time_per_game, increment=args.increment,
     )
     run_tournament(cfg, out=args.out, progress=not args.no_progress)
     if args.out:
@@ -336,12 +338,20 @@ def main(argv: list[str] | None = None) -> int:
     tour.add_argument("--threads", type=int, default=1, help="numpy/BLAS and torch threads of each worker process")
     tour.add_argument("--seed", type=int, default=0, help="seed of the openings and of the agents")
     _backend_options(tour, "games run as Ray tasks (each with --threads CPUs); the local instance has --workers CPUs")
-    tour.add_argument("--time-per-move", type=float, default=None, metavar="S",
-                      help="seconds a move for every agent: the agents that can think to a clock (alphabeta, "
-                           "prsboxes, solver, mcts, the network agents' search, engine:) use it, the others "
-                           "play at their own budget; every move is timed")
+    clock = tour.add_mutually_exclusive_group()
+    clock.add_argument("--time-per-move", type=float, default=None, metavar="S",
+                       help="seconds a move for every agent: the agents that can think to a clock (alphabeta, "
+                            "prsboxes, solver, mcts, openspiel_mcts, the network agents' search, engine:) use "
+                            "it, the others play at their own budget; every move is timed")
+    clock.add_argument("--time-per-game", type=float, default=None, metavar="S",
+                       help="seconds on each side's game clock (with --increment): before each move an agent "
+                            "that thinks to a clock gets its clock over the moves it has left (at least 10) "
+                            "plus the increment, capped by its clock less --time-margin; an engine gets its "
+                            "clock ('go left MS inc MS'); a side whose clock runs out loses on time")
+    tour.add_argument("--increment", type=float, default=0.0, metavar="I",
+                      help="seconds added to a side's game clock after each of its moves (with --time-per-game)")
     tour.add_argument("--time-margin", type=float, default=0.25, metavar="S",
-                      help="seconds past --time-per-move before a move is an overrun")
+                      help="seconds past --time-per-move, or past the clock, before a move is an overrun")
     tour.add_argument("--overrun", choices=["lose", "warn"], default="lose",
                       help="an overrun loses the game on time, or is only listed in the game's record")
     tour.add_argument("--bootstrap", type=int, default=200, help="bootstrap samples for the Elo intervals (0: none)")

@@ -50,7 +50,8 @@ def test_protocol_lines():
     assert format_go(movetime=0.25, left=30, inc=0.1) == "go movetime 250 left 30000 inc 100"
     assert format_go() == "go"
     assert parse_go(["movetime", "500", "left", "30000"]) == GoLimits(movetime=0.5, left=30.0)
-    assert parse_go([]).budget() is None and GoLimits(left=20.0, inc=0.5).budget() == 1.5
+    assert parse_go([]).budget() is None and GoLimits(left=20.0, inc=0.5).budget() == 2.5  # 20 / 10 + 0.5
+    assert GoLimits(left=60.0, inc=0.5).budget(free_edges=60) == 2.5  # 60 s over 30 moves left, + 0.5
     with pytest.raises(ProtocolError, match="no key 'wtime'"):
         parse_go(["wtime", "5"])
     with pytest.raises(ProtocolError, match="integer"):

@@ -95,12 +95,12 @@ def test_results_show_mean_and_max_think_time_and_forfeits(tmp_path):
         {"first": "a", "second": labels[1], "result_first": 0.0},  # a game from before moves were timed
     ]
     report = summarise(labels, records, bootstrap=0)
-    np.testing.assert_allclose(report.think, [[2.0 / 8, 0.5, 8, 0], [4.0 / 4, 2.0, 4, 1]])
+    np.testing.assert_allclose(report.think, [[2.0 / 8, 0.5, 8, 0, np.nan], [4.0 / 4, 2.0, 4, 1, np.nan]])
     assert "s/move" in report.table() and "lost" in report.table()
     report.write_csv(str(tmp_path))
     rows = (tmp_path / "elo.csv").read_text().splitlines()
-    assert rows[0] == "agent,elo,ci_low,ci_high,mean_move_s,max_move_s,moves,forfeits"
-    assert rows[2].startswith('"engine:cmd=""./x --y"",name=z",') and rows[2].endswith(",1.0000,2.0000,4,1")
+    assert rows[0] == "agent,elo,ci_low,ci_high,mean_move_s,max_move_s,moves,forfeits,min_clock_s"
+    assert rows[2].startswith('"engine:cmd=""./x --y"",name=z",') and rows[2].endswith(",1.0000,2.0000,4,1,")
     import csv
 
     assert [r["agent"] for r in csv.DictReader(open(tmp_path / "elo.csv"))] == labels
@@ -171,7 +171,8 @@ def test_served_agents_get_go_movetime():
     server = EngineServer(lambda board, seed: Agent(), "clocked")
     for line in ("dnbp 1", "newgame 2x2", "isready", "position", "go movetime 750", "go left 20000 inc 500", "go"):
         server.handle(line)
-    assert told == [0.75, 1.5]  # a 20th of the game clock plus the increment; plain go: untouched
+    # 20 s left on an empty 2x2 board (12 edges: 6 moves, at least 10): 20 / 10 + 0.5; plain go: untouched
+    assert told == [0.75, 2.5]
 
 
 @pytest.mark.parametrize("options", [dict(), dict(search="python", selection="puct"), dict(search="native")])
@@ -256,3 +257,137 @@ def test_solver_and_prsboxes_on_a_clock_hand_the_rest_of_it_on():
     assert s3.is_legal(prs.select_action(s3))
     for search in (prs.searcher, prs.safe_searcher):
         assert search.node_limit is None and 0 < search.time_limit <= 2.0
+
+
+# ---------------------------------------------------------------- game clocks (time per game + increment)
+
+
+def test_a_game_clock_loses_the_spent_seconds_gains_the_increment_and_is_recorded():
+    clock = Clock()
+    a, b = Timed("a", clock, [1.0]), Timed("b", clock, [2.0, 0.5])
+    rec = play_game("1x1", a, b, time_control=TimeControl(per_game=10.0, increment=0.5), clock=clock)
+    # 4 edges: a 0 (1 s), b 1 (2 s), a 2 (1 s), b 3 completes the box (0.5 s)
+    assert rec["moves"] == [0, 1, 2, 3] and "forfeit" not in rec
+    assert rec["clock_s"] == [[9.5, 10.0], [9.5, 8.5], [9.0, 8.5], [9.0, 8.5]]
+    # the move time of an agent that thinks to a clock: its clock over max(10, ceil(free edges / 2)) moves
+    # plus the increment: 10 / 10 + 0.5 before each side's first move, then 9.5 / 10 + 0.5 and 8.5 / 10 + 0.5
+    assert a.told == pytest.approx([1.5, 1.45]) and b.told == pytest.approx([1.5, 1.35])
+
+
+def test_the_move_time_rule_on_a_game_clock():
+    from agents.engine.protocol import clock_move_time
+
+    assert clock_move_time(60.0, 1.0, free_edges=60) == pytest.approx(60 / 30 + 1)  # 30 moves left
+    assert clock_move_time(60.0, 1.0, free_edges=8) == pytest.approx(60 / 10 + 1)  # at least 10 moves
+    assert clock_move_time(1.0, 5.0, free_edges=8, margin=0.25) == pytest.approx(0.75)  # capped by clock - margin
+    assert clock_move_time(0.3, 5.0, free_edges=8, margin=0.25) == pytest.approx(0.15)  # or half the clock
+    assert clock_move_time(-2.0, 0.5, free_edges=8) == 0.01  # a clock below zero (warn): the least time
+    assert TimeControl(per_game=5.0, increment=0.1, margin=0.2).move_time(5.0, 24) == pytest.approx(5 / 12 + 0.1)
+
+
+def test_a_side_whose_clock_runs_out_loses_on_time_or_is_warned():
+    clock = Clock()
+    a, b = Timed("a", clock, [1.0]), Timed("b", clock, [3.0])
+    tc = TimeControl(per_game=5.0, increment=0.0, margin=0.25)
+    rec = play_game("1x1", a, b, time_control=tc, clock=clock)
+    # b: 5 s, its first move takes 3 s (2 s left); its second takes 3 s > 2 + 0.25: lost on time, not played
+    assert rec["moves"] == [0, 1, 2] and rec["clock_s"] == [[4.0, 5.0], [4.0, 2.0], [3.0, 2.0]]
+    assert rec["forfeit"] == {"player": 1, "kind": "time", "reason": "agent 'b' took 3.000 s for move 4, with "
+                                                                        "2.000 s on its clock and 0.25 s of tolerance"}
+    clock.now = 0.0
+    rec = play_game("1x1", Timed("a", clock, [1.0]), Timed("b", clock, [3.0]), clock=clock,
+                    time_control=TimeControl(per_game=5.0, margin=0.25, overrun="warn"))
+    assert "forfeit" not in rec and rec["overruns"] == [[4, 1, 3.0]]
+    assert rec["clock_s"][-1] == [3.0, -1.0]  # the clock goes below zero, and the record shows it
+    edge = Timed("edge", clock, [5.25, 0.0])  # exactly the clock plus the margin: no overrun
+    rec = play_game("1x1", edge, Timed("b", clock, [0.0]), clock=clock, time_control=tc)
+    assert "forfeit" not in rec
+
+
+def test_an_engine_gets_its_game_clock_in_go():
+    sent = []
+
+    class Engine:
+        name = "e"
+
+        def set_clock(self, left, inc):
+            sent.append((left, inc))
+
+        def set_move_time(self, seconds):  # a game clock goes to set_clock alone
+            raise AssertionError("not on a game clock")
+
+        def reset(self):
+            pass
+
+        def select_action(self, state):
+            return state.legal_actions()[0]
+
+    clock = Clock()
+    play_game("1x1", Engine(), Timed("b", clock, [1.0]), clock=clock,
+              time_control=TimeControl(per_game=8.0, increment=2.0))
+    assert sent == [(8.0, 2.0), (10.0, 2.0)]  # its moves took no time: each one gained the increment
+
+    from agents.engine import EngineAgent
+    from agents.engine.protocol import format_go
+
+    agent = EngineAgent(["true"], name="x")
+    agent.set_clock(59.25, 1.0)
+    assert agent.game_clock == (59.25, 1.0) and format_go(left=59.25, inc=1.0) == "go left 59250 inc 1000"
+    agent.set_move_time(0.5)
+    assert agent.game_clock is None and agent.movetime == 0.5
+
+
+def test_time_per_game_settings_are_checked():
+    for bad, message in ((dict(per_move=1.0, per_game=60.0), "not both"), (dict(), "not neither"),
+                         (dict(per_game=0.0), "positive"), (dict(per_game=60.0, increment=-1), "0 or more"),
+                         (dict(per_move=1.0, increment=1.0), "time per game")):
+        with pytest.raises(ValueError, match=message):
+            TimeControl(**bad)
+    with pytest.raises(ValueError, match="give one of them"):
+        TournamentConfig(time_per_move=1.0, time_per_game=60.0)
+    with pytest.raises(ValueError, match="needs time_per_game"):
+        TournamentConfig(increment=1.0)
+    assert TournamentConfig(time_per_game=60.0, increment=0.5).time_control() == TimeControl(
+        None, 0.25, "lose", 60.0, 0.5)
+
+
+def test_a_tournament_on_a_game_clock_records_the_clocks_and_resumes(tmp_path, capsys):
+    out = tmp_path / "g"
+    args = ["tournament", "--board", "2x2", "--agents", "random,alphabeta:depth=1", "--games", "2", "--workers",
+            "1", "--bootstrap", "0", "--no-progress", "--time-per-game", "600", "--increment", "1", "--out", str(out)]
+    assert cli_main(args) == 0
+    printed = capsys.readouterr().out
+    assert "clock" in printed and "least seconds left on its game clock" in printed
+    saved = json.loads((out / "config.json").read_text())
+    assert (saved["time_per_game"], saved["increment"], saved["time_per_move"]) == (600.0, 1.0, None)
+    games = [json.loads(line) for line in open(out / "results.jsonl")]
+    for g in games:
+        assert len(g["clock_s"]) == len(g["move_s"]) == 12
+        assert all(590 < c <= 612 for pair in g["clock_s"] for c in pair)
+    assert (out / "elo.csv").read_text().splitlines()[1].split(",")[-1] != ""
+    assert cli_main(args) == 0  # the same tournament: resumed, nothing to play
+    assert "resuming: 2 games on file, 0 to play" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="another config"):  # another clock is another tournament
+        run_tournament(TournamentConfig.from_json({**saved, "increment": 2.0}), out=str(out), progress=False,
+                       echo=None)
+    # a folder written before game clocks existed resumes with their defaults
+    old = TournamentConfig(board="2x2", agents=("random", "greedy"), games=2, workers=1, bootstrap=0)
+    run_tournament(old, out=str(tmp_path / "old"), progress=False, echo=None)
+    path = tmp_path / "old" / "config.json"
+    data = json.loads(path.read_text())
+    del data["time_per_game"], data["increment"]
+    path.write_text(json.dumps(data))
+    run_tournament(old, out=str(tmp_path / "old"), progress=False, echo=None)
+
+
+def test_cli_game_clock_errors_change_nothing(tmp_path, capsys):
+    out = tmp_path / "never"
+    with pytest.raises(SystemExit):  # argparse: the two clocks exclude each other
+        cli_main(["tournament", "--agents", "random,greedy", "--time-per-move", "1", "--time-per-game", "60",
+                  "--out", str(out)])
+    assert "not allowed with argument" in capsys.readouterr().err
+    assert cli_main(["tournament", "--agents", "random,greedy", "--increment", "1", "--out", str(out)]) == 2
+    assert "--increment is added to a game clock: it needs --time-per-game" in capsys.readouterr().err
+    assert cli_main(["tournament", "--agents", "random,greedy", "--time-per-game", "-5", "--out", str(out)]) == 2
+    assert "time per game must be a positive" in capsys.readouterr().err
+    assert not out.exists()

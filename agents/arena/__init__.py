@@ -51,7 +51,11 @@ One module per job:
 * Every move is timed (``move_s`` in each record, each player's total ``think_s``, ``moves_by`` and
   ``max_s``). ``time_per_move`` gives every agent the same clock (:class:`~agents.arena.play.TimeControl`):
   agents with ``set_move_time`` think to it, and a move over ``time_per_move + time_margin`` loses the game
-  on time (``overrun="lose"``) or is listed in the record (``"warn"``). An agent that cannot move
+  on time (``overrun="lose"``) or is listed in the record (``"warn"``). ``time_per_game`` (with
+  ``increment``) gives each side a game clock instead: the mover is told its clock before each move
+  (``set_clock`` for engines, else ``set_move_time`` of :meth:`~agents.arena.play.TimeControl.move_time`),
+  a move past its clock plus ``time_margin`` is an overrun, and each record holds both clocks after every
+  move (``clock_s``). An agent that cannot move
   (:class:`agents.base.AgentFailure`: an engine program that crashed, hung, answered an illegal move or
   garbage) loses that game with the reason in the record (``forfeit``), and the run goes on.
 * The report: win/draw/loss matrix, score rates with Wilson 95% intervals, Elo by maximum likelihood

@@ -25,17 +25,22 @@ def table(report) -> str:
     n = len(report.labels)
     width = max(len(x) for x in report.labels) + 2
     timed = report.think is not None and np.isfinite(report.think[:, 0]).any()
-    lines = [f"{'Elo':>6} {'95% CI':>15}" + (f" {'s/move':>8} {'max s':>8} {'lost':>5}" if timed else "") + "  agent"]
+    clocked = timed and np.isfinite(report.think[:, 4]).any()
+    head = (f" {'s/move':>8} {'max s':>8} {'lost':>5}" if timed else "") + (f" {'clock':>8}" if clocked else "")
+    lines = [f"{'Elo':>6} {'95% CI':>15}" + head + "  agent"]
     for k in np.argsort(-report.elo):
         lo, hi = report.elo_ci[k]
         times = ""
         if timed:
-            mean, most, _, lost = report.think[k]
+            mean, most, _, lost, least = report.think[k]
             times = f" {mean:>8.3f} {most:>8.3f} {int(lost):>5}"
+            if clocked:
+                times += f" {least:>8.3f}"
         lines.append(f"{report.elo[k]:>6.0f} [{lo:>5.0f},{hi:>6.0f}]{times}  {report.labels[k]}")
     if timed:
         lines.append("s/move, max s: mean and longest think time of a move; lost: games lost by forfeit "
-                     "(time, crash, illegal move)")
+                     "(time, crash, illegal move)" + ("; clock: the least seconds left on its game clock after "
+                                                      "a move" if clocked else ""))
     lines.append("")
     lines.append("score of row vs column (wins + draws/2, n games, Wilson 95% interval):")
     for i in range(n):
@@ -60,7 +65,8 @@ def _num(x: float, fmt: str) -> str:
 
 def write_csv(report, out: str) -> None:
     """``pairs.csv`` (agent, opponent, wins, draws, losses, score, interval) and ``elo.csv`` (agent, Elo,
-    interval, mean and max seconds a move, moves timed, games lost by forfeit) in the folder ``out``."""
+    interval, mean and max seconds a move, moves timed, games lost by forfeit, least seconds left on its game
+    clock) in the folder ``out``."""
     rows = ["agent,opponent,wins,draws,losses,score,ci_low,ci_high"]
     for i, j in itertools.permutations(range(len(report.labels)), 2):
         if report.wdl[i, j].sum():
@@ -69,12 +75,13 @@ def write_csv(report, out: str) -> None:
             rows.append(f"{_csv(report.labels[i])},{_csv(report.labels[j])},{int(w)},{int(d)},{int(l_)},"
                         f"{rate:.4f},{lo:.4f},{hi:.4f}")
     atomic_write(os.path.join(out, "pairs.csv"), "\n".join(rows) + "\n")
-    rows = ["agent,elo,ci_low,ci_high,mean_move_s,max_move_s,moves,forfeits"]
-    think = report.think if report.think is not None else np.full((len(report.labels), 4), np.nan)
+    rows = ["agent,elo,ci_low,ci_high,mean_move_s,max_move_s,moves,forfeits,min_clock_s"]
+    think = report.think if report.think is not None else np.full((len(report.labels), 5), np.nan)
     for k, label in enumerate(report.labels):
-        mean, most, moves, lost = think[k]
+        mean, most, moves, lost, least = think[k]
         rows.append(f"{_csv(label)},{report.elo[k]:.1f},{report.elo_ci[k, 0]:.1f},{report.elo_ci[k, 1]:.1f},"
-                    f"{_num(mean, '.4f')},{_num(most, '.4f')},{_num(moves, '.0f')},{_num(lost, '.0f')}")
+                    f"{_num(mean, '.4f')},{_num(most, '.4f')},{_num(moves, '.0f')},{_num(lost, '.0f')},"
+                    f"{_num(least, '.4f')}")
     atomic_write(os.path.join(out, "elo.csv"), "\n".join(rows) + "\n")
 
 

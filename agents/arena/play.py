@@ -3,6 +3,7 @@
     make_opening("5x5", 10, "guided", seed=3)      -> the first 10 moves (random safe moves while there are any)
     play_game("5x5", first, second, opening)        -> {"scores", "moves", "think_s", "move_s", ...}
     play_game("5x5", first, second, time_control=TimeControl(0.5))     every agent at 0.5 s a move
+    play_game("5x5", first, second, time_control=TimeControl(per_game=60, increment=1))   a game clock
     GamePlayer("5x5", entries, build).play(task)    -> the record of one scheduled game
     player.close()                                  -> every agent of the run that has close() closed
 
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from agents.base import AgentFailure
+from agents.engine.protocol import clock_move_time
 from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState
 
@@ -51,23 +53,51 @@ def make_opening(board: str, moves: int, mode: str, seed: int) -> list[int]:
 
 @dataclass(frozen=True)
 class TimeControl:
-    """The same clock for every agent: ``per_move`` seconds a move. Each agent that can think to a clock is
-    told it before each game (``agent.set_move_time(per_move)``; agents without that method play at their
-    own budget). A move that takes longer than ``per_move + margin`` seconds is an overrun: with
-    ``overrun="lose"`` the mover loses the game on time (a ``forfeit`` of kind ``"time"``; the move is not
-    played), with ``"warn"`` the move stands and the record lists it under ``overruns``."""
+    """The same clock for every agent: ``per_move`` seconds a move, or a game clock of ``per_game`` seconds
+    a side that gains ``increment`` after each of its moves (the engine-match conventions; one of the two).
 
-    per_move: float
+    * ``per_move``: each agent that can think to a clock is told it before each game
+      (``agent.set_move_time(per_move)``; agents without that method play at their own budget). A move that
+      takes longer than ``per_move + margin`` seconds is an overrun.
+    * ``per_game``: before each move the mover is told its clock: an agent with ``set_clock(left, inc)``
+      (an engine: ``go left MS inc MS``) divides it itself, one with ``set_move_time`` gets
+      :meth:`move_time` (the rule of :func:`agents.engine.protocol.clock_move_time`: the clock over the
+      moves it has left, at least 10, plus the increment, capped by the clock less the margin). A move that
+      takes longer than the mover's clock plus ``margin`` is an overrun (its clock ran out); after a move
+      the clock loses the seconds spent and gains ``increment``.
+
+    With ``overrun="lose"`` the mover of an overrun loses the game on time (a ``forfeit`` of kind
+    ``"time"``; the move is not played), with ``"warn"`` the move stands and the record lists it under
+    ``overruns`` (a game clock then goes below zero, and the mover gets the least move time, 0.01 s plus
+    the increment capped like any other, until the increments bring it back)."""
+
+    per_move: float | None = None
     margin: float = 0.25
     overrun: str = "lose"
+    per_game: float | None = None
+    increment: float = 0.0
 
     def __post_init__(self):
-        if not self.per_move > 0:
+        if (self.per_move is None) == (self.per_game is None):
+            raise ValueError("a time control has either a time per move or a time per game (with an increment), "
+                             "not both and not neither")
+        if self.per_move is not None and not self.per_move > 0:
             raise ValueError(f"the time per move must be a positive number of seconds, got {self.per_move}")
+        if self.per_game is not None and not self.per_game > 0:
+            raise ValueError(f"the time per game must be a positive number of seconds, got {self.per_game}")
+        if not self.increment >= 0:
+            raise ValueError(f"the increment must be 0 or more seconds, got {self.increment}")
+        if self.per_move is not None and self.increment:
+            raise ValueError("an increment goes with a time per game, not with a time per move")
         if not self.margin >= 0:
             raise ValueError(f"the time margin must be 0 or more seconds, got {self.margin}")
         if self.overrun not in ("lose", "warn"):
             raise ValueError(f"overrun must be 'lose' or 'warn', got {self.overrun!r}")
+
+    def move_time(self, left: float, free_edges: int) -> float:
+        """The seconds an agent with ``set_move_time`` gets for a move on a game clock with ``left``
+        seconds (this move included) and ``free_edges`` edges still to draw."""
+        return clock_move_time(left, self.increment, free_edges, self.margin)
 
 
 def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_control: TimeControl | None = None,
@@ -75,21 +105,30 @@ def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_co
     """Play ``first`` (player 0) against ``second`` from the opening; returns a record: final ``scores``,
     ``moves`` (opening included), ``think_s`` (each player's seconds in all), ``moves_by`` (the moves each
     player was asked for, a failed one included) and ``max_s`` (each player's longest), ``move_s`` (the
-    seconds of each move played after the opening) and, where an agent failed or lost on time, ``forfeit``; with ``time_control`` and its
-    ``"warn"`` rule, ``overruns``: ``[move number, player, seconds]`` of each move over the limit.
-    ``clock`` measures the moves (a fake clock in tests)."""
+    seconds of each move played after the opening) and, where an agent failed or lost on time,
+    ``forfeit``; with ``time_control`` and its ``"warn"`` rule, ``overruns``: ``[move number, player,
+    seconds]`` of each move over the limit; on a game clock, ``clock_s``: both players' clocks ``[left 0,
+    left 1]`` after each move of ``move_s``. ``clock`` measures the moves (a fake clock in tests)."""
     s = GameState.from_actions(board, actions=list(opening))
     agents = (first, second)
+    tc = time_control
+    clocks = [tc.per_game, tc.per_game] if tc is not None and tc.per_game is not None else None
     for a in agents:
-        if time_control is not None and hasattr(a, "set_move_time"):
-            a.set_move_time(time_control.per_move)
+        if tc is not None and tc.per_move is not None and hasattr(a, "set_move_time"):
+            a.set_move_time(tc.per_move)
         a.reset()
     think, most, count = [0.0, 0.0], [0.0, 0.0], [0, 0]
     move_s: list[float] = []
+    clock_s: list[list[float]] = []
     overruns: list[list] = []
     forfeit = None
     while not s.is_terminal():
         p = s.current_player
+        if clocks is not None:
+            if hasattr(agents[p], "set_clock"):
+                agents[p].set_clock(clocks[p], tc.increment)
+            elif hasattr(agents[p], "set_move_time"):
+                agents[p].set_move_time(tc.move_time(clocks[p], len(s.legal_actions())))
         t = clock()
         try:
             action = agents[p].select_action(s)
@@ -104,18 +143,27 @@ def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_co
             break
         if not s.is_legal(action):
             raise RuntimeError(f"agent {agents[p].name!r} chose illegal action {action!r}")
-        if time_control is not None and spent > time_control.per_move + time_control.margin:
-            if time_control.overrun == "lose":
+        limit = tc.per_move if clocks is None and tc is not None else (clocks[p] if clocks is not None else None)
+        if limit is not None and spent > limit + tc.margin:
+            if tc.overrun == "lose":
+                if clocks is None:
+                    over = f"over {tc.per_move:g} s a move and {tc.margin:g} s of tolerance"
+                else:
+                    over = f"with {clocks[p]:.3f} s on its clock and {tc.margin:g} s of tolerance"
                 forfeit = {"player": p, "kind": "time",
                            "reason": f"agent {agents[p].name!r} took {spent:.3f} s for move {len(s.history) + 1}, "
-                                     f"over {time_control.per_move:g} s a move and {time_control.margin:g} s "
-                                     "of tolerance"}
+                                     + over}
                 break
             overruns.append([len(s.history) + 1, p, round(spent, 6)])
         move_s.append(round(spent, 6))
+        if clocks is not None:
+            clocks[p] += tc.increment - spent
+            clock_s.append([round(c, 6) for c in clocks])
         s = s.apply(action)
     rec = {"scores": list(s.scores), "moves": list(s.history), "think_s": think, "moves_by": count, "max_s": most,
            "move_s": move_s}
+    if clocks is not None:
+        rec["clock_s"] = clock_s
     if overruns:
         rec["overruns"] = overruns
     if forfeit is not None:

@@ -65,8 +65,9 @@ class TournamentReport:
     elo: np.ndarray
     elo_ci: np.ndarray  # [n, 2]
     games: int
-    #: [n, 4] per agent: mean and max seconds a move, moves timed, games lost by forfeit (NaN times where no
-    #: record has them: games played before moves were timed)
+    #: [n, 5] per agent: mean and max seconds a move, moves timed, games lost by forfeit, the least seconds
+    #: left on its game clock after any of its moves (NaN times where no record has them: games played
+    #: before moves were timed, or without a game clock)
     think: np.ndarray | None = None
 
     def score(self, i: int, j: int) -> tuple[float, int, tuple[float, float]]:
@@ -113,6 +114,7 @@ def summarise(labels: list[str], records: list[dict], bootstrap: int = 200, seed
     wdl = np.zeros((n, n, 3))
     games = []
     total, most, moves, forfeits = np.zeros(n), np.full(n, np.nan), np.zeros(n), np.zeros(n)
+    least = np.full(n, np.nan)
     for r in records:
         i, j = index[r["first"]], index[r["second"]]
         for seat, k in enumerate((i, j)):
@@ -120,6 +122,9 @@ def summarise(labels: list[str], records: list[dict], bootstrap: int = 200, seed
                 total[k] += r["think_s"][seat]
                 moves[k] += r["moves_by"][seat]
                 most[k] = np.fmax(most[k], r["max_s"][seat])
+            clocks = r.get("clock_s")
+            if isinstance(clocks, list) and clocks:
+                least[k] = np.fmin(least[k], min(c[seat] for c in clocks))
         if isinstance(r.get("forfeit"), dict):
             forfeits[(i, j)[r["forfeit"]["player"]]] += 1
         s = r["result_first"]
@@ -140,5 +145,5 @@ def summarise(labels: list[str], records: list[dict], bootstrap: int = 200, seed
     else:
         ci = np.stack([elo, elo], axis=1)
     mean = np.where(moves > 0, total / np.maximum(moves, 1), np.nan)
-    think = np.stack([mean, np.where(moves > 0, most, np.nan), moves, forfeits], axis=1)
+    think = np.stack([mean, np.where(moves > 0, most, np.nan), moves, forfeits, least], axis=1)
     return TournamentReport(labels, wdl, elo, ci, len(records), think)

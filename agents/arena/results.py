@@ -39,7 +39,7 @@ LOCK = ".lock"
 FREE_KEYS = ("workers", "threads", "bootstrap", "backend", "ray_address")
 #: Config keys added after the first results folders were written: a saved config without them has their
 #: defaults.
-_LATER_KEYS = ("time_per_move", "time_margin", "overrun")
+_LATER_KEYS = ("time_per_move", "time_margin", "overrun", "time_per_game", "increment")
 
 
 def _is_int(x) -> bool:

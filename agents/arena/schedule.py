@@ -48,6 +48,8 @@ class TournamentConfig:
     time_per_move: float | None = None  # seconds a move for every agent (None: each at its own budget)
     time_margin: float = 0.25  # seconds past time_per_move before a move is an overrun
     overrun: str = "lose"  # an overrun loses the game on time ("lose") or is listed in the record ("warn")
+    time_per_game: float | None = None  # seconds on each side's game clock (not with time_per_move)
+    increment: float = 0.0  # seconds added to a side's game clock after each of its moves
 
     def __post_init__(self):
         self.time_control()  # checks the clock's settings
@@ -81,14 +83,20 @@ class TournamentConfig:
             raise ValueError(f"bootstrap must be >= 0, got {self.bootstrap}")
 
     def time_control(self) -> TimeControl | None:
-        """The clock of every game (None without ``time_per_move``); ValueError for bad settings."""
+        """The clock of every game (None without ``time_per_move`` or ``time_per_game``); ValueError for bad
+        settings."""
         if self.overrun not in ("lose", "warn"):
             raise ValueError(f"overrun must be 'lose' or 'warn', got {self.overrun!r}")
         if not self.time_margin >= 0:
             raise ValueError(f"time_margin must be 0 or more seconds, got {self.time_margin}")
-        if self.time_per_move is None:
+        if self.time_per_move is not None and self.time_per_game is not None:
+            raise ValueError("time_per_move and time_per_game are two kinds of clock: give one of them")
+        if self.increment and self.time_per_game is None:
+            raise ValueError("increment is added to a game clock: it needs time_per_game")
+        if self.time_per_move is None and self.time_per_game is None:
             return None
-        return TimeControl(self.time_per_move, self.time_margin, self.overrun)
+        return TimeControl(self.time_per_move, self.time_margin, self.overrun, self.time_per_game,
+                           self.increment)
 
     def pairs(self) -> list[tuple[int, int]]:
         n = len(self.agents)

@@ -110,6 +110,7 @@ class EngineAgent:
         self._fixed_name = name is not None
         self.board, self._seed = board, seed
         self.movetime, self.timeout, self.tolerance, self.startup = movetime, timeout, tolerance, startup
+        self.game_clock: tuple[float, float] | None = None  # (left, inc) of the next move: set_clock
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.name)
         self.log_path = (log or os.path.join(tempfile.gettempdir(), f"dnb-engine-{safe}-{{pid}}.log")).replace(
             "{pid}", str(os.getpid()))
@@ -128,7 +129,13 @@ class EngineAgent:
 
     def set_move_time(self, seconds: float) -> None:
         """The seconds per move told to the engine from now on (a tournament's time control)."""
-        self.movetime = seconds
+        self.movetime, self.game_clock = seconds, None
+
+    def set_clock(self, left: float, inc: float = 0.0) -> None:
+        """A game clock for the next move: ``go left MS inc MS`` (the engine divides its time itself); it
+        loses on time after ``left`` plus ``tolerance`` seconds. Called before each move (a tournament's
+        ``time_per_game``)."""
+        self.game_clock = (max(0.0, left), inc)
 
     def reset(self) -> None:
         """A new game starts: the next move sends ``newgame`` first."""
@@ -139,8 +146,13 @@ class EngineAgent:
         try:
             self._start_game(state)
             self._send("position" + "".join(f" {a}" for a in state.history))
-            self._send(format_go(movetime=self.movetime))
-            limit = self.movetime + self.tolerance if self.movetime is not None else self.timeout
+            if self.game_clock is not None:
+                left, inc = self.game_clock
+                self._send(format_go(left=left, inc=inc))
+                limit = left + self.tolerance
+            else:
+                self._send(format_go(movetime=self.movetime))
+                limit = self.movetime + self.tolerance if self.movetime is not None else self.timeout
             deadline = self.clock() + limit
             self.analysis = {}
             while True:

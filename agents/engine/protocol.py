@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["VERSION", "HELLO", "MAX_LINE", "ProtocolError", "GoLimits", "format_go", "parse_go", "parse_move",
-           "parse_info", "parse_int"]
+__all__ = ["VERSION", "HELLO", "MAX_LINE", "MIN_MOVE_TIME", "ProtocolError", "GoLimits", "clock_move_time",
+           "format_go", "parse_go", "parse_move", "parse_info", "parse_int"]
 
 #: The protocol version this project speaks.
 VERSION = 1
@@ -23,6 +23,26 @@ VERSION = 1
 HELLO = "dnbp"
 #: Longest line either side must accept (bytes); a longer line is not a line of the protocol.
 MAX_LINE = 65536
+
+
+#: The least seconds a move is given on a game clock (a clock at or below zero, with overruns only warned).
+MIN_MOVE_TIME = 0.01
+
+
+def clock_move_time(left: float, inc: float = 0.0, free_edges: int = 0, margin: float = 0.0) -> float:
+    """The seconds to think about a move on a game clock, the one rule of the project (the arena's
+    ``time_per_game`` and a served agent's ``go left ... inc ...``)::
+
+        moves  = max(10, ceil(free_edges / 2))        # the mover draws about half the edges left
+        time   = left / moves + inc
+        time   = min(time, max(left - margin, left / 2))
+        return max(time, MIN_MOVE_TIME)
+
+    ``left``: the mover's clock, this move included; ``inc``: added to it after the move; ``margin``: the
+    tolerance past the clock before a move is lost on time (kept in hand where the clock allows)."""
+    moves = max(10, -(-int(free_edges) // 2))
+    budget = min(left / moves + inc, max(left - margin, left / 2))
+    return max(budget, MIN_MOVE_TIME)
 
 
 class ProtocolError(ValueError):
@@ -50,14 +70,14 @@ class GoLimits:
     left: float | None = None
     inc: float | None = None
 
-    def budget(self) -> float | None:
-        """The seconds to think about this move: ``movetime``; else, on a game clock, a 20th of ``left``
-        plus ``inc`` (never more than ``left``); else None."""
+    def budget(self, free_edges: int = 0) -> float | None:
+        """The seconds to think about this move: ``movetime``; else, on a game clock,
+        :func:`clock_move_time` of ``left``, ``inc`` and the position's ``free_edges``; else None."""
         if self.movetime is not None:
             return self.movetime
         if self.left is None:
             return None
-        return min(self.left, self.left / 20 + (self.inc or 0.0))
+        return clock_move_time(self.left, self.inc or 0.0, free_edges)
 
 
 def _ms(seconds: float) -> str:

@@ -99,8 +99,9 @@ class EngineServer:
         if self.state.is_terminal():
             raise ProtocolError("the position is a finished game: there is no move to choose")
         agent = self._prepare()
-        if limits.budget() is not None and hasattr(agent, "set_move_time"):  # else: its own budget
-            agent.set_move_time(limits.budget())
+        budget = limits.budget(len(self.state.legal_actions()))
+        if budget is not None and hasattr(agent, "set_move_time"):  # else: its own budget
+            agent.set_move_time(budget)
         start = self.clock()
         action = int(agent.select_action(self.state))
         elapsed = self.clock() - start
