@@ -22,7 +22,8 @@ Adapters:
 
 * :func:`agent_to_bot` — any Agent as an OpenSpiel ``pyspiel.Bot`` (for ``evaluate_bots`` and friends).
 * :class:`SpielBotAgent` — an OpenSpiel bot (C++ or Python, e.g. ``open_spiel.python.algorithms.mcts.MCTSBot``)
-  as an Agent; the position is replayed into the bot's own game.
+  as an Agent; the position is replayed into the bot's own game. :class:`SpielMCTSAgent`: its ``MCTSBot``
+  on a clock (simulations from a measured rate).
 * :class:`SB3Agent` — a stable-baselines3 / sb3-contrib model trained on our Gymnasium env as an Agent.
 * :class:`FunctionAgent` — a plain callable ``state -> action`` as an Agent (defined beside the envs'
   opponents, :mod:`dnb_env.opponents`, which wrap callables with it).
@@ -36,6 +37,7 @@ Agents receive the public state only; nothing of an opponent's internals crosses
 
 from __future__ import annotations
 
+import time
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -43,7 +45,8 @@ import numpy as np
 from dnb_env.core import GameState, IllegalActionError, geometry
 from dnb_env.opponents import FunctionAgent
 
-__all__ = ["Agent", "AgentInputError", "AgentFailure", "agent_to_bot", "check_state", "SpielBotAgent", "SB3Agent", "FunctionAgent",
+__all__ = ["Agent", "AgentInputError", "AgentFailure", "agent_to_bot", "check_state", "SpielBotAgent",
+           "SpielMCTSAgent", "SB3Agent", "FunctionAgent",
            "check_agent_action", "value_unit"]
 
 
@@ -176,6 +179,62 @@ class SpielBotAgent:
 
     def reset(self) -> None:
         pass
+
+
+class SpielMCTSAgent(SpielBotAgent):
+    """OpenSpiel's Python ``MCTSBot`` as an Agent that can also think to a clock (:meth:`set_move_time`).
+
+    The bot cannot grow one tree in rounds (each ``mcts_search`` starts a new root), so on a clock its
+    ``max_simulations`` is chosen from a measured rate: ``simulations = 0.9 x rate x seconds`` (at least 1),
+    where ``rate`` (simulations a second) is measured on the agent's earlier searches (half the old rate,
+    half the last search's). Before the first timed search a probe of ``probe`` simulations on the same
+    position measures it (its tree is thrown away; its seconds come off the move's). Rollouts shorten as a
+    game goes on, so the rate of the last move rarely overestimates the next one's. The bot's own
+    ``max_simulations`` is back after every move.
+
+    Args:
+        bot: an ``open_spiel.python.algorithms.mcts.MCTSBot``
+        game, name: as :class:`SpielBotAgent`
+        probe: simulations of the probe that measures the first rate
+        clock: seconds (``time.perf_counter``; a fake clock in tests)
+    """
+
+    def __init__(self, bot, game, name: str = "openspiel_mcts", *, probe: int = 16, clock=None):
+        super().__init__(bot, game, name=name)
+        self.probe, self.clock = probe, clock or time.perf_counter
+        self.move_time: float | None = None
+        self.rate: float | None = None  # simulations a second, measured
+
+    def set_move_time(self, seconds: float) -> None:
+        """Think about ``seconds`` a move from now on (a tournament's time control)."""
+        self.move_time = seconds
+
+    def _search(self, ps, simulations: int):
+        """A search of ``simulations`` (fewer when the root is solved); the rate measured on it."""
+        saved, self.bot.max_simulations = self.bot.max_simulations, simulations
+        start = self.clock()
+        try:
+            root = self.bot.mcts_search(ps)
+        finally:
+            self.bot.max_simulations = saved
+        spent = self.clock() - start
+        if spent > 1e-3 and root.explore_count > 0:
+            rate = root.explore_count / spent
+            self.rate = rate if self.rate is None else 0.5 * self.rate + 0.5 * rate
+        return root, spent
+
+    def select_action(self, state: GameState) -> int:
+        if self.move_time is None:
+            return super().select_action(state)
+        check_state(self, state)
+        ps = self._spiel_state(state)
+        left = self.move_time
+        if self.rate is None:
+            _, spent = self._search(ps, self.probe)
+            left -= spent
+        simulations = max(1, int(0.9 * (self.rate or 0.0) * max(left, 0.0)))
+        root, _ = self._search(ps, simulations)
+        return int(root.best_child().action)
 
 
 class SB3Agent:

@@ -284,20 +284,22 @@ def _openspiel_mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0,
     """OpenSpiel's Python MCTSBot with random rollouts, as an Agent. ``game="python"`` searches on the
     registered ``python_dots_and_boxes``; ``game="cpp"`` on OpenSpiel's own C++ ``dots_and_boxes`` (same
     rules and action numbers, faster rollouts: about 1.8x the moves per second on 5x5; the bot itself is
-    the same Python code)."""
+    the same Python code). On a clock (``set_move_time``) its simulations follow the clock at the rate it
+    measured on its earlier searches (:class:`agents.base.SpielMCTSAgent`): the bot cannot grow one tree
+    in rounds."""
     import numpy as np
     import pyspiel
     from open_spiel.python.algorithms import mcts
 
     import dnb_env  # noqa: F401  (registers the game)
-    from agents.base import SpielBotAgent
+    from agents.base import SpielMCTSAgent
 
     rows, cols = board
     game = pyspiel.load_game(_SPIEL_GAMES[game], {"num_rows": rows, "num_cols": cols})
     rs = np.random.RandomState(None if seed is None else seed % 2**32)
     evaluator = mcts.RandomRolloutEvaluator(n_rollouts=rollouts, random_state=rs)
     bot = mcts.MCTSBot(game, uct_c, simulations, evaluator, random_state=rs)
-    return SpielBotAgent(bot, game, name="openspiel_mcts")
+    return SpielMCTSAgent(bot, game, name="openspiel_mcts")
 
 
 register_agent("openspiel_mcts", _openspiel_mcts)

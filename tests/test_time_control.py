@@ -391,3 +391,28 @@ def test_cli_game_clock_errors_change_nothing(tmp_path, capsys):
     assert cli_main(["tournament", "--agents", "random,greedy", "--time-per-game", "-5", "--out", str(out)]) == 2
     assert "time per game must be a positive" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_openspiel_mcts_on_a_clock_takes_its_simulations_from_the_measured_rate():
+    pytest.importorskip("pyspiel", reason="openspiel_mcts needs OpenSpiel")
+    clock = Clock()
+    agent = make_agent("openspiel_mcts", board="3x3", seed=0, simulations=7)
+    agent.clock = clock
+    search, asked = agent.bot.mcts_search, []
+
+    def timed_search(ps):  # 1,000 simulations a second on the fake clock
+        asked.append(agent.bot.max_simulations)
+        clock.now += agent.bot.max_simulations / 1000
+        return search(ps)
+
+    agent.bot.mcts_search = timed_search
+    state = GameState.from_actions(3, 3, [0, 5, 12])
+    assert state.is_legal(agent.select_action(state)) and asked == [7]  # no clock: its own simulations
+    agent.set_move_time(0.5)
+    clock.now = 0.0
+    assert state.is_legal(agent.select_action(state))
+    # a probe of 16 simulations measures 1,000 a second; 0.9 x 1000 x (0.5 - 0.016) = 435 more
+    assert asked[1:] == [16, 435] and agent.bot.max_simulations == 7
+    assert clock.now == pytest.approx(0.451)
+    agent.select_action(state)  # the rate is known: no probe
+    assert asked[3:] == [450]
