@@ -12,8 +12,10 @@ Options (keyword arguments of ``gym.make``):
 
 * ``obs_type``: any encoder of :mod:`dnb_env.observations` (default ``"chainloop6"``), seen from the
   learner's side.
-* ``opponent``: an Agent, a registered agent name (``"random"``, default), or a callable
-  ``state -> action`` (or ``(state, rng) -> action``); ``opponent_kwargs`` go to the named agent. Names
+* ``opponent``: an Agent, a registered agent name (``"random"``, default) or spec (``"alphabeta:depth=3"``,
+  an engine program as ``'engine:cmd="./my_engine",name=mine'``), or a callable ``state -> action`` (or
+  ``(state, rng) -> action``); ``opponent_kwargs`` go to the named agent. ``env.close()`` closes an
+  opponent given by name (an engine's program is stopped). Names
   are resolved by the registry (:mod:`dnb_env.opponents`): ``gym.make`` loads it through the ids' entry
   points (:mod:`registry.envs`); constructing the classes here directly with a name needs ``import
   registry`` first. Its randomness is seeded from ``self.np_random``. After a completed box the opponent keeps moving until
@@ -389,6 +391,7 @@ class DotsAndBoxesEnv(gym.Env):
         self.render_mode = render_mode
         self.observation_space, self.action_space = _spaces(obs_type, self.rows, self.cols)
         self.opponent = make_opponent(opponent, (self.rows, self.cols), opponent_kwargs)
+        self._owns_opponent = isinstance(opponent, str)  # built here from a name: closed by close()
         board = (self.rows, self.cols)
         games = _native_games(board, obs_type, self.opponent, learner_player, reward, illegal_action, 1)
         # _native: the C++ games (native backend, random opponent), stepped in one call; None: Python _Game
@@ -454,9 +457,13 @@ class DotsAndBoxesEnv(gym.Env):
         return None
 
     def close(self):
+        """Close the window, and the opponent built from a name where it has ``close()`` (an engine's
+        program is stopped; it starts again at the next move it is asked for)."""
         if self._window is not None:
             self._window.close()
             self._window = None
+        if self._owns_opponent and hasattr(self.opponent, "close"):
+            self.opponent.close()
 
 
 class DotsAndBoxesVectorEnv(VectorEnv):
@@ -505,6 +512,7 @@ class DotsAndBoxesVectorEnv(VectorEnv):
             opponents = [make_opponent(opponent, board_rc, opponent_kwargs) for _ in range(num_envs)]
         else:
             opponents = [make_opponent(opponent, board_rc, opponent_kwargs)] * num_envs
+        self._owned_opponents = opponents if isinstance(opponent, str) else []  # closed by close()
         self._illegal_mode = illegal_action
         # _native: the C++ games (native backend, random opponent by name: one generator per game), all
         # stepped, autoreset and encoded in one call; None: one Python _Game per game
@@ -644,6 +652,12 @@ class DotsAndBoxesVectorEnv(VectorEnv):
         if self._native is not None:
             return self._native.masks().astype(bool)
         return self._masks().astype(bool)
+
+    def close_extras(self, **kwargs):
+        """Close the opponents built from a name where they have ``close()`` (engines' programs stopped)."""
+        for opponent in self._owned_opponents:
+            if hasattr(opponent, "close"):
+                opponent.close()
 
     def render(self):
         from dnb_env import render

@@ -17,7 +17,15 @@ __all__ = ["make_agent", "list_agents", "register_agent"]
 
 
 def _named_opponent(name: str, board: tuple[int, int], options: dict):
-    return make_agent(name, board=board, seed=None, **options)
+    """The agent of a name or a whole spec (``'alphabeta:depth=3'``, ``'engine:cmd="./eng",name=e'``); a
+    spec's options and ``options`` (the env's ``opponent_kwargs``) together, an option in both refused."""
+    from registry.specs import parse_agent_spec
+
+    name, spec_options = parse_agent_spec(name)
+    both = sorted(set(spec_options) & set(options))
+    if both:
+        raise ValueError(f"opponent option(s) {', '.join(both)} given both in the spec and in opponent_kwargs")
+    return make_agent(name, board=board, seed=None, **spec_options, **options)
 
 
 set_name_resolver(_named_opponent)

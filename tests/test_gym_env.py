@@ -328,3 +328,30 @@ def test_make_vec_modes_play_the_same_games_for_the_same_seed(kwargs):
 
     for a, b in zip(run("sync"), run("vector_entry_point"), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_an_engine_program_as_the_opponent_through_gym_make(tmp_path):
+    import os
+    import shlex
+    import sys
+    from pathlib import Path
+
+    tiny = Path(__file__).parent / "fixtures" / "engine_tiny.py"
+    pids = tmp_path / "pid"
+    cmd = " ".join(shlex.quote(str(a)) for a in (sys.executable, tiny, "--pidfile", pids))
+    env = gym.make("DotsAndBoxes-3x3", opponent=f'engine:cmd="{cmd}",name=tiny', learner_player=1)
+    obs, info = env.reset(seed=3)  # the engine moved first, in its own process
+    assert env.unwrapped.opponent.name == "tiny" and info["current_player"] == 1
+    pid = int(pids.read_text())
+    terminated = False
+    while not terminated:
+        action = int(np.flatnonzero(obs["action_mask"])[0])
+        obs, reward, terminated, _, info = env.step(action)
+    assert sum(info["scores"]) == 9
+    env.close()  # the engine's program is stopped
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    with pytest.raises(ValueError, match="both in the spec and in opponent_kwargs"):
+        gym.make("DotsAndBoxes-3x3", opponent=f'engine:cmd="{cmd}",name=tiny', opponent_kwargs={"name": "x"})
+    env = gym.make("DotsAndBoxes-3x3", opponent="alphabeta:depth=1")  # any spec, not only engines
+    assert env.unwrapped.opponent.depth == 1
