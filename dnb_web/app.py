@@ -76,6 +76,8 @@ class WebConfig:
     idle_s: a game without requests for this long is dropped (and the least recently used idle game
     makes room when ``max_games`` are live)
     allowed_hosts: ``Host`` header values served (``"*"``: any), against DNS rebinding
+    allowed_engines: engine programs a game may play (an ``engine`` spec whose ``cmd`` starts with one of
+    them, exactly, after ``shlex.split``); none: every ``engine`` spec is refused
     """
 
     results_roots: tuple[str, ...] = ("results",)
@@ -89,6 +91,7 @@ class WebConfig:
     build_workers: int = 2
     idle_s: float = 3600.0
     allowed_hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
+    allowed_engines: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- request bodies
@@ -239,7 +242,7 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
     @app.post("/api/games", status_code=201, tags=["games"], summary="Create a game against an agent")
     async def new_game(body: NewGame):
         rows, cols = check_board(body.board)
-        name, kwargs = parse_spec(body.opponent, checkpoint_roots)
+        name, kwargs = parse_spec(body.opponent, checkpoint_roots, config.allowed_engines)
         limit = config.time_limit_s if body.time_limit is None else float(body.time_limit)
         if not 0 < limit <= config.max_think_s:
             raise WebError(400, "bad_time_limit", f"time_limit must be in (0, {config.max_think_s}] seconds, got {limit}")

@@ -34,7 +34,8 @@ NODE_BUDGETS = ("node_limit", "solver_nodes", "search_nodes", "solve_nodes")
 
 def limit_options(factory, kwargs: dict, rows: int, cols: int, limit: float) -> dict:
     """``kwargs`` with the game's time limit and the board's caps applied. An agent that takes a
-    ``time_limit`` gets at most 0.8 x ``limit`` (a smaller one of its spec is kept; none is refused); a
+    ``time_limit`` (an engine: ``movetime``) gets at most 0.8 x ``limit`` (a smaller one of its spec is
+    kept; none is refused); a
     capped option above its cap (or a node budget below 1: 0 is unlimited) is refused, a default above it
     lowered to it; a number that is not finite (nan, inf) is refused in any option. WebError 400 otherwise."""
     for option, value in kwargs.items():
@@ -42,13 +43,15 @@ def limit_options(factory, kwargs: dict, rows: int, cols: int, limit: float) -> 
             raise WebError(400, "bad_agent", f"{option}={value} is not a finite number")
     params = inspect.signature(factory).parameters
     out = dict(kwargs)
-    if "time_limit" in params:
-        given = out.get("time_limit", params["time_limit"].default)
+    for key in ("time_limit", "movetime"):  # movetime: an engine's seconds a move
+        if key not in params:
+            continue
+        given = out.get(key, params[key].default)
         own = round(0.8 * limit, 3)
-        if "time_limit" in out and (given is None or given <= 0):
-            raise WebError(400, "bad_agent", f"time_limit must be a positive number of seconds, got {given!r} "
+        if key in out and (given is None or given <= 0):
+            raise WebError(400, "bad_agent", f"{key} must be a positive number of seconds, got {given!r} "
                                              f"(the game's time limit bounds every move)")
-        out["time_limit"] = own if given in (None, inspect.Parameter.empty) else min(float(given), own)
+        out[key] = own if given in (None, inspect.Parameter.empty) else min(float(given), own)
     for option, cap in option_caps(rows, cols).items():
         if option not in params:
             continue

@@ -152,11 +152,15 @@ def _move_process(conn, make_agent: Callable, name: str, kwargs: dict, rows: int
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if "torch" in sys.modules:  # one thread: the moves are the parallelism, and the parent's pool is not here
         sys.modules["torch"].set_num_threads(1)
+    agent = None
     try:
         agent = make_agent(name, board=f"{rows}x{cols}", seed=seed, **kwargs)
         out = ("move", agent.select_action(GameState.from_actions(rows, cols, list(history))))
     except BaseException as exc:  # noqa: BLE001  (reported by the server)
         out = ("error", type(exc).__name__, str(exc))
+    finally:
+        if hasattr(agent, "close"):  # an engine's program stopped (killed with this process: its input ends)
+            agent.close()
     try:
         conn.send(out)
     except Exception as exc:  # noqa: BLE001  (a move that cannot be pickled)

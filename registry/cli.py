@@ -212,6 +212,8 @@ def _serve(args: argparse.Namespace) -> int:
                           ("--time-limit", args.time_limit), ("--idle", args.idle)):
         if not value > 0:
             raise ValueError(f"{option} must be more than 0, got {value:g}")
+    if any(not cmd.strip() for cmd in args.allow_engine or ()):
+        raise ValueError("--allow-engine needs the engine's program, e.g. --allow-engine ./my_engine")
     try:
         address = ipaddress.ip_address(args.host)
     except ValueError:
@@ -225,7 +227,7 @@ def _serve(args: argparse.Namespace) -> int:
     config = WebConfig(results_roots=tuple(args.results or ["results"]),
                        checkpoint_roots=tuple(args.checkpoints or ["runs"]), max_games=args.max_games,
                        max_think_s=args.max_think, time_limit_s=min(args.time_limit, args.max_think),
-                       idle_s=args.idle, allowed_hosts=hosts)
+                       idle_s=args.idle, allowed_hosts=hosts, allowed_engines=tuple(args.allow_engine or ()))
     app = create_app(config)
     uconfig = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", log_config=None)
     try:
@@ -458,6 +460,10 @@ def main(argv: list[str] | None = None) -> int:
     sv.add_argument("--max-think", type=float, default=60.0, help="longest time limit per agent move a game may ask")
     sv.add_argument("--idle", type=float, default=3600.0,
                     help="seconds without requests after which a game is dropped")
+    sv.add_argument("--allow-engine", action="append", metavar="CMD",
+                    help="an engine program games may play as engine:cmd=\"CMD ARGS...\" (repeatable; the "
+                         "program, the first word of cmd, must equal CMD exactly; default: none, every engine "
+                         "refused)")
     sv.set_defaults(func=_serve)
     en = sub.add_parser("engine", help="serve an agent over stdin/stdout with the engine protocol "
                                        "(docs/engine-protocol.md)", formatter_class=_Defaults)

@@ -1087,3 +1087,46 @@ def test_static_files_are_package_data():
     assert all(any(fnmatch.fnmatch(f, pat) for pat in patterns) for f in files), files
     extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert any(r.startswith("fastapi") for r in extras["web"]) and "web" in extras["all"][0]
+
+
+# ---------------------------------------------------------------------------------------- engines
+TINY_ENGINE = os.path.join(os.path.dirname(__file__), "fixtures", "engine_tiny.py")
+
+
+def test_engines_are_refused_unless_their_program_is_on_the_allow_list(roots, tmp_path):
+    import shlex
+    import sys
+
+    cmd = " ".join(shlex.quote(str(a)) for a in (sys.executable, TINY_ENGINE))
+    spec = f'engine:cmd="{cmd}",name=tiny'
+    with TestClient(create_app(WebConfig(results_roots=(roots[0],))), base_url=BASE) as c:  # the default
+        r = c.post("/api/games", json=dict(board="2x2", opponent=spec, human=0, seed=0))
+        assert r.status_code == 403 and "--allow-engine" in r.json()["message"]
+    allowed = WebConfig(results_roots=(roots[0],), allowed_engines=(sys.executable,))
+    with TestClient(create_app(allowed), base_url=BASE) as c:
+        game = new_game(c, board="2x2", opponent=spec, human=0, seed=0)
+        game = play_out(c, game, random.Random(0))  # every agent move: the engine program, started and stopped
+        assert sum(game["scores"]) == 4
+        for bad, status, words in (
+                (f'engine:cmd="/bin/{os.path.basename(sys.executable)} {TINY_ENGINE}"', 403, "not on this server"),
+                (f'engine:cmd="{sys.executable}x {TINY_ENGINE}"', 403, "not on this server"),  # exactly, no prefix
+                ('engine:cmd="/no/such/program"', 403, "not on this server"),  # refused before it is looked for
+                (f'engine:cmd="{cmd}",log=/tmp/x.log', 403, "option(s) log"),
+                ('engine:cmd="\'open quote"', 400, "cannot split")):
+            r = c.post("/api/games", json=dict(board="2x2", opponent=bad, human=0, seed=0))
+            assert r.status_code == status and words in r.json()["message"], (bad, r.text)
+
+
+def test_cli_serve_allow_engine(monkeypatch, capsys):
+    import uvicorn
+
+    from registry.cli import main
+
+    started = []
+    monkeypatch.setattr(uvicorn.Server, "run",
+                        lambda self, sockets=None: started.append(self.config.app.state.config.allowed_engines))
+    assert main(["serve", "--port", "0"]) == 0 and started[-1] == ()  # off by default
+    assert main(["serve", "--port", "0", "--allow-engine", "./eng", "--allow-engine", "/usr/bin/other"]) == 0
+    assert started[-1] == ("./eng", "/usr/bin/other")
+    assert main(["serve", "--port", "0", "--allow-engine", " "]) == 2
+    assert "--allow-engine needs the engine's program" in capsys.readouterr().err and len(started) == 2
