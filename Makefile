@@ -28,8 +28,9 @@ demo: setup
 		--games 10 --openings 4:guided --workers 2 --seed 0 --out results/demo-$(BOARD)
 	@echo "Play these agents in the browser and browse results/demo-$(BOARD): $(VENV)/bin/dnb serve  (then open http://127.0.0.1:8000/)"
 
+# the suite over every core (pytest-xdist), each test file kept on one worker (the Ray tests share a cluster)
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --dist loadfile
 
 # the documentation site (mkdocs.yml, pages under docs/) into site/; --strict: a warning is an error
 docs: setup
