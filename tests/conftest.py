@@ -77,3 +77,21 @@ def each_backend(request):
 
     with native.use_backend(request.param):
         yield request.param
+
+
+class Killed(Exception):
+    """Raised by :func:`kill_at`'s hook: the run was "killed" there."""
+
+
+def kill_at(stage: str, commit: int = 2):
+    """A training run's ``fault`` hook that raises :class:`Killed` at ``stage`` of the ``commit``-th commit
+    (``RunStore``'s stages: checkpoint, replay, metrics, rename, manifest, views, prune)."""
+    seen = {"n": 0}
+
+    def fault(at):
+        if at == stage:
+            seen["n"] += 1
+            if seen["n"] == commit:
+                raise Killed(at)
+
+    return fault

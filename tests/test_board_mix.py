@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from agents.checkpoint import load_checkpoint
+from conftest import Killed, kill_at
 from agents.training.boards import BoardMix
 from agents.training.config import from_dict, make_train_config, to_dict
 from agents.training.loop import train
@@ -175,9 +176,6 @@ def test_a_gradient_step_draws_one_board_by_its_decayed_sample_count():
 STAGES = ("checkpoint", "replay", "metrics", "rename", "manifest", "views", "prune")
 
 
-class Killed(Exception):
-    pass
-
 
 def _state(folder):
     payload = load_checkpoint(str(folder / "checkpoint.pt"))
@@ -195,16 +193,8 @@ def test_a_killed_multi_board_run_resumes_to_the_same_run(tmp_path, stage, mix_r
             "curriculum.tau_step": 0.0}  # S moves every iteration
     cfg = tiny_mix(iterations=3, **fast)
     train(cfg, str(tmp_path / "clean"), **QUIET)
-    calls = {"n": 0}
-
-    def fault(at):
-        if at == stage:
-            calls["n"] += 1
-            if calls["n"] == 2:  # the second iteration's commit
-                raise Killed(at)
-
-    with pytest.raises(Killed):
-        train(cfg, str(tmp_path / "killed"), fault=fault, **QUIET)
+    with pytest.raises(Killed):  # at the second iteration's commit
+        train(cfg, str(tmp_path / "killed"), fault=kill_at(stage), **QUIET)
     said = []
     train(cfg, str(tmp_path / "killed"), resume=True, progress=False, echo=said.append)
     assert any("first searched move 2x2:" in s for s in said)

@@ -17,6 +17,7 @@ from agents.arena import TournamentConfig
 from registry.tournaments import run_tournament
 from agents.ray_cluster import RaySession, check_reachable
 from registry.cli import main as cli_main
+from conftest import Killed, kill_at
 
 
 @pytest.fixture(scope="module")
@@ -174,22 +175,6 @@ def _assert_same_samples(x, y):
             np.testing.assert_array_equal(x[key], y[key])
 
 
-class Killed(Exception):
-    pass
-
-
-def _kill_at(stage, nth=2):
-    calls = {"n": 0}
-
-    def fault(at):
-        if at == stage:
-            calls["n"] += 1
-            if calls["n"] == nth:
-                raise Killed(at)
-
-    return fault
-
-
 @pytest.fixture(scope="module")
 def local_run(tmp_path_factory):
     """The reference: ``tiny()`` trained on the local backend (its folder and metrics rows)."""
@@ -214,7 +199,7 @@ def test_ray_self_play_gives_the_local_samples_and_a_run_moves_between_backends(
     for first, then in (("ray", "local"), ("local", "ray")):
         out = tmp_path / f"{first}-killed"
         with pytest.raises(Killed):
-            train(tiny(backend=first, workers=2), str(out), fault=_kill_at("manifest"), **QUIET)
+            train(tiny(backend=first, workers=2), str(out), fault=kill_at("manifest"), **QUIET)
         assert json.loads((out / "manifest.json").read_text())["iteration"] == 1
         rows = train(tiny(backend=then, workers=2), str(out), resume=True, **QUIET)
         assert [r["iteration"] for r in rows] == [1, 2]

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from agents.checkpoint import load_checkpoint
+from conftest import Killed, kill_at
 from agents.training.config import from_dict, make_train_config, to_dict
 from agents.training.curriculum import Curriculum, measure, rollback_table
 from agents.training.loop import train
@@ -205,9 +206,6 @@ def test_training_runs_resumes_and_is_reproducible(tmp_path):
 STAGES = ("checkpoint", "replay", "metrics", "rename", "manifest", "views", "prune")
 
 
-class Killed(Exception):
-    pass
-
 
 def _run_state(folder):
     payload = load_checkpoint(str(folder / "checkpoint.pt"))
@@ -222,16 +220,8 @@ def _run_state(folder):
 def test_a_kill_at_any_commit_boundary_resumes_to_the_same_run(tmp_path, stage):
     cfg = tiny(iterations=3)
     train(cfg, str(tmp_path / "clean"), **QUIET)
-    calls = {"n": 0}
-
-    def fault(at):
-        if at == stage:
-            calls["n"] += 1
-            if calls["n"] == 2:  # the second iteration's commit
-                raise Killed(at)
-
-    with pytest.raises(Killed):
-        train(cfg, str(tmp_path / "killed"), fault=fault, **QUIET)
+    with pytest.raises(Killed):  # at the second iteration's commit
+        train(cfg, str(tmp_path / "killed"), fault=kill_at(stage), **QUIET)
     train(cfg, str(tmp_path / "killed"), resume=True, **QUIET)
     (w1, r1, m1), (w2, r2, m2) = _run_state(tmp_path / "clean"), _run_state(tmp_path / "killed")
     assert all(torch.equal(w1[k], w2[k]) for k in w1)
@@ -405,16 +395,8 @@ def test_dotsformer_end_to_end_moves_s_survives_a_kill_and_plays(tmp_path):
     from agents.checkpoint import CheckpointError
 
     cfg = tiny("dotsformer", iterations=3, min_gap=1, tau_root=0.0, tau_step=0.0, **{"model.dim": 8, "model.heads": 2})
-    calls = {"n": 0}
-
-    def fault(stage):
-        if stage == "manifest":
-            calls["n"] += 1
-            if calls["n"] == 2:
-                raise Killed(stage)
-
     with pytest.raises(Killed):
-        train(cfg, str(tmp_path / "df"), fault=fault, **QUIET)
+        train(cfg, str(tmp_path / "df"), fault=kill_at("manifest"), **QUIET)
     rows = train(cfg, str(tmp_path / "df"), resume=True, **QUIET)
     assert [r["start_step"] for r in rows] == [6, 5, 4]
     assert all(r["initiative_loss"] > 0 and r["move_class_loss"] > 0 for r in rows)
