@@ -9,14 +9,13 @@ PYTHON ?= python3
 # PyTorch's CPU build is installed first, from PyTorch's CPU wheel index as its install guide gives it, so that no
 # extra pulls a CUDA build. Where that index is out of reach (a machine that sees PyPI only), torch==2.13.0 comes
 # from the configured indexes instead: on such machines a local mirror or wheel folder holds the CPU build (on
-# Linux, PyPI's own torch wheel is the CUDA one). The editable install puts the checkout on sys.path (setuptools'
-# compat mode: a .pth file), which needs no import hook and prints no warning.
+# Linux, PyPI's own torch wheel is the CUDA one).
 $(VENV)/.installed: pyproject.toml Makefile setup.py $(wildcard dnb_env/csrc/*.cpp dnb_env/csrc/*.hpp)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q --retries 2 --timeout 60 torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu \
 		|| $(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[all,dev]" --config-settings editable_mode=compat
+	$(PY) -m pip install -q -e ".[all,dev]"
 	touch $@
 
 setup: $(VENV)/.installed
