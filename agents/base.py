@@ -218,8 +218,8 @@ class SpielMCTSAgent(SpielBotAgent):
         finally:
             self.bot.max_simulations = saved
         spent = self.clock() - start
-        if spent > 1e-3 and root.explore_count > 0:
-            rate = root.explore_count / spent
+        if root.explore_count > 0:  # a search under a millisecond counts as one: a rate, never none
+            rate = root.explore_count / max(spent, 1e-3)
             self.rate = rate if self.rate is None else 0.5 * self.rate + 0.5 * rate
         return root, spent
 

@@ -416,3 +416,27 @@ def test_openspiel_mcts_on_a_clock_takes_its_simulations_from_the_measured_rate(
     assert clock.now == pytest.approx(0.451)
     agent.select_action(state)  # the rate is known: no probe
     assert asked[3:] == [450]
+
+
+def test_openspiel_mcts_probes_once_even_when_the_probe_takes_no_time():
+    """A probe quicker than the clock's resolution still gives a rate (as if it took a millisecond), so the
+    next clocked move searches at once instead of probing again."""
+    pytest.importorskip("pyspiel", reason="openspiel_mcts needs OpenSpiel")
+    clock = Clock()
+    agent = make_agent("openspiel_mcts", board="2x2", seed=0, simulations=7)
+    agent.clock = clock
+    search, asked = agent.bot.mcts_search, []
+
+    def instant_search(ps):  # the fake clock does not move
+        asked.append(agent.bot.max_simulations)
+        return search(ps)
+
+    agent.bot.mcts_search = instant_search
+    agent.set_move_time(0.01)
+    state = GameState.from_actions(2, 2, [0])
+    agent.select_action(state)
+    assert asked == [16, 144]  # the probe's 16 in "a millisecond": 16,000 a second, 0.9 x 16,000 x 0.01
+    rate = agent.rate
+    assert rate == pytest.approx(0.5 * 16_000 + 0.5 * 144_000)
+    agent.select_action(state)
+    assert asked[2:] == [int(0.9 * rate * 0.01)]  # no second probe
