@@ -517,3 +517,18 @@ def test_runs_write_tensorboard_events_once_per_row(tmp_path):
         assert [p.step for p in points] == [1, 2, 3]
         assert [p.value for p in points] == pytest.approx([r[key] for r in rows], rel=1e-6)
     assert tag_of("win_rate_vs_greedy") == "score/vs_greedy" and tag_of("raw_accuracy") == "accuracy/raw_accuracy"
+
+
+def test_event_logs_opened_within_one_second_keep_each_others_points(tmp_path):
+    """Each writer has a file of its own: runs resumed in quick succession lose no earlier point."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from agents.training.events import EventLog
+
+    for step in (1, 2, 3):
+        log = EventLog(str(tmp_path))
+        log.write({"policy_loss": float(step), "iteration": step}, step)
+        log.close()
+    events = EventAccumulator(str(tmp_path / "tensorboard"))
+    events.Reload()
+    assert [(p.step, p.value) for p in events.Scalars("loss/policy")] == [(1, 1.0), (2, 2.0), (3, 3.0)]

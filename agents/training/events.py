@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 
 __all__ = ["EventLog", "tag_of"]
 
@@ -56,7 +57,9 @@ class EventLog:
                 self._missing = True
                 self.echo("no TensorBoard events: tensorboardX is not installed (pip install 'dnb[tensorboard]')")
                 return None
-            self._writer = SummaryWriter(self.path)
+            # a file of its own per writer: the default name (seconds and host) is the same for a run
+            # resumed within the second, whose writer would then overwrite the earlier events
+            self._writer = SummaryWriter(self.path, filename_suffix=f".{os.getpid()}.{time.time_ns()}")
         return self._writer
 
     def write(self, row: dict, step: int, skip: tuple[str, ...] = ("iteration", "step")) -> None:
