@@ -233,6 +233,12 @@ def test_encoding_once_gives_the_batches_of_encoding_per_batch(datasets, tmp_pat
         sym = symmetries(2, 3)[1]
         a, b = replay.batch(idx, encoder, 0.0, sym), replay.batch(idx, encoder, 0.0, sym, planes=planes)
         assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    # the future head's targets likewise, computed once for every row
+    future = encode_all(samples, None, workers=2, chunk=7)
+    a = replay.batch(idx, "chainloop6", 0.0, sym, True)
+    b = replay.batch(idx, "chainloop6", 0.0, sym, True, encode_all(samples, "chainloop6"), future)
+    assert "safe_phase" in a and a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    assert future[1].any() and future[0].shape == future[1].shape == (len(samples), samples.pi.shape[1])
     with pytest.raises(ValueError, match="rows"):
         Replay(samples).batch(idx, "chainloop6", 0.0, planes=planes[:3])
     fit(_fit_config(train, held), str(tmp_path / "one"), progress=False, echo=lambda *a: None)

@@ -76,26 +76,31 @@ class Replay:
         return w / w.sum()
 
     def batch(self, idx: np.ndarray, encoder: str, q_mix: float, sym=None, future: bool = False,
-              planes: np.ndarray | None = None) -> dict[str, np.ndarray]:
+              planes: np.ndarray | None = None,
+              future_rows: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
         """Rows ``idx`` as arrays: ``planes [n, C, H, W]``, ``pi [n, A]``, ``value [n]`` (the value target
         ``(1 - q_mix) z + q_mix q``; internal nodes: their Q), ``initiative [n]``, ``move_class [n, A]``;
         with ``future`` also ``safe_phase [n, A]`` (each move's :func:`dnb_env.features.safe_phase_values`
         over the number of boxes, 0 where unknown) and ``safe_phase_mask [n, A]`` (1 where known), the
         targets of a model's future head; mapped by the symmetry ``sym`` if given. ``planes``: every row of
         this replay already encoded by ``encoder`` (``[len(self), C, H, W]``, e.g. :func:`encode_all`), so
-        that a batch only gathers them."""
+        that a batch only gathers them; ``future_rows``: the future head's targets of every row likewise
+        (:func:`future_targets` of all the replay's states)."""
         s = self.samples
+        for name, rows in (("planes", planes), ("future_rows", None if future_rows is None else future_rows[0])):
+            if rows is not None and len(rows) != len(self):
+                raise ValueError(f"{name} hold {len(rows)} rows, the replay {len(self)}")
         if planes is not None:
-            if len(planes) != len(self):
-                raise ValueError(f"planes hold {len(planes)} rows, the replay {len(self)}")
-            states = s.states(idx) if future else None
+            states = s.states(idx) if future and future_rows is None else None
             planes = planes[idx]
         else:
             states = s.states(idx)
             planes = encode_batch(encoder, states)
         pi, classes = s.pi[idx], s.move_class[idx]
         extra = {}
-        if future:
+        if future and future_rows is not None:
+            extra["safe_phase"], extra["safe_phase_mask"] = future_rows[0][idx], future_rows[1][idx]
+        elif future:
             extra["safe_phase"], extra["safe_phase_mask"] = future_targets(states)
         if sym is not None:
             rows, cols = geometry(s.board).size

@@ -35,7 +35,7 @@ from agents.models import build_model, config_from_dict, config_to_dict
 from agents.training.config import LossConfig
 from agents.training.events import EventLog
 from agents.training.losses import total_loss
-from agents.training.replay import Replay, has_future_head
+from agents.training.replay import Replay, future_targets, has_future_head
 from agents.training.teacher import MARGIN, NO_VALUE, TeacherData, to_samples
 from dnb_env.core import geometry
 from dnb_env.io import atomic_write
@@ -187,15 +187,19 @@ def resolve_device(device: str) -> str:
     raise ValueError(f"device must be auto, cpu, cuda or cuda:N, not {device!r}")
 
 
-def _encode_chunk(task) -> np.ndarray:
+def _encode_chunk(task):
     encoder, states = task
+    if encoder is None:  # the future head's targets
+        return future_targets(states)
     return encode_batch(encoder, states)
 
 
-def encode_all(samples, encoder: str, workers: int = 1, chunk: int = 2000, progress: bool = False) -> np.ndarray:
+def encode_all(samples, encoder: str | None, workers: int = 1, chunk: int = 2000, progress: bool = False):
     """Every row of ``samples`` encoded by ``encoder`` (``[N, C, H, W]`` float32), over ``workers``
     processes in chunks of ``chunk`` positions: a fit encodes its data once instead of every batch (the
-    computed-feature encoders spend about half a millisecond a position in the exact safe-phase search)."""
+    computed-feature encoders spend about half a millisecond a position in the exact safe-phase search).
+    ``encoder=None``: the future head's targets of every row instead, ``(values [N, A], mask [N, A])``
+    (:func:`agents.training.replay.future_targets`), which run the same search."""
     from agents.processes import spawn_pool
 
     if workers < 1 or chunk < 1:
@@ -207,7 +211,7 @@ def encode_all(samples, encoder: str, workers: int = 1, chunk: int = 2000, progr
         try:
             from tqdm import tqdm
 
-            bar = tqdm(total=n, unit="pos", desc=f"encode {encoder}")
+            bar = tqdm(total=n, unit="pos", desc=f"encode {encoder or 'future targets'}")
         except ImportError:
             pass
     parts = []
@@ -217,13 +221,15 @@ def encode_all(samples, encoder: str, workers: int = 1, chunk: int = 2000, progr
         for part in results:
             parts.append(part)
             if bar is not None:
-                bar.update(len(part))
+                bar.update(len(part[0]) if encoder is None else len(part))
     finally:
         if pool is not None:
             pool.close()
             pool.join()
         if bar is not None:
             bar.close()
+    if encoder is None:
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
     return np.concatenate(parts)
 
 
@@ -289,6 +295,7 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
     samples, known = to_samples(data, config.model.value, config.temperature)
     replay = Replay(samples)
     planes = encode_all(samples, config.model.encoder, workers, progress=progress)
+    future = encode_all(samples, None, workers, progress=progress) if has_future_head(config.model) else None
     held = HeldOut.of(TeacherData.load(config.held).take(slice(0, config.eval_positions) if config.eval_positions else slice(None))) if config.held else None
     if held is not None and not rows:
         rows.append({"step": 0, "agent": "greedy", **held_out_report(held)})
@@ -316,7 +323,7 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
                     group["lr"] = config.lr_at(s)
                 idx = rng.integers(len(replay), size=min(config.batch_size, len(replay)))
                 sym = syms[int(rng.integers(len(syms)))] if config.augment else None
-                arrays = replay.batch(idx, config.model.encoder, 0.0, sym, has_future_head(config.model), planes)
+                arrays = replay.batch(idx, config.model.encoder, 0.0, sym, future is not None, planes, future)
                 arrays["value_mask"] = known[idx].astype(np.float32)
                 batch = {k: torch.from_numpy(v).to(device, non_blocking=True) for k, v in arrays.items()}
                 loss, parts = total_loss(net(batch["planes"]), batch, config.loss, config.model.board)
