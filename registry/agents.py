@@ -25,7 +25,7 @@ import types
 import typing
 from typing import Callable, Literal
 
-from agents.engine.agent import DEFAULT_TOLERANCE
+from agents.engine.protocol import TIME_MARGIN
 from agents.models import family_agents
 from agents.search.settings import PLAY, option_parameters
 from dnb_env.core import parse_board
@@ -306,13 +306,14 @@ register_agent("openspiel_mcts", _openspiel_mcts)
 
 
 def _engine(*, board, seed, cmd: str = "", name: str | None = None, movetime: float | None = None,
-            timeout: float = 60.0, tolerance: float = DEFAULT_TOLERANCE, startup: float = 30.0,
+            timeout: float = 60.0, tolerance: float = TIME_MARGIN, startup: float = 30.0,
             log: str | None = None):
     """A program that speaks the engine protocol (docs/engine-protocol.md), run with the arguments of
     ``cmd`` (split like a shell's words, never run by a shell), its standard error appended to ``log``.
-    ``movetime``: seconds per move told to it; it loses a game on time ``tolerance`` seconds after that,
-    or after ``timeout`` seconds without a move time; ``startup``: seconds for its handshake and isready.
-    A crash, an illegal move or a line outside the protocol loses the game; the program restarts for the
+    ``movetime``: seconds per move told to it; it loses a game on time ``tolerance`` seconds after that
+    (a tournament's time control: its time margin, and with overruns only warned it is waited for up to
+    ``timeout`` seconds past its move time), or after ``timeout`` seconds without a move time;
+    ``startup``: seconds for its handshake and isready. A crash, an illegal move or a line outside the protocol loses the game; the program restarts for the
     next one."""
     from agents.engine import EngineAgent
 

@@ -315,6 +315,8 @@ class _Defaults(argparse.ArgumentDefaultsHelpFormatter):
 
 
 def main(argv: list[str] | None = None) -> int:
+    from agents.engine.protocol import TIME_MARGIN
+
     parser = _Parser(prog="dnb", description="Dots-and-Boxes for game-AI research")
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -352,10 +354,12 @@ def main(argv: list[str] | None = None) -> int:
                             "clock ('go left MS inc MS'); a side whose clock runs out loses on time")
     tour.add_argument("--increment", type=float, default=0.0, metavar="I",
                       help="seconds added to a side's game clock after each of its moves (with --time-per-game)")
-    tour.add_argument("--time-margin", type=float, default=0.25, metavar="S",
-                      help="seconds past --time-per-move, or past the clock, before a move is an overrun")
+    tour.add_argument("--time-margin", type=float, default=TIME_MARGIN, metavar="S",
+                      help="seconds past --time-per-move, or past the clock, before a move is an overrun "
+                           "(engine: agents are held to it too)")
     tour.add_argument("--overrun", choices=["lose", "warn"], default="lose",
-                      help="an overrun loses the game on time, or is only listed in the game's record")
+                      help="an overrun loses the game on time, or is only listed in the game's record (a late "
+                           "engine: is then waited for, up to its timeout past its move time)")
     tour.add_argument("--bootstrap", type=int, default=200, help="bootstrap samples for the Elo intervals (0: none)")
     tour.add_argument("--out", default=None, help="folder for results (resumes if it holds the same tournament)")
     tour.add_argument("--no-progress", action="store_true", help="no progress bar")

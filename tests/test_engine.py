@@ -271,3 +271,49 @@ def test_the_command_is_never_run_by_a_shell(tmp_path):
     finally:
         agent.close()
     assert not touched.exists() and not (tmp_path / "out").exists()
+
+
+# ----------------------------------------------------------------------------------------- late engines
+def _late_engine_game(tmp_path, **clock) -> dict:
+    """One 1x1 game of an engine whose first move comes a second late (0.05 s a move) against greedy."""
+    cmd = _py_engine("--misbehave", "late", "--once", tmp_path / "marker")
+    spec = f'engine:cmd="{cmd}",name=tiny,log={tmp_path / "engine.log"}'
+    cfg = TournamentConfig(board="1x1", agents=(spec, "greedy"), games=1, workers=1, bootstrap=0,
+                           time_per_move=0.05, **clock)
+    run_tournament(cfg, out=str(tmp_path / "out"), progress=False, echo=None)
+    (game,) = _games(tmp_path / "out")
+    return game
+
+
+def test_with_overrun_warn_a_late_engine_is_waited_for_and_only_listed(tmp_path):
+    """A second late is past the engine's old 0.5 s tolerance: with warn it stands, and is listed."""
+    game = _late_engine_game(tmp_path, overrun="warn")
+    assert "forfeit" not in game and len(game["moves"]) == 4
+    (overrun,) = game["overruns"]
+    assert overrun[:2] == [1, 0] and overrun[2] >= 1.0
+
+
+def test_with_overrun_lose_a_late_engine_loses_at_the_tournaments_margin(tmp_path):
+    game = _late_engine_game(tmp_path)  # the default margin, TIME_MARGIN: the engine gives up at 0.3 s
+    assert game["forfeit"]["kind"] == "time" and "gave no move within 0.3 s" in game["forfeit"]["reason"]
+    game = _late_engine_game(tmp_path / "wide", time_margin=5.0)  # the tournament's margin reaches the engine
+    assert "forfeit" not in game and "overruns" not in game and len(game["moves"]) == 4
+
+
+def test_one_time_margin_and_a_hard_cap_for_a_hung_engine(tmp_path):
+    from agents.arena.play import TimeControl
+    from agents.engine.protocol import TIME_MARGIN
+
+    assert TournamentConfig().time_margin == TimeControl(1.0).margin == TIME_MARGIN
+    assert EngineAgent(["true"]).tolerance == TIME_MARGIN
+    cmd = [sys.executable, str(TINY_PY), "--misbehave", "hang", "--once", str(tmp_path / "marker")]
+    agent = EngineAgent(cmd, name="tiny", movetime=0.05, timeout=0.5, tolerance=9.0, log=str(tmp_path / "log"))
+    agent.set_overrun(0.25, "lose")
+    assert agent.move_limit() == pytest.approx(0.3)
+    agent.set_overrun(0.25, "warn")  # waited for up to timeout past the move time, then lost on time
+    assert agent.move_limit() == pytest.approx(0.55)
+    with pytest.raises(AgentFailure, match=r"gave no move within 0.55 s") as info:
+        agent.select_action(GameState.new(1, 1))
+    assert info.value.kind == "time" and agent.proc is None
+    with pytest.raises(ValueError, match="'lose' or 'warn'"):
+        agent.set_overrun(0.25, "ignore")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from agents.base import AgentFailure
-from agents.engine.protocol import clock_move_time
+from agents.engine.protocol import TIME_MARGIN, clock_move_time
 from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState
 
@@ -69,10 +69,15 @@ class TimeControl:
     With ``overrun="lose"`` the mover of an overrun loses the game on time (a ``forfeit`` of kind
     ``"time"``; the move is not played), with ``"warn"`` the move stands and the record lists it under
     ``overruns`` (a game clock then goes below zero, and the mover gets the least move time, 0.01 s plus
-    the increment capped like any other, until the increments bring it back)."""
+    the increment capped like any other, until the increments bring it back).
+
+    ``margin`` defaults to :data:`agents.engine.protocol.TIME_MARGIN`, the project's one tolerance. An
+    agent with ``set_overrun(margin, overrun)`` (an engine, which stops waiting for a move on its own) is
+    told both before each game: with ``"lose"`` it gives up on a move ``margin`` seconds late, with
+    ``"warn"`` it waits for a late move up to its own hard cap (an engine's ``timeout``)."""
 
     per_move: float | None = None
-    margin: float = 0.25
+    margin: float = TIME_MARGIN
     overrun: str = "lose"
     per_game: float | None = None
     increment: float = 0.0
@@ -116,6 +121,8 @@ def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_co
     for a in agents:
         if tc is not None and tc.per_move is not None and hasattr(a, "set_move_time"):
             a.set_move_time(tc.per_move)
+        if tc is not None and hasattr(a, "set_overrun"):  # an engine judges its lateness by the same rule
+            a.set_overrun(tc.margin, tc.overrun)
         a.reset()
     think, most, count = [0.0, 0.0], [0.0, 0.0], [0, 0]
     move_s: list[float] = []

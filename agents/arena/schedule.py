@@ -17,6 +17,7 @@ import itertools
 from dataclasses import dataclass
 
 from agents.arena.play import TimeControl, make_opening
+from agents.engine.protocol import TIME_MARGIN
 from agents.ray_cluster import check_backend
 from dnb_env.core import geometry
 
@@ -46,7 +47,7 @@ class TournamentConfig:
     backend: str = "local"  # "local" (processes of this machine) or "ray" (games as Ray tasks)
     ray_address: str | None = None  # with backend "ray": auto, HOST:PORT, or None (a local Ray instance)
     time_per_move: float | None = None  # seconds a move for every agent (None: each at its own budget)
-    time_margin: float = 0.25  # seconds past time_per_move before a move is an overrun
+    time_margin: float = TIME_MARGIN  # seconds past time_per_move, or the clock, before a move is an overrun
     overrun: str = "lose"  # an overrun loses the game on time ("lose") or is listed in the record ("warn")
     time_per_game: float | None = None  # seconds on each side's game clock (not with time_per_move)
     increment: float = 0.0  # seconds added to a side's game clock after each of its moves

@@ -8,8 +8,8 @@
 =====================  ==================================================================================
 """
 
-from agents.engine.agent import DEFAULT_TOLERANCE, EngineAgent
-from agents.engine.protocol import VERSION
+from agents.engine.agent import EngineAgent
+from agents.engine.protocol import TIME_MARGIN, VERSION
 from agents.engine.server import EngineServer, serve
 
-__all__ = ["EngineAgent", "EngineServer", "serve", "VERSION", "DEFAULT_TOLERANCE"]
+__all__ = ["EngineAgent", "EngineServer", "serve", "VERSION", "TIME_MARGIN"]

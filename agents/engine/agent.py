@@ -11,7 +11,8 @@
   stopped; the next move (of the next game) starts it again. The arena scores the game as lost by the
   engine with the kind and message recorded. Kinds: ``"crash"`` (it exited or closed its output),
   ``"time"`` (no move within the move's time plus ``tolerance``, or within ``timeout`` without a clock;
-  handshake and ``isready`` within ``startup``), ``"illegal"`` (a move id of a drawn edge or off the
+  with a tournament's ``overrun="warn"``, no move within the move's time plus ``timeout``, the hard cap
+  that keeps a hung engine from hanging the tournament; handshake and ``isready`` within ``startup``), ``"illegal"`` (a move id of a drawn edge or off the
   board), ``"protocol"`` (a line the protocol does not allow there, or one over 64 KiB), ``"error"`` (an
   ``error`` line).
 * The program is killed on :meth:`close`, when the agent is garbage collected, and when this process exits
@@ -32,13 +33,11 @@ import weakref
 from typing import Callable, Sequence
 
 from agents.base import AgentFailure, check_state
-from agents.engine.protocol import HELLO, MAX_LINE, VERSION, ProtocolError, format_go, parse_info, parse_move
+from agents.engine.protocol import (HELLO, MAX_LINE, TIME_MARGIN, VERSION, ProtocolError, format_go, parse_info,
+                                    parse_move)
 from dnb_env.core import GameState
 
-__all__ = ["EngineAgent", "DEFAULT_TOLERANCE"]
-
-#: Seconds an engine may answer after the end of its move time before it loses on time.
-DEFAULT_TOLERANCE = 0.5
+__all__ = ["EngineAgent"]
 
 
 def _read_lines(stream, lines: queue.Queue) -> None:
@@ -88,8 +87,11 @@ class EngineAgent:
         board: the board it plays, ``(rows, cols)`` (None: any)
         seed: sent as ``seed`` with each new game (changed by :meth:`seed`); None: no ``seed`` line
         movetime: seconds per move told to the engine (``go movetime``); None: ``go`` without a clock
-        timeout: seconds a move may take when no move time is given (a hung engine loses after it)
-        tolerance: seconds past the move time before the engine loses on time
+        timeout: seconds a move may take when no move time is given (a hung engine loses after it), and
+            the seconds past the move time a late engine is waited for when overruns are only warned
+        tolerance: seconds past the move time before the engine loses on time (default
+            :data:`~agents.engine.protocol.TIME_MARGIN`; a tournament's time control sets its own margin
+            with :meth:`set_overrun`)
         startup: seconds for the handshake and for each ``isready``
         log: file that collects the program's standard error (``{pid}`` is replaced by this process's id)
         clock: monotonic seconds (a fake clock in tests)
@@ -97,7 +99,7 @@ class EngineAgent:
 
     def __init__(self, argv: Sequence[str], *, name: str | None = None, board: tuple[int, int] | None = None,
                  seed: int | None = None, movetime: float | None = None, timeout: float = 60.0,
-                 tolerance: float = DEFAULT_TOLERANCE, startup: float = 30.0, log: str | None = None,
+                 tolerance: float = TIME_MARGIN, startup: float = 30.0, log: str | None = None,
                  clock: Callable[[], float] = time.monotonic):
         if not argv:
             raise ValueError("an engine needs a program to run")
@@ -111,6 +113,7 @@ class EngineAgent:
         self.board, self._seed = board, seed
         self.movetime, self.timeout, self.tolerance, self.startup = movetime, timeout, tolerance, startup
         self.game_clock: tuple[float, float] | None = None  # (left, inc) of the next move: set_clock
+        self.overrun = "lose"  # a late move: given up on at the tolerance ("lose"), or waited for ("warn")
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.name)
         self.log_path = (log or os.path.join(tempfile.gettempdir(), f"dnb-engine-{safe}-{{pid}}.log")).replace(
             "{pid}", str(os.getpid()))
@@ -137,6 +140,26 @@ class EngineAgent:
         ``time_per_game``)."""
         self.game_clock = (max(0.0, left), inc)
 
+    def set_overrun(self, margin: float, rule: str) -> None:
+        """How late moves are judged from now on (a tournament's time control, before each game):
+        ``margin`` seconds of tolerance past the move time or the clock (the arena's ``time_margin``);
+        ``rule`` ``"lose"``: the engine loses on time once it is ``margin`` late, ``"warn"``: a late engine
+        is waited for, up to ``timeout`` seconds past its move time or clock (the hard cap: a hung engine
+        still loses on time), and its move stands (the arena lists it as an overrun)."""
+        if rule not in ("lose", "warn"):
+            raise ValueError(f"overrun must be 'lose' or 'warn', got {rule!r}")
+        if not margin >= 0:
+            raise ValueError(f"the time margin must be 0 or more seconds, got {margin}")
+        self.tolerance, self.overrun = margin, rule
+
+    def move_limit(self) -> float:
+        """Seconds the next move may take before the engine loses on time: the move time (or the clock)
+        plus ``tolerance``, or plus ``timeout`` when overruns are only warned; ``timeout`` without either."""
+        late = self.timeout if self.overrun == "warn" else self.tolerance
+        if self.game_clock is not None:
+            return self.game_clock[0] + late
+        return self.movetime + late if self.movetime is not None else self.timeout
+
     def reset(self) -> None:
         """A new game starts: the next move sends ``newgame`` first."""
         self._game = None
@@ -149,10 +172,9 @@ class EngineAgent:
             if self.game_clock is not None:
                 left, inc = self.game_clock
                 self._send(format_go(left=left, inc=inc))
-                limit = left + self.tolerance
             else:
                 self._send(format_go(movetime=self.movetime))
-                limit = self.movetime + self.tolerance if self.movetime is not None else self.timeout
+            limit = self.move_limit()
             deadline = self.clock() + limit
             self.analysis = {}
             while True:

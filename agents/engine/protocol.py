@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["VERSION", "HELLO", "MAX_LINE", "MIN_MOVE_TIME", "ProtocolError", "GoLimits", "clock_move_time",
+__all__ = ["VERSION", "HELLO", "MAX_LINE", "MIN_MOVE_TIME", "TIME_MARGIN", "ProtocolError", "GoLimits",
+           "clock_move_time",
            "format_go", "parse_go", "parse_move", "parse_info", "parse_int"]
 
 #: The protocol version this project speaks.
@@ -27,6 +28,11 @@ MAX_LINE = 65536
 
 #: The least seconds a move is given on a game clock (a clock at or below zero, with overruns only warned).
 MIN_MOVE_TIME = 0.01
+#: Seconds a move may take past its move time, or past the mover's game clock, before it is late (an
+#: overrun): the one tolerance of the project's clocks. The arena's ``time_margin`` (``dnb tournament
+#: --time-margin``) and an ``engine:`` agent's ``tolerance`` default to it, and a tournament's time control
+#: hands its own margin to the engines it plays (:meth:`agents.engine.EngineAgent.set_overrun`).
+TIME_MARGIN = 0.25
 
 
 def clock_move_time(left: float, inc: float = 0.0, free_edges: int = 0, margin: float = 0.0) -> float:
