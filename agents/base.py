@@ -42,6 +42,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from baselines.clock import MeasuredRate
 from dnb_env.core import GameState, IllegalActionError, geometry
 from dnb_env.opponents import FunctionAgent
 
@@ -187,7 +188,7 @@ class SpielMCTSAgent(SpielBotAgent):
     The bot cannot grow one tree in rounds (each ``mcts_search`` starts a new root), so on a clock its
     ``max_simulations`` is chosen from a measured rate: ``simulations = 0.9 x rate x seconds`` (at least 1),
     where ``rate`` (simulations a second) is measured on the agent's earlier searches (half the old rate,
-    half the last search's). Before the first timed search a probe of ``probe`` simulations on the same
+    half the last search's: :class:`baselines.clock.MeasuredRate`, the rule of the solver's node clock). Before the first timed search a probe of ``probe`` simulations on the same
     position measures it (its tree is thrown away; its seconds come off the move's). Rollouts shorten as a
     game goes on, so the rate of the last move rarely overestimates the next one's. The bot's own
     ``max_simulations`` is back after every move.
@@ -203,7 +204,12 @@ class SpielMCTSAgent(SpielBotAgent):
         super().__init__(bot, game, name=name)
         self.probe, self.clock = probe, clock or time.perf_counter
         self.move_time: float | None = None
-        self.rate: float | None = None  # simulations a second, measured
+        self.measured = MeasuredRate()  # simulations a second (a search under a millisecond counts as one)
+
+    @property
+    def rate(self) -> float | None:
+        """Simulations a second, measured on the earlier searches (None before the first)."""
+        return self.measured.rate
 
     def set_move_time(self, seconds: float) -> None:
         """Think about ``seconds`` a move from now on (a tournament's time control)."""
@@ -218,9 +224,7 @@ class SpielMCTSAgent(SpielBotAgent):
         finally:
             self.bot.max_simulations = saved
         spent = self.clock() - start
-        if root.explore_count > 0:  # a search under a millisecond counts as one: a rate, never none
-            rate = root.explore_count / max(spent, 1e-3)
-            self.rate = rate if self.rate is None else 0.5 * self.rate + 0.5 * rate
+        self.measured.add(root.explore_count, spent)
         return root, spent
 
     def select_action(self, state: GameState) -> int:
@@ -232,7 +236,7 @@ class SpielMCTSAgent(SpielBotAgent):
         if self.rate is None:
             _, spent = self._search(ps, self.probe)
             left -= spent
-        simulations = max(1, int(0.9 * (self.rate or 0.0) * max(left, 0.0)))
+        simulations = max(1, int(0.9 * (self.measured.work_in(max(left, 0.0)) or 0.0)))
         root, _ = self._search(ps, simulations)
         return int(root.best_child().action)
 

@@ -246,6 +246,24 @@ def test_node_clock_turns_seconds_into_nodes_at_the_measured_rate():
     assert nodes.run(solver, 0.5, solver.move_values, None) == {0: 1}
 
 
+def test_one_measured_rate_for_nodes_and_simulations():
+    from baselines.clock import MeasuredRate
+
+    sims = MeasuredRate()  # openspiel_mcts: no guess, a quick search counts as a millisecond
+    assert sims.work_in(1.0) is None
+    sims.add(16, 0.0)
+    assert sims.rate == 16_000 and sims.work_in(0.5) == 8_000
+    sims.add(0, 1.0)  # no work: nothing measured
+    sims.add(4_000, 1.0)
+    assert sims.rate == 10_000
+    nodes = MeasuredRate(1_000_000, least_work=1_000, skip_quick=True)  # the solver's node clock
+    nodes.add(999, 1.0)
+    nodes.add(10_000, 0.0005)
+    assert nodes.rate == 1_000_000  # too little work, or too quick to time: skipped
+    nodes.add(3_000_000, 1.0)
+    assert nodes.rate == 2_000_000
+
+
 def test_solver_and_prsboxes_on_a_clock_hand_the_rest_of_it_on():
     solver = make_agent("solver", board="2x2", seed=0)
     solver.set_move_time(1.0)
