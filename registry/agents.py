@@ -340,10 +340,10 @@ def _engine_argv(cmd: str) -> list[str]:
 
 def _check_engine(options: dict) -> None:
     _engine_argv(options.get("cmd", ""))
-    for key in ("movetime", "timeout", "tolerance", "startup"):
-        value = options.get(key)
-        if value is not None and not (value >= 0 if key == "tolerance" else value > 0):
-            raise ValueError(f"agent 'engine': option {key} must be a positive number of seconds, got {value}")
+    from agents.engine.agent import check_engine_times
+
+    check_engine_times(**{key: options[key] for key in ("movetime", "timeout", "tolerance", "startup")
+                          if key in options}, prefix="agent 'engine': option")
 
 
 _engine.check_options = _check_engine

@@ -42,6 +42,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _tournament(args: argparse.Namespace) -> int:
     from agents.arena import TournamentConfig
+    from agents.engine.protocol import check_time_control
     from registry.specs import split_agents
     from registry.tournaments import run_tournament
 
@@ -51,8 +52,9 @@ def _tournament(args: argparse.Namespace) -> int:
     except ValueError:
         raise ValueError(f"--openings must be K or K:pure or K:guided, got {args.openings!r}") from None
     mode = tail or "guided"
-    if args.increment and args.time_per_game is None:
-        raise ValueError("--increment is added to a game clock: it needs --time-per-game")
+    check_time_control(args.time_per_move, args.time_per_game, args.increment, args.time_margin, args.overrun,
+                       names={"per_move": "--time-per-move", "per_game": "--time-per-game",
+                              "increment": "--increment", "margin": "--time-margin", "overrun": "--overrun"})
     cfg = TournamentConfig(
         board=args.board, agents=split_agents(args.agents),
         games=args.games, openings=moves, opening_mode=mode, mode=args.mode, workers=args.workers,

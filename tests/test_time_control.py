@@ -11,7 +11,7 @@ import pytest
 from agents.arena import TournamentConfig
 from agents.arena.play import TimeControl, play_game
 from agents.arena.ratings import summarise
-from agents.engine import EngineServer
+from agents.engine import EngineAgent, EngineServer
 from dnb_env.core import GameState
 from registry import make_agent
 from registry.cli import main as cli_main
@@ -137,7 +137,7 @@ def test_cli_time_per_move(tmp_path, capsys):
     saved = json.loads((out / "config.json").read_text())
     assert (saved["time_per_move"], saved["overrun"]) == (20.0, "warn")
     assert cli_main(["tournament", "--agents", "random,greedy", "--time-margin", "-1"]) == 2
-    assert "time_margin must be 0 or more" in capsys.readouterr().err
+    assert "--time-margin must be 0 or more" in capsys.readouterr().err
 
 
 def test_alphabeta_on_a_clock_deepens_past_its_depth_to_the_end_of_the_game():
@@ -407,8 +407,30 @@ def test_cli_game_clock_errors_change_nothing(tmp_path, capsys):
     assert cli_main(["tournament", "--agents", "random,greedy", "--increment", "1", "--out", str(out)]) == 2
     assert "--increment is added to a game clock: it needs --time-per-game" in capsys.readouterr().err
     assert cli_main(["tournament", "--agents", "random,greedy", "--time-per-game", "-5", "--out", str(out)]) == 2
-    assert "time per game must be a positive" in capsys.readouterr().err
+    assert "--time-per-game must be a positive number of seconds, got -5.0" in capsys.readouterr().err
+    assert cli_main(["tournament", "--agents", "random,greedy", "--time-per-move", "1", "--time-margin", "-1",
+                     "--out", str(out)]) == 2
+    assert "--time-margin must be 0 or more seconds, got -1.0" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_one_check_of_the_time_control_settings_in_each_ones_words():
+    from agents.engine.protocol import check_time_control
+    from registry.specs import check_agent_spec
+
+    assert check_time_control() is False and check_time_control(per_game=60.0, increment=1.0) is True
+    # a bad time per move, then a bad margin: one check, each caller's names for the setting
+    for control, words, config, engine, value in (
+            ("per_move", "the time per move", "time_per_move", "movetime", -1.0),
+            ("margin", "the time margin", "time_margin", "tolerance", -1.0)):
+        with pytest.raises(ValueError, match=f"^{words} must be"):
+            TimeControl(**{"per_move": 1.0, control: value})
+        with pytest.raises(ValueError, match=f"^{config} must be"):
+            TournamentConfig(**{"time_per_move": 1.0, config: value})
+        with pytest.raises(ValueError, match=f"^engine option {engine} must be"):
+            EngineAgent(["true"], **{engine: value})
+        with pytest.raises(ValueError, match=f"^agent 'engine': option {engine} must be"):
+            check_agent_spec(f'engine:cmd="true",{engine}={value}')
 
 
 def test_openspiel_mcts_on_a_clock_takes_its_simulations_from_the_measured_rate():

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from agents.base import AgentFailure
-from agents.engine.protocol import TIME_MARGIN, clock_move_time
+from agents.engine.protocol import TIME_MARGIN, check_time_control, clock_move_time
 from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState
 
@@ -83,21 +83,7 @@ class TimeControl:
     increment: float = 0.0
 
     def __post_init__(self):
-        if (self.per_move is None) == (self.per_game is None):
-            raise ValueError("a time control has either a time per move or a time per game (with an increment), "
-                             "not both and not neither")
-        if self.per_move is not None and not self.per_move > 0:
-            raise ValueError(f"the time per move must be a positive number of seconds, got {self.per_move}")
-        if self.per_game is not None and not self.per_game > 0:
-            raise ValueError(f"the time per game must be a positive number of seconds, got {self.per_game}")
-        if not self.increment >= 0:
-            raise ValueError(f"the increment must be 0 or more seconds, got {self.increment}")
-        if self.per_move is not None and self.increment:
-            raise ValueError("an increment goes with a time per game, not with a time per move")
-        if not self.margin >= 0:
-            raise ValueError(f"the time margin must be 0 or more seconds, got {self.margin}")
-        if self.overrun not in ("lose", "warn"):
-            raise ValueError(f"overrun must be 'lose' or 'warn', got {self.overrun!r}")
+        check_time_control(self.per_move, self.per_game, self.increment, self.margin, self.overrun, required=True)
 
     def move_time(self, left: float, free_edges: int) -> float:
         """The seconds an agent with ``set_move_time`` gets for a move on a game clock with ``left``

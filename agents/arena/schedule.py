@@ -17,7 +17,7 @@ import itertools
 from dataclasses import dataclass
 
 from agents.arena.play import TimeControl, make_opening
-from agents.engine.protocol import TIME_MARGIN
+from agents.engine.protocol import TIME_MARGIN, check_time_control
 from agents.ray_cluster import check_backend
 from dnb_env.core import geometry
 
@@ -26,6 +26,9 @@ __all__ = ["TournamentConfig", "MAX_GAMES", "MAX_WORKERS", "game_ids", "game_tas
 #: Most games one tournament schedules, all pairs together (pairs x games per pair): the schedule is built
 #: in memory (about 200 bytes a game), so a typo such as ``--games 1000000000000`` is refused up front.
 MAX_GAMES = 1_000_000
+#: The config's names of the clock's settings, for :func:`agents.engine.protocol.check_time_control`.
+CONFIG_NAMES = {"per_move": "time_per_move", "per_game": "time_per_game", "increment": "increment",
+                "margin": "time_margin", "overrun": "overrun"}
 #: Most worker processes (``workers``) and threads per process (``threads``) a tournament accepts.
 MAX_WORKERS = 1024
 
@@ -86,15 +89,8 @@ class TournamentConfig:
     def time_control(self) -> TimeControl | None:
         """The clock of every game (None without ``time_per_move`` or ``time_per_game``); ValueError for bad
         settings."""
-        if self.overrun not in ("lose", "warn"):
-            raise ValueError(f"overrun must be 'lose' or 'warn', got {self.overrun!r}")
-        if not self.time_margin >= 0:
-            raise ValueError(f"time_margin must be 0 or more seconds, got {self.time_margin}")
-        if self.time_per_move is not None and self.time_per_game is not None:
-            raise ValueError("time_per_move and time_per_game are two kinds of clock: give one of them")
-        if self.increment and self.time_per_game is None:
-            raise ValueError("increment is added to a game clock: it needs time_per_game")
-        if self.time_per_move is None and self.time_per_game is None:
+        if not check_time_control(self.time_per_move, self.time_per_game, self.increment, self.time_margin,
+                                  self.overrun, names=CONFIG_NAMES):
             return None
         return TimeControl(self.time_per_move, self.time_margin, self.overrun, self.time_per_game,
                            self.increment)

@@ -33,11 +33,23 @@ import weakref
 from typing import Callable, Sequence
 
 from agents.base import AgentFailure, check_state
-from agents.engine.protocol import (HELLO, MAX_LINE, TIME_MARGIN, VERSION, ProtocolError, format_go, parse_info,
-                                    parse_move)
+from agents.engine.protocol import (HELLO, MAX_LINE, TIME_MARGIN, VERSION, ProtocolError, check_seconds,
+                                    check_time_control, format_go, parse_info, parse_move)
 from dnb_env.core import GameState
 
-__all__ = ["EngineAgent"]
+__all__ = ["EngineAgent", "check_engine_times"]
+
+
+def check_engine_times(movetime: float | None = None, timeout: float | None = None,
+                       tolerance: float | None = None, startup: float | None = None,
+                       prefix: str = "engine option") -> None:
+    """ValueError unless each option given is a positive number of seconds (``tolerance``: 0 or more), in
+    the words of ``prefix`` (the time control's own check for ``movetime`` and ``tolerance``)."""
+    check_time_control(per_move=movetime, margin=TIME_MARGIN if tolerance is None else tolerance,
+                       names={"per_move": f"{prefix} movetime", "margin": f"{prefix} tolerance"})
+    for what, value in (("timeout", timeout), ("startup", startup)):
+        if value is not None:
+            check_seconds(value, f"{prefix} {what}")
 
 
 def _read_lines(stream, lines: queue.Queue) -> None:
@@ -103,10 +115,7 @@ class EngineAgent:
                  clock: Callable[[], float] = time.monotonic):
         if not argv:
             raise ValueError("an engine needs a program to run")
-        for what, value in (("movetime", movetime), ("timeout", timeout), ("tolerance", tolerance),
-                            ("startup", startup)):
-            if value is not None and not value >= (0 if what == "tolerance" else 1e-3):
-                raise ValueError(f"engine option {what} must be a positive number of seconds, got {value}")
+        check_engine_times(movetime=movetime, timeout=timeout, tolerance=tolerance, startup=startup)
         self.argv = [str(a) for a in argv]
         self.name = name or "engine"
         self._fixed_name = name is not None
@@ -146,10 +155,7 @@ class EngineAgent:
         ``rule`` ``"lose"``: the engine loses on time once it is ``margin`` late, ``"warn"``: a late engine
         is waited for, up to ``timeout`` seconds past its move time or clock (the hard cap: a hung engine
         still loses on time), and its move stands (the arena lists it as an overrun)."""
-        if rule not in ("lose", "warn"):
-            raise ValueError(f"overrun must be 'lose' or 'warn', got {rule!r}")
-        if not margin >= 0:
-            raise ValueError(f"the time margin must be 0 or more seconds, got {margin}")
+        check_time_control(margin=margin, overrun=rule)
         self.tolerance, self.overrun = margin, rule
 
     def move_limit(self) -> float:
