@@ -379,7 +379,8 @@ def main(argv: list[str] | None = None) -> int:
     tr.add_argument("--simulations", type=int, default=None, help="search simulations per move (default: the preset's)")
     tr.add_argument("--encoder", default=None, help="input encoder (default: the family's, alphazero4 or chainloop6)")
     tr.add_argument("--seed", type=int, default=None, help="seed of the run (default 0)")
-    tr.add_argument("--device", default=None, help="cpu (default) or cuda: the learner's device")
+    tr.add_argument("--device", default=None,
+                    help="the learner's device: cpu (default), cuda, cuda:N or auto (a CUDA GPU if torch sees one)")
     _backend_options(tr, "self-play in --set workers=N Ray actors (CPU, --set threads each), the learner here")
     tr.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="any other setting, e.g. --set epochs=4 --set model.width=64 --set curriculum.rule=boxeszero")

@@ -48,6 +48,16 @@ def test_config_nests_sections_and_round_trips():
         make_train_config("resnet", "huge")
 
 
+def test_the_device_is_resolved_like_dnb_fit_s(tmp_path):
+    """auto, cpu, cuda or cuda:N, checked before the run folder is made (one rule with ``dnb fit``)."""
+    with pytest.raises(ValueError, match="device must be auto, cpu, cuda or cuda:N, not 'gpu'"):
+        train(tiny(device="gpu"), str(tmp_path / "gpu"), **QUIET)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="torch sees no CUDA GPU"):
+            train(tiny(device="cuda:0"), str(tmp_path / "cuda"), **QUIET)
+    assert not (tmp_path / "gpu").exists() and not (tmp_path / "cuda").exists()
+
+
 def test_samples_are_columnar_and_rebuild_the_positions():
     # player 0 completes the top-left box of a 2x2 board and moves again
     s = GameState.from_actions(2, 2, [0, 6, 2, 4]).apply(7)

@@ -24,6 +24,7 @@ this process on either backend, on ``config.device``; a run may change backend o
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -42,6 +43,7 @@ from agents.training.replay import BoardReplays, Replay, has_future_head
 from agents.training.selfplay import SelfPlayPool
 from agents.training.selfplay_ray import RaySelfPlay
 from agents.training.store import RunError, RunStore
+from agents.training.supervised import resolve_device
 from dnb_env.core import geometry
 
 __all__ = ["train", "train_steps", "train_board_steps", "load_teacher", "make_pool", "initial_weights"]
@@ -178,8 +180,9 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
     ``ray_address``: the Ray cluster of ``config.backend="ray"`` (auto or HOST:PORT; None: a local instance).
     ``fault(stage)``: a test hook called at the stages of a commit (:class:`RunStore`) and, on Ray, once an
     iteration's self-play is under way (``"self_play"``)."""
-    if config.device.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device {config.device!r} asked for, but torch sees no CUDA GPU on this machine")
+    device = resolve_device(config.device)  # auto: a CUDA GPU if torch sees one; a GPU not there: an error
+    if device != config.device:
+        config = dataclasses.replace(config, device=device)
     if ray_address is not None and config.backend != "ray":
         raise ValueError("a Ray address is used only with the ray backend (--backend ray)")
     store = RunStore(out, fault)
