@@ -171,6 +171,16 @@ def test_a_gradient_step_draws_one_board_by_its_decayed_sample_count():
     assert batch["pi"].shape == (4, 12 if board == "2x2" else 24)
     with pytest.raises(ValueError, match="board outside the replay"):
         replays.add(Samples.empty("4x4"))
+    # the decay weights are computed once per iteration, and again only when a board's samples change
+    small = replays["2x2"]
+    assert small.weights(1, 0.5) is small.weights(1, 0.5) and not small.weights(1, 0.5).flags.writeable
+    before = small.weights(1, 0.5)
+    replays.add(samples("2x2", 5))  # 15 samples of iteration 0 on 2x2 now
+    assert small.weights(1, 0.5) is not before and np.allclose(small.weights(1, 0.5), 1 / 15)
+    assert np.allclose(replays.board_weights(1, 0.5), [7.5 / 32.5, 25 / 32.5])
+    assert small.weights(2, 0.5) is not small.weights(1, 0.5)  # another iteration: its own weights
+    replays.keep_recent(2, 2)  # iteration 0 leaves the window: only 3x3's 20 samples of iteration 1
+    assert len(small) == 0 and np.allclose(replays["3x3"].weights(2, 0.5), 1 / 20)
 
 
 STAGES = ("checkpoint", "replay", "metrics", "rename", "manifest", "views", "prune")

@@ -55,8 +55,13 @@ def future_targets(states) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Replay:
+    """The samples of a run (one board), drawn by decay weight. The weights of an ``(iteration, gamma)``
+    are computed once and kept until the samples change (:meth:`add`, :meth:`keep_recent`, or new
+    ``samples`` assigned): every gradient step of an iteration draws with the same ones."""
+
     def __init__(self, samples: Samples):
         self.samples = samples
+        self._decay: tuple | None = None  # (samples, iteration, gamma, weights, their sum): _decayed
 
     @classmethod
     def empty(cls, board: str) -> "Replay":
@@ -71,9 +76,27 @@ class Replay:
     def keep_recent(self, iteration: int, window: int) -> None:
         self.samples = self.samples.take(self.samples.iteration > iteration - window)
 
+    def _decayed(self, iteration: int, gamma: float) -> tuple[np.ndarray, float]:
+        """``(weights [n], their sum)``: ``gamma^(iteration - sample iteration)`` of every sample over the
+        sum; cached for the current samples (the key holds the samples object itself, which a change
+        replaces)."""
+        cached = self._decay
+        if cached is None or cached[0] is not self.samples or cached[1] != iteration or cached[2] != gamma:
+            w = gamma ** (iteration - self.samples.iteration).astype(np.float64)
+            total = float(w.sum())
+            w /= total
+            w.flags.writeable = False
+            self._decay = cached = (self.samples, iteration, gamma, w, total)
+        return cached[3], cached[4]
+
     def weights(self, iteration: int, gamma: float) -> np.ndarray:
-        w = gamma ** (iteration - self.samples.iteration).astype(np.float64)
-        return w / w.sum()
+        """``[n]``: each sample's chance to be drawn, ``gamma^(iteration - sample iteration)`` normalised
+        (read-only: cached until the samples change)."""
+        return self._decayed(iteration, gamma)[0]
+
+    def decayed_count(self, iteration: int, gamma: float) -> float:
+        """The sum of ``gamma^(iteration - sample iteration)`` over the samples (cached like :meth:`weights`)."""
+        return self._decayed(iteration, gamma)[1]
 
     def batch(self, idx: np.ndarray, encoder: str, q_mix: float, sym=None, future: bool = False,
               planes: np.ndarray | None = None,
@@ -172,9 +195,9 @@ class BoardReplays:
 
     def board_weights(self, iteration: int, gamma: float) -> np.ndarray:
         """``[len(boards)]``: each board's share of the decay-weighted samples (sum of
-        ``gamma^(iteration - sample iteration)``), the probability that a gradient step draws from it."""
-        w = np.array([(gamma ** (iteration - r.samples.iteration).astype(np.float64)).sum()
-                      for r in self.replays.values()])
+        ``gamma^(iteration - sample iteration)``), the probability that a gradient step draws from it;
+        from each board's cached decay weights, computed again only when that board's samples change."""
+        w = np.array([r.decayed_count(iteration, gamma) for r in self.replays.values()])
         return w / w.sum()
 
     def draw(self, rng: np.random.Generator, size: int, iteration: int, gamma: float, encoder: str, q_mix: float,
