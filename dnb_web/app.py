@@ -402,9 +402,11 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
                                     "lists it), or its path")
     ROOT = Query(None, description="the index of its results root in 'roots' (default: the first root holding it)")
 
+    played = folders.PlayedCounts()  # each results file read again only when it changed
+
     @app.get("/api/tournaments", tags=["tournaments"], summary="Tournament folders under the allowed roots")
     def tournaments():
-        return {"roots": list(config.results_roots), "folders": folders.list_folders(config.results_roots)}
+        return {"roots": list(config.results_roots), "folders": folders.list_folders(config.results_roots, played)}
 
     @app.get("/api/tournaments/view", tags=["tournaments"], summary="Standings, plots and games of a folder")
     def tournament(folder: str = FOLDER, root: int | None = ROOT):

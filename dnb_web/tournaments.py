@@ -6,7 +6,8 @@ best first), plots and games, one game move by move.
 The games come from :func:`agents.arena.results.read_games` (the arena's one reader and validator of
 ``results.jsonl``; lines of the wrong shape are skipped, and a browser moves nothing aside). Every file is
 read only when its real path lies inside the folder (symbolic links resolved), so a link cannot leak a file
-from elsewhere.
+from elsewhere. The list counts each folder's games through a :class:`PlayedCounts` of the app: a results
+file is read again only when it changed (its inode, modification time or size), not on every request.
 """
 
 from __future__ import annotations
@@ -15,18 +16,53 @@ import csv
 import json
 import os
 import re
+import threading
+from collections import OrderedDict
 
 from agents.arena import TournamentConfig
 from agents.arena.results import CONFIG, RESULTS, folder_locked, read_games
 from dnb_web.games import WebError, check_board, frames, inside, walk_within
 
-__all__ = ["list_folders", "find_folder", "folder_view", "plot_file", "folder_game", "sorted_elo"]
+__all__ = ["PlayedCounts", "list_folders", "find_folder", "folder_view", "plot_file", "folder_game", "sorted_elo"]
 
 
-def list_folders(roots) -> list[dict]:
+class PlayedCounts:
+    """The distinct games on file of each results file, read again only when the file changed: kept by its
+    real path with the file's (device, inode, modification time, size), for at most ``limit`` files (the
+    least recently asked for go first). Thread-safe (the app's handlers run in a thread pool)."""
+
+    def __init__(self, limit: int = 1024):
+        self.limit = limit
+        self._entries: OrderedDict[str, tuple[tuple, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, path: str) -> int:
+        """The distinct valid games of the results file ``path`` (a real path; 0 when it cannot be read)."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return 0
+        key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+        with self._lock:
+            hit = self._entries.get(path)
+            if hit is not None and hit[0] == key:
+                self._entries.move_to_end(path)
+                return hit[1]
+        count = len({r["id"] for r in read_games(path)})  # read outside the lock: others wait for no file
+        with self._lock:
+            self._entries[path] = (key, count)
+            self._entries.move_to_end(path)
+            while len(self._entries) > self.limit:
+                self._entries.popitem(last=False)
+        return count
+
+
+def list_folders(roots, counts: PlayedCounts | None = None) -> list[dict]:
     """Folders within three levels of ``roots`` that hold a ``results.jsonl`` of their own (not a link out),
     each as ``name`` (its path relative to its root, "/"-separated; "." for a root that is a tournament
-    folder itself), ``root`` (the index of that root in ``roots``) and its progress (:func:`progress`)."""
+    folder itself), ``root`` (the index of that root in ``roots``) and its progress (:func:`progress`).
+    ``counts``: the games on file of each results file, kept between calls (None: every file read now)."""
+    counts = PlayedCounts() if counts is None else counts
     found = []
     for k, root in enumerate(roots):
         if not os.path.isdir(root):
@@ -34,16 +70,17 @@ def list_folders(roots) -> list[dict]:
         for dirpath, _, files in walk_within(root):
             if RESULTS in files and inside(os.path.join(dirpath, RESULTS), root):
                 name = os.path.relpath(dirpath, root).replace(os.sep, "/")
-                found.append({"name": name, "root": k, **progress(dirpath)})
+                real = inside(os.path.join(dirpath, RESULTS), dirpath)  # as _games reads it
+                found.append({"name": name, "root": k, **progress(dirpath, counts(real) if real else 0)})
     return found
 
 
-def progress(path: str) -> dict:
-    """How far the tournament in the folder ``path`` is: ``played`` (distinct games on file), ``scheduled``
-    (the games its config asks for; None without a readable config), ``in_progress`` (a run holds the
-    folder's lock now: :func:`agents.arena.results.folder_locked`; None where that cannot be told) and
-    ``complete`` (every scheduled game is on file)."""
-    done = len({r["id"] for r in _games(path)})
+def progress(path: str, played: int | None = None) -> dict:
+    """How far the tournament in the folder ``path`` is: ``played`` (distinct games on file; counted now
+    unless given), ``scheduled`` (the games its config asks for; None without a readable config),
+    ``in_progress`` (a run holds the folder's lock now: :func:`agents.arena.results.folder_locked`; None
+    where that cannot be told) and ``complete`` (every scheduled game is on file)."""
+    done = len({r["id"] for r in _games(path)}) if played is None else played
     cfg = _read_json(path, CONFIG)
     try:
         config = TournamentConfig.from_json(cfg)
@@ -112,12 +149,14 @@ def _games(folder: str) -> list[dict]:
 def folder_view(path: str, folder: str) -> dict:
     """The tournament in the folder ``path`` (shown as ``folder``): its config, Elo table (by Elo, highest
     first) and pair table, plots, a line per game and its progress (:func:`progress`)."""
+    records = _games(path)  # read once: the games and their count
     games = [{"id": r["id"], "first": r.get("first"), "second": r.get("second"), "scores": r.get("scores"),
               "result_first": r.get("result_first"), "moves": len(r["moves"]),
-              "opening": len(r.get("opening") or [])} for r in _games(path)]
+              "opening": len(r.get("opening") or [])} for r in records]
     plots = sorted(f for f in os.listdir(path) if f.endswith(".png") and inside(os.path.join(path, f), path))
     return {"folder": folder, "config": _read_json(path, CONFIG), "elo": sorted_elo(_read_csv(path, "elo.csv")),
-            "pairs": _read_csv(path, "pairs.csv"), "plots": plots, "games": games, **progress(path)}
+            "pairs": _read_csv(path, "pairs.csv"), "plots": plots, "games": games,
+            **progress(path, len({r["id"] for r in records}))}
 
 
 def plot_file(path: str, name: str) -> str | None:

@@ -798,6 +798,24 @@ def _tournament_folder(root: str, name: str, board: str = "2x2", games: int = 2,
     return out
 
 
+def test_the_list_reads_a_results_file_again_only_when_it_changed(client, roots, monkeypatch):
+    from dnb_web import tournaments
+
+    out = _tournament_folder(roots[0], "t", games=3, played=2)
+    reads = []
+    real_read = tournaments.read_games
+    monkeypatch.setattr(tournaments, "read_games", lambda path: reads.append(path) or real_read(path))
+    for _ in range(3):
+        assert client.get("/api/tournaments").json()["folders"][0]["played"] == 2
+    assert len(reads) == 1  # the first list read it; the next two kept its count
+    with open(os.path.join(out, "results.jsonl"), "a") as f:  # a run appends a game: the file grows
+        f.write(json.dumps({"id": "0-1-2", "first": "greedy", "second": "random", "moves": [0, 1],
+                            "scores": [0, 0], "result_first": 0.5}) + "\n")
+    [entry] = client.get("/api/tournaments").json()["folders"]
+    assert (entry["played"], entry["complete"], len(reads)) == (3, True, 2)
+    assert client.get("/api/tournaments/view", params={"folder": "t"}).json()["played"] == 3
+
+
 def test_tournaments_are_listed_by_their_name_under_the_root(roots, tmp_path):
     """Names relative to their results root ("/"-separated, nested ones too), never the server's absolute
     paths; each root's folders say which root (an index into "roots") they are under."""
