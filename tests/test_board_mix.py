@@ -183,6 +183,25 @@ def test_a_gradient_step_draws_one_board_by_its_decayed_sample_count():
     assert len(small) == 0 and np.allclose(replays["3x3"].weights(2, 0.5), 1 / 20)
 
 
+def test_a_one_board_mix_draws_the_batches_of_its_replay():
+    """The loop trains a single board as the mix of that board alone: its batches, and the random numbers
+    they use, are those of the board's own replay."""
+    from agents.training.replay import Replay
+    from agents.training.samples import Record, Samples
+    from dnb_env.core import GameState
+
+    states = [GameState.from_actions(2, 2, moves) for moves in ([], [0], [0, 5], [3, 7, 1])]
+    records = [Record(s, s.legal_actions()[0], np.full(12, 1 / 12), 0.0, z=1.0) for s in states]
+    replay = Replay(Samples.from_records("2x2", records, iteration=1))
+    one = BoardReplays({"2x2": replay})
+    a, b = np.random.default_rng(3), np.random.default_rng(3)
+    for _ in range(3):
+        board, batch = one.draw(a, 3, 2, 0.9, "chainloop6", 0.0, True)
+        alone = replay.draw(b, 3, 2, 0.9, "chainloop6", 0.0, True)
+        assert board == "2x2" and all(np.array_equal(batch[k], alone[k]) for k in alone)
+    assert a.random() == b.random()  # the same random stream after the draws
+
+
 STAGES = ("checkpoint", "replay", "metrics", "rename", "manifest", "views", "prune")
 
 

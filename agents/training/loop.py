@@ -6,15 +6,18 @@ Every iteration's games are seeded by (seed, iteration, game) and its gradient s
 so a run resumed after a kill gives the same network, replay and metrics as one that was never stopped.
 A resume may change only the settings in :data:`~agents.training.config.RESUMABLE`.
 
-Several boards at once (``config.boards``, e.g. ``"2x2:1,3x3:2"``; a family whose networks play every board):
-each iteration's games are split over the boards by weight (:meth:`BoardMix.split`, numbered across the
-iteration so that every game keeps its own seed) and played per board (its search settings and solver zones,
-:meth:`TrainConfig.for_board`), from that board's own start step S (:class:`BoardCurricula`); the samples go to
-that board's replay (:class:`BoardReplays`); every gradient step takes its batch from one board, drawn in
-proportion to the boards' decay-weighted sample counts (:func:`train_board_steps`); evaluation is per board.
-A metrics row then holds every per-board value under ``"key@RxC"`` (``start_step@3x3``, ``raw_accuracy@2x2``)
-beside the iteration's totals (games, positions, losses, replay) and ``start_step``, that of the mix's largest
-board.
+One loop trains one board or several at once (``config.boards``, e.g. ``"2x2:1,3x3:2"``; a family whose
+networks play every board); a single-board run is the mix of its one board. Each iteration's games are split
+over the boards by weight (:meth:`BoardMix.split`, numbered across the iteration so that every game keeps its
+own seed) and played per board (its search settings and solver zones, :meth:`TrainConfig.for_board`), from
+that board's own start step S (:class:`BoardCurricula`); the samples go to that board's replay
+(:class:`BoardReplays`); every gradient step takes its batch from one board, drawn in proportion to the
+boards' decay-weighted sample counts (:func:`train_steps`; one board: no draw); evaluation is per board.
+A multi-size metrics row holds every per-board value under ``"key@RxC"`` (``start_step@3x3``,
+``raw_accuracy@2x2``) beside the iteration's totals (games, positions, losses, replay) and ``start_step``,
+that of the mix's largest board; a single-board row holds its board's values under their own keys, and its
+run folder keeps that board's replay and curriculum as they are (:meth:`RunStore.commit`), so the files of
+single-board runs are those of every earlier version and resume as before.
 
 ``config.backend`` says where the games are played (:func:`make_pool`): ``"local"``
 (this process or spawned processes) or ``"ray"`` (self-play actors on a Ray cluster, fed the weights through
@@ -35,6 +38,7 @@ from agents.training.events import EventLog
 from agents.network_agent import PolicyAgent
 from agents.models.evaluator import NetworkEvaluator
 from agents.training import config as config_mod
+from agents.training.boards import BoardMix
 from agents.training.curriculum import BoardCurricula, Curriculum, measure
 from agents.training.evaluation import accuracy, default_opponents, labelled_positions, score_against
 from agents.training.losses import total_loss
@@ -46,7 +50,7 @@ from agents.training.store import RunError, RunStore
 from agents.training.supervised import resolve_device
 from dnb_env.core import geometry
 
-__all__ = ["train", "train_steps", "train_board_steps", "load_teacher", "make_pool", "initial_weights"]
+__all__ = ["train", "train_steps", "load_teacher", "make_pool", "initial_weights"]
 
 
 def make_pool(config, ray_address: str | None = None, fault=None):
@@ -57,42 +61,25 @@ def make_pool(config, ray_address: str | None = None, fault=None):
     return SelfPlayPool(config)
 
 
-def train_steps(net, optimizer, replay: Replay, config, iteration: int, rng: np.random.Generator,
+def train_steps(net, optimizer, replay: Replay | BoardReplays, config, iteration: int, rng: np.random.Generator,
                 teacher: tuple[Replay, np.ndarray] | None = None) -> dict:
-    """``epochs`` passes' worth of batches drawn from the replay; returns the mean loss parts. ``teacher``:
-    ``(samples, value_known)`` of a teacher dataset, ``config.teacher.fraction`` of every batch."""
-    net.train()
-    steps = max(1, config.epochs * len(replay) // config.batch_size)
-    totals: dict[str, float] = {}
-    n_teacher = round(config.teacher.fraction * config.batch_size) if teacher is not None else 0
-    for _ in range(steps):
-        arrays = replay.draw(rng, config.batch_size - n_teacher, iteration, config.replay.gamma_decay,
-                             config.model.encoder, config.curriculum.q_mix, config.replay.augment,
-                             has_future_head(config.model))
-        if n_teacher:
-            arrays = _with_teacher(arrays, teacher, n_teacher, config, rng)
-        batch = {k: torch.from_numpy(v).to(config.device) for k, v in arrays.items()}
-        loss, parts = total_loss(net(batch["planes"]), batch, config.loss, config.board)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        for k, v in parts.items():
-            totals[k] = totals.get(k, 0.0) + v
-    net.eval()
-    return {k: v / steps for k, v in totals.items()} | {"train_steps": steps}
-
-
-def train_board_steps(net, optimizer, replays: BoardReplays, config, iteration: int, rng: np.random.Generator) -> dict:
-    """Multi-size :func:`train_steps`: ``epochs`` passes' worth of batches over all the boards' samples, each
-    batch of one board (:meth:`BoardReplays.draw`: the board by its decay-weighted sample count, its own
-    symmetries; the loss on that board). Returns the mean loss parts, ``train_steps`` and ``train_steps@RxC``."""
+    """``epochs`` passes' worth of batches over the replay's samples, each batch of one board
+    (:meth:`BoardReplays.draw`: the board by its decay-weighted sample count, its own symmetries; the loss on
+    that board); a :class:`Replay` is the replay of its one board. ``teacher``: ``(samples, value_known)`` of
+    a teacher dataset of the run's board, ``config.teacher.fraction`` of every batch. Returns the mean loss
+    parts and ``train_steps``, with several boards also ``train_steps@RxC``."""
+    replays = replay if isinstance(replay, BoardReplays) else BoardReplays({replay.samples.board: replay})
     net.train()
     steps = max(1, config.epochs * len(replays) // config.batch_size)
     totals: dict[str, float] = {}
     per_board = dict.fromkeys(replays.boards, 0)
+    n_teacher = round(config.teacher.fraction * config.batch_size) if teacher is not None else 0
     for _ in range(steps):
-        board, arrays = replays.draw(rng, config.batch_size, iteration, config.replay.gamma_decay, config.model.encoder,
-                                     config.curriculum.q_mix, config.replay.augment, has_future_head(config.model))
+        board, arrays = replays.draw(rng, config.batch_size - n_teacher, iteration, config.replay.gamma_decay,
+                                     config.model.encoder, config.curriculum.q_mix, config.replay.augment,
+                                     has_future_head(config.model))
+        if n_teacher:
+            arrays = _with_teacher(arrays, teacher, n_teacher, config, rng)
         batch = {k: torch.from_numpy(v).to(config.device) for k, v in arrays.items()}
         loss, parts = total_loss(net(batch["planes"]), batch, config.loss, board)
         optimizer.zero_grad()
@@ -102,8 +89,10 @@ def train_board_steps(net, optimizer, replays: BoardReplays, config, iteration: 
         for k, v in parts.items():
             totals[k] = totals.get(k, 0.0) + v
     net.eval()
-    return ({k: v / steps for k, v in totals.items()} | {"train_steps": steps}
-            | {f"train_steps@{b}": n for b, n in per_board.items()})
+    out = {k: v / steps for k, v in totals.items()} | {"train_steps": steps}
+    if len(per_board) > 1:
+        out |= {f"train_steps@{b}": n for b, n in per_board.items()}
+    return out
 
 
 def _with_teacher(arrays: dict, teacher: tuple[Replay, np.ndarray], n: int, config, rng: np.random.Generator) -> dict:
@@ -192,24 +181,18 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
     if config.init and not (resume and store.has_run()):
         net.load_state_dict(initial_weights(config))
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.loss.l2)
-    mix = config.board_mix()
+    single = not config.boards  # one board: the mix of that board alone
+    mix = BoardMix(((config.board, 1.0),)) if single else config.board_mix()
     metrics = []
-    teacher = load_teacher(config)
-    if mix is None:
-        replay = Replay.empty(config.board)
-        g = geometry(config.board)
-        first = config.curriculum.first_step(config.board)
-        if teacher is not None and config.curriculum.start_step is None:  # search where the teacher's zone ends
-            first = max(0, g.num_actions - teacher[2])
-        curriculum = Curriculum.begin(first)
-        if curriculum.start >= g.num_actions:
-            raise ValueError(f"curriculum start step {curriculum.start} leaves no move to search on {config.board}")
-    else:
-        replay = BoardReplays.empty(mix.boards)
-        curriculum = BoardCurricula({b: Curriculum.begin(config.curriculum.first_step(b)) for b in mix.boards})
-        for b in mix.boards:
-            if curriculum[b].start >= geometry(b).num_actions:
-                raise ValueError(f"curriculum start step {curriculum[b].start} leaves no move to search on {b}")
+    teacher = load_teacher(config)  # of the run's board (a config with boards takes none)
+    firsts = {b: config.curriculum.first_step(b) for b in mix.boards}
+    if teacher is not None and config.curriculum.start_step is None:  # search where the teacher's zone ends
+        firsts[config.board] = max(0, geometry(config.board).num_actions - teacher[2])
+    curricula = BoardCurricula({b: Curriculum.begin(firsts[b]) for b in mix.boards})
+    for b in mix.boards:
+        if curricula[b].start >= geometry(b).num_actions:
+            raise ValueError(f"curriculum start step {curricula[b].start} leaves no move to search on {b}")
+    replays = BoardReplays.empty(mix.boards)
     start = 0
     if resume:
         if not store.has_run():
@@ -217,14 +200,15 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
         changed = _check_resume(store.read_config(), config)
         if changed:
             echo(f"resuming with changed settings: {', '.join(changed)}")
-        committed = store.load(None if mix else config.board)
+        committed = store.load(config.board if single else None)
         if committed is not None:
             net.load_state_dict(committed.payload["state_dict"])
             optimizer.load_state_dict(committed.payload["extra"]["optimizer"])
-            start, replay, metrics, curriculum = committed.iteration, committed.replay, committed.metrics, committed.curriculum
-            firsts = (curriculum.start if mix is None
-                      else ", ".join(f"{b}: {curriculum[b].start}" for b in mix.boards))
-            echo(f"resuming after iteration {start} (first searched move {firsts})")
+            start, metrics = committed.iteration, committed.metrics
+            replays, curricula = _as_mix(config.board, committed.replay, committed.curriculum)
+            shown = (str(curricula[config.board].start) if single
+                     else ", ".join(f"{b}: {curricula[b].start}" for b in mix.boards))
+            echo(f"resuming after iteration {start} (first searched move {shown})")
     elif store.has_run():
         raise RunError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
     store.check_writable()  # a file, or a folder that cannot be written: a RunError before anything starts
@@ -235,54 +219,27 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
         store.write_config(config)
         opponents = default_opponents(config.seed) if opponents is None else opponents
         bar = _progress(config.iterations, start, progress)
-        if mix is not None:
-            positions = {b: labelled_positions(b, config.eval_positions, seed=config.seed + 12345) for b in mix.boards}
-        else:
-            positions = labelled_positions(config.board, config.eval_positions, seed=config.seed + 12345)
-            epsilon = config.curriculum.epsilon_for(config.model.value, config.board)
+        positions = {b: labelled_positions(b, config.eval_positions, seed=config.seed + 12345) for b in mix.boards}
+        teach = teacher[:2] if teacher is not None and config.teacher.fraction > 0 else None
+        largest = max(mix.boards, key=lambda b: geometry(b).num_actions)
         for iteration in range(start + 1, config.iterations + 1):
             rng = np.random.default_rng([config.seed, iteration])  # reproducible per iteration, also on resume
             lr = config.lr_at(iteration)
             for group in optimizer.param_groups:
                 group["lr"] = lr
-            if mix is not None:
-                row = _board_mix_iteration(net, optimizer, pool, config, mix, iteration, rng, replay, curriculum,
-                                           positions, opponents, eval_simulations)
-                metrics.append(row | {"lr": lr})
-                store.commit(iteration, net, optimizer, config, curriculum, replay, metrics, plot=plot_training)
-                events.write(metrics[-1], iteration)
-                if bar is not None:
-                    bar.update(1)
-                    bar.set_postfix(S=row["start_step"], pl=f"{row['policy_loss']:.2f}", vl=f"{row['value_loss']:.2f}")
-                continue
-            t0 = time.perf_counter()
-            samples, stats = pool.play(net, iteration, curriculum.start)
-            t1 = time.perf_counter()
-            replay.add(samples)
-            replay.keep_recent(iteration, config.replay.buffer_iterations)
-            losses = train_steps(net, optimizer, replay, config, iteration, rng,
-                                 teacher[:2] if teacher is not None and config.teacher.fraction > 0 else None)
-            t2 = time.perf_counter()
-            trace = stats.pop("trace")
-            rollback = measure(trace, curriculum.start, config.curriculum, epsilon)
-            row = {"iteration": iteration, "start_step": curriculum.start, **stats, **losses, **rollback, "lr": lr,
-                   "epochs": config.epochs, "batch_size": config.batch_size, "replay": len(replay),
-                   "self_play_s": t1 - t0, "train_s": t2 - t1}
-            evaluate = iteration % config.eval_every == 0 or iteration == config.iterations
-            row.update(accuracy(net, positions, config.device, eval_simulations if evaluate else None))
-            if evaluate and config.backend == "ray":  # the games on the self-play actors: the local scores
-                row.update(pool.score_against(net, opponents, config.eval_games, seed=config.seed + iteration))
-            elif evaluate:
-                player = PolicyAgent(NetworkEvaluator(net, config.device))
-                row.update(score_against(player, opponents, config.board, config.eval_games, seed=config.seed + iteration))
-            row["rolled_back"] = curriculum.update(rollback, iteration, config.curriculum)
-            row["iteration_s"] = time.perf_counter() - t0  # self-play, training and evaluation: the wall time
+            row = _iteration(net, optimizer, pool, config, mix, single, iteration, lr, rng, replays, curricula,
+                             positions, opponents, eval_simulations, teach)
             metrics.append(row)
-            store.commit(iteration, net, optimizer, config, curriculum, replay, metrics, plot=plot_training)
+            if single:  # its files as a single-board run's: the board's replay and curriculum themselves
+                store.commit(iteration, net, optimizer, config, curricula[config.board], replays[config.board],
+                             metrics, plot=plot_training)
+            else:
+                store.commit(iteration, net, optimizer, config, curricula, replays, metrics, plot=plot_training)
             events.write(row, iteration)
             if bar is not None:
                 bar.update(1)
-                bar.set_postfix(S=curriculum.start, pl=f"{row['policy_loss']:.2f}", vl=f"{row['value_loss']:.2f}")
+                bar.set_postfix(S=curricula[largest].start, pl=f"{row['policy_loss']:.2f}",
+                                vl=f"{row['value_loss']:.2f}")
     finally:
         pool.close()
         events.close()
@@ -291,50 +248,79 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
     return metrics
 
 
-def _board_mix_iteration(net, optimizer, pool, config, mix, iteration: int, rng: np.random.Generator,
-                         replay: BoardReplays, curricula: BoardCurricula, positions: dict, opponents: dict,
-                         eval_simulations: int) -> dict:
-    """One iteration of a multi-size run (module docstring): self-play per board, the gradient steps, the
-    evaluation per board and every board's curriculum rule; returns the metrics row (without ``lr``)."""
+def _as_mix(board: str, replay: Replay | BoardReplays, curriculum: Curriculum | BoardCurricula):
+    """A committed replay and curriculum as those of a mix: a single-board run's (a :class:`Replay` and a
+    :class:`Curriculum`) as the mix of its one ``board``."""
+    if isinstance(replay, Replay):
+        replay = BoardReplays({board: replay})
+    if isinstance(curriculum, Curriculum):
+        curriculum = BoardCurricula({board: curriculum})
+    return replay, curriculum
+
+
+def _iteration(net, optimizer, pool, config, mix: BoardMix, single: bool, iteration: int, lr: float,
+               rng: np.random.Generator, replays: BoardReplays, curricula: BoardCurricula, positions: dict,
+               opponents: dict, eval_simulations: int, teacher: tuple[Replay, np.ndarray] | None) -> dict:
+    """One iteration (module docstring): self-play per board, the gradient steps, the evaluation per board
+    and every board's curriculum rule; returns the metrics row (``single``: the board's values under their
+    own keys; else :func:`_mix_row`)."""
     t0 = time.perf_counter()
-    counts, offset, per, rollbacks, totals = mix.split(config.games_per_iteration), 0, {}, {}, []
+    counts, offset = mix.split(config.games_per_iteration), 0
+    stats, rollbacks, evals, rolled = {}, {}, {}, {}
+    starts = {b: curricula[b].start for b in mix.boards}
     for b in mix.boards:
         games = range(offset, offset + counts[b])
         offset += counts[b]
-        per[b] = {"start_step": curricula[b].start, "games": counts[b]}
         if not counts[b]:
             continue
-        samples, stats = pool.play(net, iteration, curricula[b].start, board=b, games=games)
-        replay.add(samples)
+        samples, stats[b] = pool.play(net, iteration, starts[b], board=b, games=games)
+        replays.add(samples)
         epsilon = config.curriculum.epsilon_for(config.model.value, b)
-        rollbacks[b] = measure(stats.pop("trace"), curricula[b].start, config.curriculum, epsilon)
-        per[b] |= stats | rollbacks[b]
-        totals.append(stats)
+        rollbacks[b] = measure(stats[b].pop("trace"), starts[b], config.curriculum, epsilon)
     t1 = time.perf_counter()
-    replay.keep_recent(iteration, config.replay.buffer_iterations)
-    losses = train_board_steps(net, optimizer, replay, config, iteration, rng)
+    replays.keep_recent(iteration, config.replay.buffer_iterations)
+    losses = train_steps(net, optimizer, replays, config, iteration, rng, teacher)
     t2 = time.perf_counter()
     evaluate = iteration % config.eval_every == 0 or iteration == config.iterations
     for b in mix.boards:
-        per[b]["replay"] = len(replay[b])
-        per[b] |= accuracy(net, positions[b], config.device, eval_simulations if evaluate else None)
+        evals[b] = accuracy(net, positions[b], config.device, eval_simulations if evaluate else None)
         if evaluate and config.backend == "ray":  # the games on the self-play actors: the local scores
-            per[b] |= pool.score_against(net, opponents, config.eval_games, seed=config.seed + iteration, board=b)
+            evals[b] |= pool.score_against(net, opponents, config.eval_games, seed=config.seed + iteration, board=b)
         elif evaluate:
             player = PolicyAgent(NetworkEvaluator(net, config.device))
-            per[b] |= score_against(player, opponents, b, config.eval_games, seed=config.seed + iteration)
-        per[b]["rolled_back"] = b in rollbacks and curricula[b].update(rollbacks[b], iteration, config.curriculum)
+            evals[b] |= score_against(player, opponents, b, config.eval_games, seed=config.seed + iteration)
+        rolled[b] = b in rollbacks and curricula[b].update(rollbacks[b], iteration, config.curriculum)
+    timing = {"replay": len(replays), "self_play_s": t1 - t0, "train_s": t2 - t1}
+    if single:
+        (b,) = mix.boards
+        row = {"iteration": iteration, "start_step": starts[b], **stats[b], **losses, **rollbacks[b], "lr": lr,
+               "epochs": config.epochs, "batch_size": config.batch_size, **timing, **evals[b],
+               "rolled_back": rolled[b]}
+    else:
+        row = _mix_row(config, mix, iteration, starts, counts, stats, rollbacks, evals, rolled, losses, timing,
+                       replays)
+    row["iteration_s"] = time.perf_counter() - t0  # self-play, training and evaluation: the wall time
+    if not single:
+        row["lr"] = lr
+    return row
+
+
+def _mix_row(config, mix: BoardMix, iteration: int, starts: dict, counts: dict, stats: dict, rollbacks: dict,
+             evals: dict, rolled: dict, losses: dict, timing: dict, replays: BoardReplays) -> dict:
+    """A multi-size run's row (without ``iteration_s`` and ``lr``): the iteration's totals, then each board's
+    values under ``"key@RxC"``."""
+    per = {b: {"start_step": starts[b], "games": counts[b], **stats.get(b, {}), **rollbacks.get(b, {}),
+               "replay": len(replays[b]), **evals[b], "rolled_back": rolled[b]} for b in mix.boards}
+    totals = list(stats.values())
     games = sum(t["games"] for t in totals)
     largest = max(mix.boards, key=lambda b: geometry(b).num_actions)
-    row = {"iteration": iteration, "start_step": per[largest]["start_step"], "boards": str(mix), "games": games,
+    row = {"iteration": iteration, "start_step": starts[largest], "boards": str(mix), "games": games,
            "positions": sum(t["positions"] for t in totals), "nodes": sum(t["nodes"] for t in totals),
            "first_player_win_rate": sum(t["first_player_win_rate"] * t["games"] for t in totals) / max(1, games),
            "network_calls": sum(t["network_calls"] for t in totals), **losses, "epochs": config.epochs,
-           "batch_size": config.batch_size, "replay": len(replay), "self_play_s": t1 - t0, "train_s": t2 - t1,
-           "rolled_back": any(per[b]["rolled_back"] for b in mix.boards)}
+           "batch_size": config.batch_size, **timing, "rolled_back": any(rolled.values())}
     for b in mix.boards:
         row |= {f"{k}@{b}": v for k, v in per[b].items()}
-    row["iteration_s"] = time.perf_counter() - t0
     return row
 
 

@@ -5,8 +5,8 @@ A batch is drawn with probability proportional to ``gamma_decay^(iteration - sam
 weight ``w_b`` of Dotsformer eq. A6 applied by sampling instead of scaling the loss: the same expected
 gradient, without tiny weights), then encoded with the model's encoder.
 
-Multi-size training (``boards`` of the run, a family that plays every board) keeps one :class:`Replay` per
-board in a :class:`BoardReplays`: batches group samples of one size (no padding), and a gradient step draws its
+The training loop keeps one :class:`Replay` per board in a :class:`BoardReplays` (a single-board run: the
+replays of its one board; multi-size training, ``boards`` of the run, a family that plays every board): batches group samples of one size (no padding), and a gradient step draws its
 board in proportion to the boards' decay-weighted sample counts (:meth:`BoardReplays.board_weights`). Its file
 is one ``.npz`` holding ``boards`` and every board's columns as ``"RxC.column"``; :func:`load_replay` reads
 either kind.
@@ -202,9 +202,13 @@ class BoardReplays:
 
     def draw(self, rng: np.random.Generator, size: int, iteration: int, gamma: float, encoder: str, q_mix: float,
              augment: bool, future: bool = False) -> tuple[str, dict[str, np.ndarray]]:
-        """``(board, batch)``: a board drawn by :meth:`board_weights`, then ``size`` of its samples as
-        :meth:`Replay.draw` (that board's symmetries)."""
-        board = self.boards[int(rng.choice(len(self.replays), p=self.board_weights(iteration, gamma)))]
+        """``(board, batch)``: a board drawn by :meth:`board_weights` (one board: no draw, so that ``rng``
+        gives the batch what it gives :meth:`Replay.draw`), then ``size`` of its samples as :meth:`Replay.draw`
+        (that board's symmetries)."""
+        if len(self.replays) == 1:
+            board = self.boards[0]
+        else:
+            board = self.boards[int(rng.choice(len(self.replays), p=self.board_weights(iteration, gamma)))]
         return board, self.replays[board].draw(rng, size, iteration, gamma, encoder, q_mix, augment, future)
 
     def save(self, path: str) -> None:
