@@ -313,8 +313,8 @@ def _engine(*, board, seed, cmd: str = "", name: str | None = None, movetime: fl
     ``movetime``: seconds per move told to it; it loses a game on time ``tolerance`` seconds after that
     (a tournament's time control: its time margin, and with overruns only warned it is waited for up to
     ``timeout`` seconds past its move time), or after ``timeout`` seconds without a move time;
-    ``startup``: seconds for its handshake and isready. A crash, an illegal move or a line outside the protocol loses the game; the program restarts for the
-    next one."""
+    ``startup``: seconds for its handshake and isready. A crash, an illegal move or a line outside the
+    protocol loses the game; the program restarts for the next one."""
     from agents.engine import EngineAgent
 
     return EngineAgent(_engine_argv(cmd), name=name, board=board, seed=seed, movetime=movetime,

@@ -12,9 +12,9 @@
   engine with the kind and message recorded. Kinds: ``"crash"`` (it exited or closed its output),
   ``"time"`` (no move within the move's time plus ``tolerance``, or within ``timeout`` without a clock;
   with a tournament's ``overrun="warn"``, no move within the move's time plus ``timeout``, the hard cap
-  that keeps a hung engine from hanging the tournament; handshake and ``isready`` within ``startup``), ``"illegal"`` (a move id of a drawn edge or off the
-  board), ``"protocol"`` (a line the protocol does not allow there, or one over 64 KiB), ``"error"`` (an
-  ``error`` line).
+  that keeps a hung engine from hanging the tournament; handshake and ``isready`` within ``startup``),
+  ``"illegal"`` (a move id of a drawn edge or off the board), ``"protocol"`` (a line the protocol does not
+  allow there, or one over 64 KiB), ``"error"`` (an ``error`` line).
 * The program is killed on :meth:`close`, when the agent is garbage collected, and when this process exits
   normally; the protocol asks an engine to exit when its input closes, which covers a controller killed
   outright.

@@ -6,10 +6,11 @@ weight ``w_b`` of Dotsformer eq. A6 applied by sampling instead of scaling the l
 gradient, without tiny weights), then encoded with the model's encoder.
 
 The training loop keeps one :class:`Replay` per board in a :class:`BoardReplays` (a single-board run: the
-replays of its one board; multi-size training, ``boards`` of the run, a family that plays every board): batches group samples of one size (no padding), and a gradient step draws its
-board in proportion to the boards' decay-weighted sample counts (:meth:`BoardReplays.board_weights`). Its file
-is one ``.npz`` holding ``boards`` and every board's columns as ``"RxC.column"``; :func:`load_replay` reads
-either kind.
+replay of its one board; multi-size training, ``boards`` of the run, a family that plays every board, one
+for each): batches group samples of one size (no padding), and a gradient step draws its board in
+proportion to the boards' decay-weighted sample counts (:meth:`BoardReplays.board_weights`). A multi-size
+run's file is one ``.npz`` holding ``boards`` and every board's columns as ``"RxC.column"`` (a single-board
+run saves its :class:`Replay`); :func:`load_replay` reads either kind.
 """
 
 from __future__ import annotations
