@@ -8,16 +8,117 @@ position a symmetric policy only as far as training with symmetry augmentation t
 board, 4 on a rectangle; each image's policy mapped back to the original actions), which makes the priors
 and value exactly invariant: a position equal to its own image gets a policy that is equal on the moves
 the symmetry swaps. It costs one forward pass per image.
+
+Runtime. Every forward pass runs under ``torch.inference_mode()``. ``runtime`` picks what runs it:
+
+* ``"eager"``: the module itself (it sees later changes of its weights).
+* ``"jit"``: a TorchScript copy made once from the weights of construction time (traced, frozen, then
+  ``torch.jit.optimize_for_inference``: batch norms folded into the convolutions, oneDNN layouts). Within
+  about 1e-5 of the eager outputs, which is the size of the eager network's own batch-to-batch differences
+  on the CPU. A network it cannot trace, or whose traced copy disagrees with it on a probe batch, stays
+  eager (with a warning); planes of another board than the network's run eagerly.
+* ``"nnpack"``: a copy with its batch norms folded into the convolutions (``torch.fx``) and its 3x3
+  convolutions of at least 32 channels in and out run by NNPACK (Winograd transforms, fewer multiplies than
+  a direct convolution; one thread under ``torch.set_num_threads(1)``). Within about 4e-5 of the eager
+  logits on the shipped 5x5 ResNet. Without NNPACK in the torch build the network stays eager (a warning).
+* ``"int8"``: a copy with its ``nn.Linear`` layers quantised to int8 (``torch.ao.quantization.quantize_dynamic``;
+  convolutions stay float). It changes the outputs: ``benchmarks/selfplay.py`` measures by how much.
+
+``benchmarks/selfplay.py`` measures which of them pays for which network.
 """
 
 from __future__ import annotations
 
+import copy
+import warnings
+
 import numpy as np
 import torch
 
-from dnb_env.core import geometry
+from dnb_env.core import GameState, geometry
 from dnb_env.observations import encode_batch, encoder_shape
 from dnb_env.symmetry import action_permutation, symmetries, transform_planes
+
+
+RUNTIMES = ("eager", "jit", "nnpack", "int8")
+
+
+class NNPackConv2d(torch.nn.Module):
+    """A stride-1 convolution of ``conv``'s weights run by ``torch._nnpack_spatial_convolution``."""
+
+    def __init__(self, conv: torch.nn.Conv2d):
+        super().__init__()
+        weight = conv.weight.detach().clone()
+        bias = conv.bias.detach().clone() if conv.bias is not None else torch.zeros(len(weight))
+        self.register_buffer("weight", weight)
+        self.register_buffer("bias", bias)
+        self.padding = [int(p) for p in conv.padding]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch._nnpack_spatial_convolution(x.contiguous(), self.weight, self.bias, self.padding)
+
+
+def _nnpack_copy(net):
+    """``net`` with batch norms folded and its big 3x3 convolutions on NNPACK (module docstring)."""
+    import torch.fx.experimental.optimization as fx_optimization
+
+    if not torch._nnpack_available():  # also initialises NNPACK, which its convolution needs first
+        raise RuntimeError("this torch build has no NNPACK")
+    module = copy.deepcopy(net).eval()
+    try:
+        module = fx_optimization.fuse(module)
+    except Exception:  # noqa: BLE001 - a network torch.fx cannot trace keeps its batch norms
+        module = copy.deepcopy(net).eval()
+
+    def swap(parent):
+        for name, child in parent.named_children():
+            if (isinstance(child, torch.nn.Conv2d) and child.kernel_size == (3, 3) and child.stride == (1, 1)
+                    and child.dilation == (1, 1) and child.groups == 1 and not isinstance(child.padding, str)
+                    and child.padding_mode == "zeros" and min(child.in_channels, child.out_channels) >= 32):
+                setattr(parent, name, NNPackConv2d(child))
+            else:
+                swap(child)
+
+    swap(module)
+    return module
+
+
+def inference_module(net, runtime: str = "eager", device: str = "cpu"):
+    """What runs ``net``'s forward passes for ``runtime`` (module docstring): ``net`` itself, a TorchScript
+    copy, an NNPACK copy or an int8 copy; ``(module, input_shape)`` where ``input_shape`` ``(C, H, W)`` is the
+    only input shape the module takes (None: any)."""
+    if runtime not in RUNTIMES:
+        raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, not {runtime!r}")
+    if runtime == "eager":
+        return net, None
+    if runtime == "int8":
+        if device != "cpu":
+            raise ValueError(f"runtime='int8' runs on the CPU, not {device!r}")
+        from torch.ao.quantization import quantize_dynamic
+
+        return quantize_dynamic(copy.deepcopy(net), {torch.nn.Linear}, dtype=torch.qint8).eval(), None
+    g = geometry(net.config.board)
+    planes = encode_batch(net.config.encoder, [GameState.new(g.rows, g.cols)] * 3)
+    probe = torch.from_numpy(planes).to(device)
+    try:
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")
+            if runtime == "nnpack":
+                if device != "cpu":
+                    raise ValueError(f"NNPACK runs on the CPU, not {device!r}")
+                module = _nnpack_copy(net)
+            else:
+                traced = torch.jit.trace(copy.deepcopy(net).eval(), probe[:2], strict=False, check_trace=False)
+                module = torch.jit.optimize_for_inference(torch.jit.freeze(traced))
+            want, got = net(probe), module(probe)  # another batch size than the trace's
+        err = max(float((want[k].float() - got[k].float()).abs().max()) for k in want)
+        if err > 1e-3:
+            raise RuntimeError(f"the copy differs by {err:.3g}")
+    except Exception as exc:  # noqa: BLE001 - any failure leaves the network eager
+        warnings.warn(f"runtime={runtime!r}: {type(net).__name__} stays eager ({type(exc).__name__}: {exc})"[:300],
+                      RuntimeWarning, stacklevel=2)
+        return net, None
+    return module, (None if runtime == "nnpack" else tuple(planes.shape[1:]))
 
 
 def masked_softmax(logits: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -32,13 +133,16 @@ class NetworkEvaluator:
     """``evaluate(states) -> (priors [B, A], values [B])`` with illegal moves given probability 0; values
     are in the network's units (``net.config.value``). ``evaluate_planes(planes, masks)`` does the same
     from encoded positions (what the native search passes). ``symmetrize=True``: the mean over the board's
-    symmetric images (module docstring)."""
+    symmetric images (module docstring). ``runtime``: ``"eager"``, ``"jit"`` or ``"int8"`` (module docstring;
+    the last two copy the weights once, here)."""
 
-    def __init__(self, net, device: str = "cpu", symmetrize: bool = False):
+    def __init__(self, net, device: str = "cpu", symmetrize: bool = False, runtime: str = "eager"):
         self.net = net.to(device).eval()
         self.encoder = net.config.encoder
         self.device = device
         self.symmetrize = bool(symmetrize)
+        self.runtime = runtime
+        self._module, self._module_shape = inference_module(self.net, runtime, device)
         self.calls = 0
 
     def evaluate(self, states):
@@ -62,15 +166,19 @@ class NetworkEvaluator:
                              f"shape {planes.shape}, got {masks.shape}")
         return self._forward(np.ascontiguousarray(planes, dtype=np.float32), masks, rows, cols)
 
-    @torch.no_grad()
+    def _run(self, planes: np.ndarray) -> dict:
+        net = self._module if self._module_shape in (None, planes.shape[1:]) else self.net
+        return net(torch.from_numpy(planes).to(self.device))
+
+    @torch.inference_mode()
     def _forward(self, planes, masks, rows, cols):
         self.calls += 1
         if not self.symmetrize:
-            out = self.net(torch.from_numpy(planes).to(self.device))
+            out = self._run(planes)
             return masked_softmax(out["policy_logits"].float().cpu().numpy(), masks), out["value"].float().cpu().numpy()
         syms = symmetries(rows, cols)
         images = np.concatenate([transform_planes(sym, self.encoder, planes) for sym in syms])
-        out = self.net(torch.from_numpy(images).to(self.device))
+        out = self._run(images)
         n = len(planes)
         logits = out["policy_logits"].float().cpu().numpy().reshape(len(syms), n, -1)
         priors = np.zeros(masks.shape)

@@ -219,6 +219,8 @@ class TrainConfig:
     threads: int = 1  # torch threads of the training process and of every self-play process
     backend: str = "local"  # where self-play runs: "local" (processes here) or "ray" (`workers` Ray actors)
     inference: str = "local"  # ray backend: "local" (each actor its own net) or "shared" (one inference actor)
+    selfplay_cache: str = "exact"  # self-play's evaluation cache: "off", "exact" or "canonical" (agents.search.cache)
+    selfplay_runtime: str = "eager"  # self-play's forward passes: "eager", "jit", "nnpack", "int8" (NetworkEvaluator)
     eval_every: int = 5  # iterations between evaluations (games against the opponents, search accuracy)
     eval_positions: int = 200  # labelled positions for the accuracy metrics (boards the solver covers)
     eval_games: int = 20  # raw-policy games against each evaluation opponent (0: none)
@@ -243,6 +245,11 @@ class TrainConfig:
         if self.inference == "shared" and self.backend != "ray":
             raise ValueError("inference='shared' (one inference actor for every self-play actor) needs the ray "
                              "backend (--backend ray)")
+        if self.selfplay_cache not in ("off", "exact", "canonical"):
+            raise ValueError(f"selfplay_cache must be 'off', 'exact' or 'canonical', not {self.selfplay_cache!r}")
+        if self.selfplay_runtime not in ("eager", "jit", "nnpack", "int8"):
+            raise ValueError(f"selfplay_runtime must be 'eager', 'jit', 'nnpack' or 'int8', "
+                             f"not {self.selfplay_runtime!r}")
         if self.workers < 1 or self.threads < 1:
             raise ValueError(f"workers and threads must be >= 1, not {self.workers} and {self.threads}")
         if self.iterations < 0 or self.games_per_iteration < 1 or self.batch_size < 1 or self.epochs < 1:
@@ -379,7 +386,7 @@ def to_dict(config: TrainConfig) -> dict:
 
 
 # options whose default changed behaviour when they were added: a saved config without them keeps the old one
-LEGACY_DEFAULTS = {"search.solve_leaf": 0, "search.solve_root": 0}
+LEGACY_DEFAULTS = {"search.solve_leaf": 0, "search.solve_root": 0, "selfplay_cache": "off"}
 
 
 def from_dict(data: dict) -> TrainConfig:
@@ -409,7 +416,8 @@ def from_dict(data: dict) -> TrainConfig:
 # settings a resumed run may change: extend or anneal it, move it to another machine, evaluate differently,
 # schedule its data (games per iteration, gradient passes, batch size) and the rollback rule's epsilon; every
 # metrics row records the lr, games, epochs, batch_size and epsilon it ran with, so the run stays reproducible
-RESUMABLE = ("iterations", "init", "lr", "lr_halving", "workers", "threads", "backend", "inference", "device", "eval_every",
+RESUMABLE = ("iterations", "init", "lr", "lr_halving", "workers", "threads", "backend", "inference", "selfplay_cache",
+             "selfplay_runtime", "device", "eval_every",
              "eval_games", "eval_positions", "games_per_iteration", "epochs", "batch_size", "curriculum.epsilon")
 
 

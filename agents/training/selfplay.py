@@ -21,6 +21,10 @@
   :class:`SelfPlayWorker` holding its network); ``"ray"``, :class:`~agents.training.selfplay_ray.RaySelfPlay`
   (``config.workers`` Ray actors on a cluster or a local Ray instance). Both split the games into the same
   contiguous shares and put the results back in game order, so they give the same samples.
+* The network's evaluations go through an evaluation cache of the call's own (``config.selfplay_cache``,
+  :mod:`agents.search.cache`; ``"exact"``: a position evaluated once per iteration, the same games as without
+  it but for the last bits of batch-dependent float rounding) on the runtime ``config.selfplay_runtime``
+  (:class:`agents.models.evaluator.NetworkEvaluator`). ``benchmarks/selfplay.py`` measures both.
 * Inference on Ray (``config.inference``, local or one shared inference actor): see
   :mod:`agents.training.selfplay_ray`.
 """
@@ -35,6 +39,7 @@ from agents.models import build_model
 from agents.models.evaluator import NetworkEvaluator
 from agents.processes import call_worker, spawn_worker_pool
 from agents.search import final_value, make_search, run_many, visits_to_policy
+from agents.search.cache import CachedEvaluator
 from agents.training.samples import Record, Samples
 from baselines.greedy import GreedyAgent
 from dnb_env.core import GameState, geometry
@@ -64,10 +69,14 @@ def self_play(net, config, iteration: int, start: int, games: range | None = Non
     """Play the iteration's ``games`` (default all ``games_per_iteration``) from start step ``start``;
     returns the samples and stats (``games``, ``positions``, ``nodes``, ``first_player_win_rate``,
     ``network_calls``, ``trace [n, 4]``). ``backend``: the search's (module docstring). ``evaluator``: what
-    evaluates the leaves instead of ``net`` on ``config.device`` (a :class:`RemoteEvaluator`)."""
+    evaluates the leaves instead of ``net`` on ``config.device`` (a :class:`RemoteEvaluator`); either way
+    behind an evaluation cache of this call's own (``config.selfplay_cache``, :mod:`agents.search.cache`)."""
     cur = config.curriculum
     value = config.model.value
-    evaluator = NetworkEvaluator(net, config.device) if evaluator is None else evaluator
+    if evaluator is None:
+        evaluator = NetworkEvaluator(net, config.device, runtime=config.selfplay_runtime)
+    if config.selfplay_cache != "off":
+        evaluator = CachedEvaluator(evaluator, config.selfplay_cache)
     mcfg = config.mcts()
     games = range(config.games_per_iteration) if games is None else games
     n = len(games)

@@ -92,6 +92,11 @@ DESCRIPTIONS: dict[str, str] = {
     "backend": "where self-play runs: local (processes here) or ray (workers Ray actors)",
     "inference": "ray backend: local (each actor its own network) or shared (one inference actor batches the "
                  "actors' leaves)",
+    "selfplay_cache": "self-play's evaluation cache, one per iteration: off, exact (a position's planes evaluated "
+                      "once) or canonical (once per symmetry class, evaluated in its canonical image)",
+    "selfplay_runtime": "what runs self-play's forward passes: eager, jit (a frozen TorchScript copy), nnpack "
+                        "(batch norms folded, 3x3 convolutions by NNPACK's Winograd) or int8 (linear layers "
+                        "quantised; changes the outputs)",
     "eval_every": "iterations between evaluations (games against the opponents, search accuracy)",
     "eval_positions": "solver-labelled positions for the accuracy metrics (boards the solver covers)",
     "eval_games": "raw-policy games against each evaluation opponent, random and greedy (0: none)",
