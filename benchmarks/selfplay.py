@@ -6,8 +6,9 @@ Networks (``--nets``): ``shipped`` (the shipped AlphaZero ResNet, ``agents/check
 ``alphavit`` (random weights, seed 0: speed does not depend on them).
 
 1. FLOPs per position (``torch.utils.flop_counter``, multiply-adds x 2) and the forward pass's achieved
-   GFLOP/s at the batch sizes self-play gives the network (``--batches``), eager and ``jit``
-   (:func:`agents.models.evaluator.inference_module`), each against a plain ``torch.matmul`` of the shape a
+   GFLOP/s at the batch sizes self-play gives the network (``--batches``) for each runtime
+   (:func:`agents.models.evaluator.inference_module`: eager, jit, nnpack, int8; the FLOPs are always the direct
+   convolution's, so a Winograd runtime can pass the matmul), against a plain ``torch.matmul`` of the shape a
    3x3 convolution of the network's width has as a GEMM on the same thread (``[B*H*W, 9c] @ [9c, c]``, c =
    ResNet width or transformer dim), and a 512 x 512 x 512 matmul (the core's practical peak). Medians of
    ``--reps`` interleaved runs.
@@ -22,6 +23,11 @@ Networks (``--nets``): ``shipped`` (the shipped AlphaZero ResNet, ``agents/check
    share, the share of time in the network, and the same-moves check against ``off/eager`` with the same
    seed: identical games, and identical moves (each game's moves up to its first difference, over all moves).
    The batch sizes the network saw in ``off/eager`` are listed (share of rows per size).
+3. Held-out accuracy of the runtimes that change the numbers (``--held-out N`` positions; 0: none): 5x5
+   positions of realistic play (seed 7, apart from the training run's evaluation seeds) after 28, 30 or 32
+   moves that the mover can win, labelled by the exact solver (a move is right when it keeps the win,
+   BoxesZero's criterion, as in ``benchmarks/midgame.py``): per runtime the raw policy's accuracy, its top
+   move's agreement with eager's, and the largest change of a prior and of a value.
 
     python benchmarks/selfplay.py [--nets shipped,resnet,dotsformer] [--games 8] [--solver off] [--json out.json]
 """
@@ -46,7 +52,8 @@ from dnb_env.core import GameState
 from dnb_env.observations import encode_batch
 
 SHIPPED = "agents/checkpoints/alphazero-5x5.pt"
-VARIANTS = "off/eager,exact/eager,canonical/eager,off/jit,exact/jit,canonical/jit"
+VARIANTS = "off/eager,exact/eager,canonical/eager,off/jit,off/nnpack,off/int8,exact/jit,exact/nnpack"
+RUNTIMES = ("eager", "jit", "nnpack", "int8")
 
 
 def network(name: str, board: str):
@@ -76,14 +83,16 @@ def flops_per_position(net, board: str) -> float:
 def flop_rates(net, board: str, batches, reps: int) -> list[dict]:
     """Per batch size: GFLOP/s of the eager and jit forward passes and of the comparable matmul."""
     F = flops_per_position(net, board)
-    jit, _ = inference_module(net, "jit")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        modules = {r: inference_module(net, r)[0] for r in RUNTIMES}
     rows = []
     c = width(net)
     for B in batches:
         x = torch.from_numpy(encode_batch(net.config.encoder, _positions(board, B)))
         cells = x.shape[-1] * x.shape[-2]
         a, b = torch.randn(B * cells, 9 * c), torch.randn(9 * c, c)
-        runs = {"eager": net, "jit": jit, "matmul": lambda _: a @ b}
+        runs = {**modules, "matmul": lambda _: a @ b}
         times = {k: [] for k in runs}
         with torch.inference_mode():
             for f in runs.values():
@@ -95,8 +104,8 @@ def flop_rates(net, board: str, batches, reps: int) -> list[dict]:
                     times[k].append(time.perf_counter() - t)
         med = {k: statistics.median(v) for k, v in times.items()}
         mm = 2 * B * cells * 9 * c * c
-        rows.append({"batch": B, "eager": F * B / med["eager"] / 1e9, "jit": F * B / med["jit"] / 1e9,
-                     "matmul": mm / med["matmul"] / 1e9, "ms_per_position": med["eager"] / B * 1e3})
+        rows.append({"batch": B, **{r: F * B / med[r] / 1e9 for r in RUNTIMES}, "matmul": mm / med["matmul"] / 1e9,
+                     "ms_per_position": med["eager"] / B * 1e3})
     return rows
 
 
@@ -173,6 +182,43 @@ def self_play_run(net, family: str, board: str, games: int, start: int, solver: 
             "sizes": dict(evaluator.sizes)}
 
 
+def held_out_positions(board: str, count: int, seed: int = 7) -> list:
+    """``count`` (state, winning moves) pairs: realistic play stopped after 28, 30 or 32 of 60 moves (scaled
+    to the board), kept when the mover can win (labels by the exact solver)."""
+    import random
+
+    from dnb_env.analysis import realistic_move
+    from dnb_env.solver import Solver
+
+    solver, rng, out = Solver(), random.Random(seed), []
+    a = GameState.new(board).num_actions
+    steps = sorted({round(k * a / 60) for k in (28, 30, 32)})
+    while len(out) < count:
+        s = GameState.new(board)
+        stop = steps[len(out) % len(steps)]
+        while len(s.history) < stop and not s.is_terminal():
+            s = s.apply(realistic_move(s, rng))
+        if not s.is_terminal() and (winning := solver.winning_moves(s)):
+            out.append((s, winning))
+    return out
+
+
+def held_out(net, positions) -> dict:
+    """Per runtime: raw-policy accuracy on ``positions``, top-move agreement with eager, largest changes."""
+    states = [s for s, _ in positions]
+    out, ref = {}, None
+    for runtime in RUNTIMES:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            p, v = NetworkEvaluator(net, runtime=runtime).evaluate(states)
+        top = p.argmax(axis=1)
+        ref = ref or (p, v, top)
+        out[runtime] = {"accuracy": float(np.mean([a in w for a, (_, w) in zip(top, positions)])),
+                        "agree": float(np.mean(top == ref[2])), "prior": float(np.abs(p - ref[0]).max()),
+                        "value": float(np.abs(v - ref[1]).max())}
+    return out
+
+
 def same_moves(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     """(identical games, identical moves): moves of ``[games, moves]`` up to each game's first difference."""
     prefix = [int(np.argmin(x == y)) if (x != y).any() else len(x) for x, y in zip(a, b)]
@@ -190,6 +236,7 @@ def main(argv=None):
     p.add_argument("--solver", choices=("off", "auto"), default="off", help="the preset's exact-solver zones")
     p.add_argument("--variants", default=VARIANTS, help="cache/runtime pairs; the first is the reference")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--held-out", type=int, default=150, help="labelled positions of the accuracy check (0: none)")
     p.add_argument("--skip-flops", action="store_true")
     p.add_argument("--skip-self-play", action="store_true")
     p.add_argument("--json", default="", help="write the results here")
@@ -201,6 +248,7 @@ def main(argv=None):
     if not args.skip_flops:
         res["peak_gflops"] = pk = peak(args.reps * 3)
         print(f"one thread, torch {torch.__version__}: 512x512x512 matmul {pk:.1f} GFLOP/s (practical peak)")
+    positions = held_out_positions(args.board, args.held_out) if args.held_out else []
     for name in args.nets.split(","):
         net, family = network(name, args.board)
         out = res["nets"][name] = {"params": sum(x.numel() for x in net.parameters())}
@@ -208,12 +256,23 @@ def main(argv=None):
             out["mflops"] = flops_per_position(net, args.board) / 1e6
             out["flops"] = flop_rates(net, args.board, batches, args.reps)
             print(f"\n{name} ({family}, {out['params']:,} parameters, {out['mflops']:.1f} MFLOPs per position)")
-            print("| batch | ms/position | eager GFLOP/s | jit GFLOP/s | matmul [B*HW, 9c]@[9c, c] GFLOP/s "
-                  "| eager / matmul | eager / peak |")
-            print("|---:|---:|---:|---:|---:|---:|---:|")
+            print("| batch | eager ms/position | GFLOP/s eager | jit | nnpack | int8 | matmul [B*HW, 9c]@[9c, c] "
+                  "| eager / matmul | eager / peak | best / peak |")
+            print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
             for r in out["flops"]:
-                print(f"| {r['batch']} | {r['ms_per_position']:.3f} | {r['eager']:.1f} | {r['jit']:.1f} | "
-                      f"{r['matmul']:.1f} | {r['eager'] / r['matmul']:.2f} | {r['eager'] / pk:.2f} |")
+                best = max(r[k] for k in RUNTIMES)
+                print(f"| {r['batch']} | {r['ms_per_position']:.3f} | "
+                      + " | ".join(f"{r[k]:.1f}" for k in RUNTIMES)
+                      + f" | {r['matmul']:.1f} | {r['eager'] / r['matmul']:.2f} | {r['eager'] / pk:.2f} | "
+                      f"{best / pk:.2f} |")
+        if positions:
+            out["held_out"] = acc = held_out(net, positions)
+            print(f"\n{name}: {len(positions)} held-out winning positions (28-32 of 60 moves played), raw policy")
+            print("| runtime | winning-move accuracy | top move as eager's | largest prior change | "
+                  "largest value change |")
+            print("|---|---:|---:|---:|---:|")
+            for runtime, r in acc.items():
+                print(f"| {runtime} | {r['accuracy']:.3f} | {r['agree']:.1%} | {r['prior']:.1e} | {r['value']:.1e} |")
         if args.skip_self_play:
             continue
         runs = [self_play_run(net, family, args.board, args.games, args.start, args.solver, v, args.seed)

@@ -178,3 +178,14 @@ def test_fit_curves_plots_run_folders(tmp_path):
     assert curves[str(run)]["keep_hard"] == [0.4, 0.5] and out.stat().st_size > 1000
     with pytest.raises(ValueError, match="not a fit run folder"):
         load("fit_curves").main([str(tmp_path / "missing"), "--out", str(out)])
+
+
+def test_selfplay_benchmark_runs():
+    res = load("selfplay").main(["--nets", "resnet", "--board", "3x3", "--games", "2", "--batches", "1,4", "--reps", "1",
+                                 "--held-out", "3", "--variants", "off/eager,exact/eager"])
+    net = res["nets"]["resnet"]
+    assert net["mflops"] > 0 and all(r["eager"] > 0 and r["matmul"] > 0 for r in net["flops"])
+    assert set(net["held_out"]) == {"eager", "jit", "nnpack", "int8"}
+    old, new = net["self_play"]
+    assert old["positions"] == new["positions"] == 2 * 24 and new["rows"] < old["rows"]
+    assert new["identical_moves"] == 1.0

@@ -154,6 +154,8 @@ def test_the_traced_and_nnpack_networks_compute_what_the_module_does(family):
         got = nnpack.evaluate(states)
         np.testing.assert_allclose(got[0], eager[0], atol=1e-5)
         np.testing.assert_allclose(got[1], eager[1], atol=1e-5)
+    auto = NetworkEvaluator(net, runtime="auto")
+    assert (auto._module is net) == (family != "resnet" or not torch._nnpack_available())
     int8 = NetworkEvaluator(net, runtime="int8").evaluate(states)
     np.testing.assert_allclose(int8[0].sum(axis=1), 1, atol=1e-5)
     assert np.all((int8[0] > 0) == np.stack([s.legal_mask() for s in states]).astype(bool))
@@ -170,4 +172,5 @@ def test_the_cache_options_are_checked_and_old_configs_load_without_the_cache():
     assert cfg.selfplay_cache == "exact" and from_dict(to_dict(cfg)) == cfg
     old = to_dict(cfg)
     del old["selfplay_cache"], old["selfplay_runtime"]
-    assert from_dict(old) == dataclasses.replace(cfg, selfplay_cache="off")
+    assert from_dict(old) == dataclasses.replace(cfg, selfplay_cache="off", selfplay_runtime="eager")
+    assert cfg.selfplay_runtime == "auto"

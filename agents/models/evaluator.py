@@ -23,6 +23,9 @@ Runtime. Every forward pass runs under ``torch.inference_mode()``. ``runtime`` p
   logits on the shipped 5x5 ResNet. Without NNPACK in the torch build the network stays eager (a warning).
 * ``"int8"``: a copy with its ``nn.Linear`` layers quantised to int8 (``torch.ao.quantization.quantize_dynamic``;
   convolutions stay float). It changes the outputs: ``benchmarks/selfplay.py`` measures by how much.
+* ``"auto"``: ``"nnpack"`` for a ``resnet`` network on the CPU, else ``"eager"``: what measured fastest on
+  one CPU core (``benchmarks/selfplay.py``: NNPACK 1.6-1.8x eager for the 5x5 ResNets at self-play's batch
+  sizes; the Dotsformer's 32-channel convolutions and attention run fastest eagerly).
 
 ``benchmarks/selfplay.py`` measures which of them pays for which network.
 """
@@ -40,7 +43,7 @@ from dnb_env.observations import encode_batch, encoder_shape
 from dnb_env.symmetry import action_permutation, symmetries, transform_planes
 
 
-RUNTIMES = ("eager", "jit", "nnpack", "int8")
+RUNTIMES = ("eager", "jit", "nnpack", "int8", "auto")
 
 
 class NNPackConv2d(torch.nn.Module):
@@ -89,6 +92,10 @@ def inference_module(net, runtime: str = "eager", device: str = "cpu"):
     only input shape the module takes (None: any)."""
     if runtime not in RUNTIMES:
         raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, not {runtime!r}")
+    if runtime == "auto":
+        from agents.models import family_of
+
+        runtime = "nnpack" if device == "cpu" and family_of(net.config) == "resnet" else "eager"
     if runtime == "eager":
         return net, None
     if runtime == "int8":

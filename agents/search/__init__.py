@@ -16,6 +16,8 @@ module              what
                     times faster
 ``exact``           the exact solver inside the search (leaves, the root policy in the solver zone)
 ``evaluators``      ``UniformEvaluator``, ``RolloutEvaluator`` (no network)
+``cache``           :class:`~agents.search.cache.CachedEvaluator`: a network evaluator behind an evaluation
+                    cache keyed by the position (``"exact"``) or its symmetry class (``"canonical"``)
 ``agent``           :class:`MCTSAgent`, an Agent over either backend
 ==================  ====================================================================================
 

@@ -94,7 +94,8 @@ DESCRIPTIONS: dict[str, str] = {
                  "actors' leaves)",
     "selfplay_cache": "self-play's evaluation cache, one per iteration: off, exact (a position's planes evaluated "
                       "once) or canonical (once per symmetry class, evaluated in its canonical image)",
-    "selfplay_runtime": "what runs self-play's forward passes: eager, jit (a frozen TorchScript copy), nnpack "
+    "selfplay_runtime": "what runs self-play's forward passes: auto (nnpack for a resnet on the CPU, else eager), "
+                        "eager, jit (a frozen TorchScript copy), nnpack "
                         "(batch norms folded, 3x3 convolutions by NNPACK's Winograd) or int8 (linear layers "
                         "quantised; changes the outputs)",
     "eval_every": "iterations between evaluations (games against the opponents, search accuracy)",
