@@ -13,7 +13,7 @@ import pytest
 
 from baselines.solver import SolverAgent
 from dnb_env.analysis import realistic_position
-from dnb_env.core import GameState
+from dnb_env.core import GameState, geometry
 from dnb_env.solver import Solver, SolverBudgetExceeded, SolverTooLarge, native_available
 from dnb_env.symmetry import symmetries, transform_state
 
@@ -99,7 +99,7 @@ def test_every_rule_keeps_an_optimal_move_on_every_position(rows, cols):
     assert report["positions"] == 2 ** GameState.new(rows, cols).num_actions - 1
     fired = report["rules"]
     assert fired["free_captures"] > 0 and fired["run_captures"] > 0 and fired["double_deal_choices"] > 0
-    assert fired["equivalent_pruned"] > 0 and fired["simple_endgames"] > 0
+    assert fired["equivalent_pruned"] > 0 and fired["simple_endgames"] > 0 and fired["border_pruned"] > 0
 
 
 def test_the_exhaustive_check_catches_an_unsound_rule():
@@ -127,6 +127,7 @@ def _rule_positions(board: str, undrawn: int, count: int, seed: int) -> list[Gam
     ("double_dealing", "double_deal_choices"),
     ("equivalent_sacrifices", "equivalent_pruned"),
     ("simple_endgame", "simple_endgames"),
+    ("border_edges", "border_pruned"),
 ])
 def test_each_rule_fires_and_switching_it_off_keeps_the_value(rule, counter):
     off = ALL & ~RULES[rule]
@@ -142,6 +143,38 @@ def test_each_rule_fires_and_switching_it_off_keeps_the_value(rule, counter):
         if on_stats["rules"][counter] > 0:
             fired_somewhere = True
     assert fired_somewhere, f"rule {rule} never fired on the test positions"
+
+
+def test_positions_differing_in_which_corner_side_is_drawn_share_table_entries():
+    # the two border sides of a corner box tie the same coin to the ground: drawing either gives the same
+    # strings-and-coins graph, so the second position is answered from the first one's entry
+    rng = random.Random(5)
+    for _ in range(20):
+        s = realistic_position("4x4", 28, rng)
+        a, b = sorted(_border_sides_of_box(s, 0))
+        if not (s.edges >> a & 1) and not (s.edges >> b & 1) and s.apply(a).current_player != s.current_player:
+            break
+    else:
+        pytest.fail("no test position with both border sides of the corner box undrawn")
+    first, second = s.apply(a), s.apply(b)
+    assert first.edges != second.edges
+    ex = exact(first)
+    v = ex.value(first.edges)
+    assert ex.stats()["nodes"] > 20
+    ex.reset_stats()
+    assert ex.value(second.edges) == v
+    assert ex.stats()["nodes"] <= 3
+    # without the rule the second position is searched again, to the same value
+    off = exact(first, ALL & ~RULES["border_edges"])
+    off.value(first.edges)
+    off.reset_stats()
+    assert off.value(second.edges) == v
+    assert off.stats()["nodes"] > 20
+
+
+def _border_sides_of_box(state: GameState, box: int) -> set[int]:
+    g = geometry(state.rows, state.cols)
+    return {e for e in g.box_sides[box] if len(g.action_boxes[e]) == 1}
 
 
 def test_rules_shrink_the_search():

@@ -15,10 +15,11 @@
 //    searches (beta - 1, beta) that converges on the exact integer value. A single null-window search
 //    answers "is v >= t?" (the win/draw query).
 //  * A transposition table of lower/upper bounds keyed by the drawn-edge set, canonicalised over the
-//    board's symmetries (8 on a square board, 4 on a rectangle): each symmetry keeps its own Zobrist hash,
-//    updated incrementally; the symmetry with the smallest hash picks the canonical orientation, and the
-//    entry stores that orientation's full 180-bit edge set, so a hit is never a hash collision. Bounds
-//    depend only on the edge set, so entries are reused across searches and across calls.
+//    board's symmetries (8 on a square board, 4 on a rectangle): a position carries its edge set seen
+//    through every symmetry, updated incrementally as edges are drawn; the smallest of those sets (as a
+//    180-bit number) is the canonical form, its mixed bits index the table, and the entry stores the full
+//    set, so a hit is never a hash collision. Bounds depend only on the edge set, so entries are reused
+//    across searches and across calls.
 //  * Move ordering: the table's best move, then safe moves (no box gets its third side) from the centre
 //    outwards (Barker & Korf 2012 report this static order as very effective), then sacrifices by the
 //    number of boxes they hand over, fewest first. Captures are handled by the rules below.
@@ -55,6 +56,12 @@
 //     half-hearted one); an isolated 1-chain's two border edges are equivalent; equal isolated chains and
 //     loops are searched once. Chains ending in joints qualify only when using up the chain leaves each end
 //     joint with >= 2 undrawn sides (so no new box comes on offer while it is taken).
+//  5. kBorderEdges (Barker & Korf 2012, the corner symmetry; in strings-and-coins terms, two strings that
+//     tie the same coin to the ground): the sides of one box that lie on the border (two for a corner box,
+//     three for the end box of a 1 x n board) lead to the same graph whichever of them is drawn. So only
+//     one of a box's undrawn border sides is searched, and the table key counts, for each such box, how
+//     many of its border sides are drawn rather than which (the key marks the first ones in a fixed order).
+//     Why exact: cutting either string gives isomorphic graphs, and the value is a function of the graph.
 //  4. kSimpleEndgame: when every unclaimed box has exactly two undrawn sides the position is a sum of
 //     isolated chains and loops and its value is the opener/controller recursion of
 //     dnb_env/analysis.py (simple_endgame_value): v(empty) = 0, v(G) = min over components C of
@@ -77,6 +84,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -95,7 +103,8 @@ enum Rule : uint32_t {
   kDoubleDealing = 1u << 1,
   kEquivalentSacrifices = 1u << 2,
   kSimpleEndgame = 1u << 3,
-  kAllRules = (1u << 4) - 1,
+  kBorderEdges = 1u << 4,
+  kAllRules = (1u << 5) - 1,
 };
 
 constexpr int kMaxSymmetries = 8;
@@ -106,16 +115,22 @@ constexpr int kInf = 1000;
 // Thrown inside a search when its node budget is spent; caught by the public entry points.
 struct BudgetExceeded {};
 
-// Board tables of the search: neighbours across each side, symmetries as edge permutations, Zobrist keys
-// per symmetry and the static centre-out move order. Built once per board size by topology().
+// Board tables of the search: neighbours across each side, symmetries as edge permutations and the static
+// centre-out move order. Built once per board size by topology().
 struct Topology {
   const Geometry* g = nullptr;
   int num_edges = 0, num_boxes = 0, num_sym = 0;
   std::vector<std::array<int16_t, 2>> edge_boxes;          // [A] boxes beside each edge, -1 pads
   std::vector<std::array<int16_t, 4>> box_sides;           // [B] the four sides
   std::vector<std::array<uint8_t, kMaxEdges>> perm, inv;   // [S][A] edge images under each symmetry
-  std::vector<std::array<uint64_t, kMaxEdges>> zobrist;    // [S][A] zobrist[s][e] = base[perm[s][e]]
   std::vector<uint8_t> centre_order;                        // all edges, centre first
+  // rule 5: boxes with two or more border sides, and their border sides in centre order
+  struct BorderGroup {
+    int n = 0;
+    uint8_t side[4];
+  };
+  std::vector<BorderGroup> border_groups;
+  std::vector<int8_t> border_group_of;                      // [A] group of a border side, -1 otherwise
   std::vector<int16_t> order_rank;                          // [A] position of each edge in centre_order
 
   explicit Topology(const Geometry& geo) : g(&geo) {
@@ -144,19 +159,6 @@ struct Topology {
         inv[s][b] = uint8_t(a);
       }
     }
-    uint64_t seed = 0x5DEECE66Dull ^ (uint64_t(geo.rows) << 8) ^ uint64_t(geo.cols);
-    std::array<uint64_t, kMaxEdges> base{};
-    for (int a = 0; a < num_edges; ++a) {
-      seed += 0x9E3779B97F4A7C15ull;  // splitmix64
-      uint64_t z = seed;
-      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-      base[a] = z ^ (z >> 31);
-    }
-    zobrist.resize(num_sym);
-    for (int s = 0; s < num_sym; ++s) {
-      for (int a = 0; a < num_edges; ++a) zobrist[s][a] = base[perm[s][a]];
-    }
     centre_order.resize(num_edges);
     for (int a = 0; a < num_edges; ++a) centre_order[a] = uint8_t(a);
     auto dist = [&](int a) {
@@ -166,6 +168,34 @@ struct Topology {
     std::stable_sort(centre_order.begin(), centre_order.end(), [&](int a, int b) { return dist(a) < dist(b); });
     order_rank.resize(num_edges);
     for (int i = 0; i < num_edges; ++i) order_rank[centre_order[i]] = int16_t(i);
+    border_group_of.assign(num_edges, -1);
+    for (int b = 0; b < num_boxes; ++b) {
+      BorderGroup grp{};
+      for (int i = 0; i < num_edges; ++i) {
+        const int e = centre_order[i];
+        const bool side = box_sides[b][0] == e || box_sides[b][1] == e || box_sides[b][2] == e || box_sides[b][3] == e;
+        if (side && edge_boxes[e][1] < 0) grp.side[grp.n++] = uint8_t(e);
+      }
+      if (grp.n < 2) continue;
+      for (int k = 0; k < grp.n; ++k) border_group_of[grp.side[k]] = int8_t(border_groups.size());
+      border_groups.push_back(grp);
+    }
+  }
+
+  // Edge e drawn in a key (an edge set seen through a symmetry). With `border` (rule 5) the key keeps, in
+  // each border group, the group's first sides set, as many as are drawn: drawing a border side sets the
+  // group's next side.
+  void add_to_key(uint64_t* key, int e, bool border) const {
+    if (border && border_group_of[e] >= 0) {
+      const BorderGroup& grp = border_groups[border_group_of[e]];
+      for (int k = 0; k < grp.n; ++k) {
+        if (!test_bit(key, grp.side[k])) {
+          set_bit(key, grp.side[k]);
+          return;
+        }
+      }
+    }
+    set_bit(key, e);
   }
 
   // The box across edge e from box b (-1: the border).
@@ -186,33 +216,41 @@ inline const Topology& topology(int rows, int cols) {
   return *slot;
 }
 
-// A position of the search: drawn edges, undrawn sides per box (valence; 0 = claimed) and the Zobrist
-// hash of the edge set seen through each symmetry.
+// A position of the search: drawn edges, the table key of the edge set seen through each symmetry (with
+// `border`, rule 5's key: see Topology::add_to_key), undrawn sides per box (valence; 0 = claimed) and the
+// capturable boxes.
 struct Pos {
   uint64_t edges[kEdgeWords];
-  uint64_t hash[kMaxSymmetries];
+  uint64_t img[kMaxSymmetries][kEdgeWords];  // img[s]: the key of the set mapped by symmetry s
+  bool border;
   uint8_t val[kMaxBoxes];
+  uint64_t cap[kBoxWords];  // boxes of valence 1 (capturable), kept up to date by draw()
   int16_t remaining;  // unclaimed boxes
   int16_t undrawn;    // undrawn edges
+  int16_t joints;     // boxes of valence 3 or 4
 };
 
-inline Pos make_pos(const Topology& t, const uint64_t* edges) {
+inline Pos make_pos(const Topology& t, const uint64_t* edges, bool border = false) {
   Pos p{};
   for (int w = 0; w < kEdgeWords; ++w) p.edges[w] = edges[w];
+  p.border = border && !t.border_groups.empty();
   p.undrawn = 0;
   for (int a = 0; a < t.num_edges; ++a) {
     if (test_bit(edges, a)) {
-      for (int s = 0; s < t.num_sym; ++s) p.hash[s] ^= t.zobrist[s][a];
+      for (int s = 0; s < t.num_sym; ++s) t.add_to_key(p.img[s], t.perm[s][a], p.border);
     } else {
       ++p.undrawn;
     }
   }
   p.remaining = 0;
+  p.joints = 0;
   for (int b = 0; b < t.num_boxes; ++b) {
     int v = 0;
     for (int e : t.box_sides[b]) v += !test_bit(edges, e);
     p.val[b] = uint8_t(v);
     p.remaining = int16_t(p.remaining + (v > 0));
+    p.joints = int16_t(p.joints + (v >= 3));
+    if (v == 1) set_bit(p.cap, b);
   }
   return p;
 }
@@ -221,11 +259,20 @@ inline Pos make_pos(const Topology& t, const uint64_t* edges) {
 inline int draw(const Topology& t, Pos& p, int e) {
   set_bit(p.edges, e);
   --p.undrawn;
-  for (int s = 0; s < t.num_sym; ++s) p.hash[s] ^= t.zobrist[s][e];
+  if (p.border) {
+    for (int s = 0; s < t.num_sym; ++s) t.add_to_key(p.img[s], t.perm[s][e], true);
+  } else {
+    for (int s = 0; s < t.num_sym; ++s) set_bit(p.img[s], t.perm[s][e]);
+  }
   int gained = 0;
   for (int b : t.edge_boxes[e]) {
     if (b < 0) break;
-    if (--p.val[b] == 0) ++gained;
+    switch (--p.val[b]) {
+      case 2: --p.joints; break;
+      case 1: set_bit(p.cap, b); break;
+      case 0: p.cap[b >> 6] &= ~(uint64_t(1) << (b & 63)); ++gained; break;
+      default: break;
+    }
   }
   p.remaining = int16_t(p.remaining - gained);
   return gained;
@@ -295,6 +342,7 @@ struct RuleStats {
   uint64_t double_deal_choices = 0; // rule 2: nodes searched as {take, double-deal}
   uint64_t equivalent_pruned = 0;   // rule 3: sacrifice moves left out as equivalent or dominated
   uint64_t simple_endgames = 0;     // rule 4: leaves valued by the chain/loop recursion
+  uint64_t border_pruned = 0;       // rule 5: border sides left out as the same move as another
 };
 
 // A run of boxes taken one after another from a capturable box: `first` (valence 1) through boxes of
@@ -353,15 +401,13 @@ inline NodeKind generate(const Topology& t, const Pos& p, uint32_t rules, Moves&
                          RuleStats& stats, bool quiet = true) {
   out.n = 0;
   if (p.remaining == 0) return NodeKind::kTerminal;
-  int capturable = 0, joints = 0;
-  for (int b = 0; b < t.num_boxes; ++b) {
-    capturable += p.val[b] == 1;
-    joints += p.val[b] >= 3;
-  }
+  const bool capturable = (p.cap[0] | p.cap[1]) != 0;
+  const bool joints = p.joints > 0;
+  static_assert(kBoxWords == 2, "the capturable-box mask is two words");
   if (capturable && (rules & kFreeCapture)) {
     // rule 1: a box whose capture leaves no new box on offer
-    for (int b = 0; b < t.num_boxes; ++b) {
-      if (p.val[b] != 1) continue;
+    for (int w = 0; w < kBoxWords; ++w) for (uint64_t bits = p.cap[w]; bits; bits &= bits - 1) {
+      const int b = w * 64 + lowest_bit(bits);
       const int e = other_undrawn_side(t, p, b, -1);
       const int n = t.across(b, e);
       if (n < 0 || p.val[n] != 2) {
@@ -373,11 +419,15 @@ inline NodeKind generate(const Topology& t, const Pos& p, uint32_t rules, Moves&
     if (rules & kDoubleDealing) {
       // rule 2: every capturable box now starts a run through boxes of valence 2
       uint64_t seen[kBoxWords] = {0, 0};
-      Run runs_cheap[kMaxBoxes];  // the runs of 2 (chain) or 4 (two-ended) boxes
+      // the runs of 2 (chain) or 4 (two-ended) boxes; raw storage: default-constructing kMaxBoxes runs on
+      // every capture node cost a tenth of the search
+      alignas(Run) unsigned char runs_storage[sizeof(Run) * kMaxBoxes];
+      Run* runs_cheap = reinterpret_cast<Run*>(runs_storage);
       int n_runs = 0, n_chain2 = 0;
       int first_loop4 = -1, first_chain2 = -1;
-      for (int b = 0; b < t.num_boxes; ++b) {
-        if (p.val[b] != 1 || test_bit(seen, b)) continue;
+      for (int w = 0; w < kBoxWords; ++w) for (uint64_t bits = p.cap[w]; bits; bits &= bits - 1) {
+        const int b = w * 64 + lowest_bit(bits);
+        if (test_bit(seen, b)) continue;
         const Run r = walk_run(t, p, b, seen);
         const bool cheap_run = r.two_ended ? r.length == 4 : r.length == 2;
         if (!cheap_run) {  // a long run (or a two-ended 3): taking its first box keeps every plan
@@ -385,7 +435,7 @@ inline NodeKind generate(const Topology& t, const Pos& p, uint32_t rules, Moves&
           ++stats.run_captures;
           return NodeKind::kForcedCapture;
         }
-        runs_cheap[n_runs] = r;
+        new (&runs_cheap[n_runs]) Run(r);
         if (r.two_ended) {
           if (first_loop4 < 0) first_loop4 = n_runs;
         } else {
@@ -516,6 +566,22 @@ inline NodeKind generate(const Topology& t, const Pos& p, uint32_t rules, Moves&
       }
     }
   }
+  if (rules & kBorderEdges) {
+    // rule 5: one undrawn border side per box is searched (the first not already left out)
+    for (const auto& grp : t.border_groups) {
+      int keep = -1;
+      for (int k = 0; k < grp.n; ++k) {
+        const int e = grp.side[k];
+        if (drawn(p, e)) continue;
+        if (keep < 0) {
+          if (!pruned[e]) keep = e;
+        } else if (!pruned[e]) {
+          pruned[e] = true;
+          ++stats.border_pruned;
+        }
+      }
+    }
+  }
   // order: safe moves (centre out), then sacrifices by boxes handed over, then captures (only reached
   // with the capture rules off)
   uint8_t sac[kMaxEdges];
@@ -580,12 +646,20 @@ struct TTEntry {
 };
 static_assert(sizeof(TTEntry) == 32, "TTEntry is 32 bytes");
 
+// The table index of a canonical edge set: its words mixed (multiply-xorshift).
+inline uint64_t key_hash(const uint64_t* key) {
+  uint64_t h = key[0] * 0x9E3779B97F4A7C15ull ^ key[1] * 0xC2B2AE3D27D4EB4Full ^ key[2] * 0x165667B19E3779F9ull;
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 32);
+}
+
 // Two-entry buckets indexed by the canonical hash. The table starts small and grows (x4, rehashing every
 // entry from its stored key) while it is more than half full, up to `limit` entries, so a small problem
 // does not pay for clearing a large table.
 class TranspositionTable {
  public:
-  TranspositionTable(const uint64_t* zobrist, size_t limit) : zobrist_(zobrist) {
+  explicit TranspositionTable(size_t limit) {
     limit_ = 2;
     while (limit_ * 2 <= std::max<size_t>(limit, 2)) limit_ <<= 1;
     allocate(std::min<size_t>(limit_, size_t(1) << 12));
@@ -637,10 +711,7 @@ class TranspositionTable {
     allocate(std::min(limit_, old.size() * 4));
     for (const TTEntry& e : old) {
       if (!e.work) continue;
-      uint64_t h = 0;
-      for (int w = 0; w < kEdgeWords; ++w) {
-        for (uint64_t bits = e.key[w]; bits; bits &= bits - 1) h ^= zobrist_[w * 64 + lowest_bit(bits)];
-      }
+      const uint64_t h = key_hash(e.key);
       TTEntry* b = &table_[h & mask_];
       TTEntry* slot = !b[0].work ? &b[0] : !b[1].work ? &b[1] : (b[1].work < e.work ? &b[1] : nullptr);
       if (!slot) continue;
@@ -649,7 +720,6 @@ class TranspositionTable {
     }
   }
 
-  const uint64_t* zobrist_;  // identity-symmetry keys: the hash of a canonical key
   std::vector<TTEntry> table_;
   size_t mask_ = 0, used_ = 0, limit_ = 2;
 };
@@ -664,7 +734,7 @@ class Solver {
  public:
   // `tt_entries`: transposition-table entries (32 bytes each); the table grows to this size on demand.
   Solver(int rows, int cols, size_t tt_entries, uint32_t rules)
-      : t_(topology(rows, cols)), rules_(rules & kAllRules), tt_(t_.zobrist[0].data(), tt_entries) {}
+      : t_(topology(rows, cols)), rules_(rules & kAllRules), tt_(tt_entries) {}
 
   const Topology& topo() const { return t_; }
   uint32_t rules() const { return rules_; }
@@ -675,7 +745,8 @@ class Solver {
 
   // Exact value by MTD(f) from `guess`. On a spent budget returns false with the bounds found so far
   // (lo <= v <= hi); `node_limit` 0 = unlimited, counted from this call.
-  bool value(const Pos& p, int guess, uint64_t node_limit, int& lo, int& hi) {
+  bool value(const Pos& given, int guess, uint64_t node_limit, int& lo, int& hi) {
+    const Pos p = prepared(given);
     begin(p, node_limit);
     lo = -p.remaining;
     hi = p.remaining;
@@ -688,7 +759,8 @@ class Solver {
   }
 
   // Whether v(p) >= threshold: one null-window search. Returns 1 (yes), 0 (no), -1 (budget spent).
-  int at_least(const Pos& p, int threshold, uint64_t node_limit) {
+  int at_least(const Pos& given, int threshold, uint64_t node_limit) {
+    const Pos p = prepared(given);
     begin(p, node_limit);
     if (threshold <= -p.remaining) return 1;
     if (threshold > p.remaining) return 0;
@@ -701,7 +773,8 @@ class Solver {
 
   // Exact value of every legal move (margin for the mover, boxes captured by the move included), in
   // increasing edge order. False if the budget ran out.
-  bool move_values(const Pos& p, uint64_t node_limit, std::vector<std::pair<int, int>>& out) {
+  bool move_values(const Pos& given, uint64_t node_limit, std::vector<std::pair<int, int>>& out) {
+    const Pos p = prepared(given);
     begin(p, node_limit);
     out.clear();
     try {
@@ -732,8 +805,9 @@ class Solver {
   // any safe move is left, and play exactly (this solver, within `leaf_node_limit` nodes) once none is.
   // Values in increasing edge order; false when it needs more than `position_limit` positions or an end
   // position is beyond the leaf budget. Empty when the position has no safe move.
-  bool safe_phase_values(const Pos& p, uint64_t position_limit, uint64_t leaf_node_limit,
+  bool safe_phase_values(const Pos& given, uint64_t position_limit, uint64_t leaf_node_limit,
                          std::vector<std::pair<int, int>>& out) {
+    const Pos p = prepared(given);
     out.clear();
     SafePhase sp{*this, {}, position_limit, leaf_node_limit};
     if (!sp.has_safe(p)) return true;
@@ -818,6 +892,12 @@ class Solver {
     }
   };
 
+  // The position with the table keys this solver uses (rule 5 on or off).
+  Pos prepared(const Pos& p) const {
+    const bool border = (rules_ & kBorderEdges) && !t_.border_groups.empty();
+    return p.border == border ? p : make_pos(t_, p.edges, border);
+  }
+
   void begin(const Pos& p, uint64_t node_limit) {
     (void)p;
     limit_ = node_limit ? stats_.nodes + node_limit : std::numeric_limits<uint64_t>::max();
@@ -833,22 +913,24 @@ class Solver {
     }
   }
 
-  // Canonical orientation of p: the symmetry with the smallest hash, and the edge set seen through it.
+  // Canonical orientation of p: the symmetry whose image of the edge set is the smallest (compared as a
+  // number, highest word first), and that image.
+  // With rule 5 the keys count the drawn border sides of a box rather than name them, so positions that
+  // differ only in which border side of a box is drawn share the key.
   int canonical(const Pos& p, uint64_t* key) const {
+    static_assert(kEdgeWords == 3, "canonical() compares three words");
+    const uint64_t* best = p.img[0];
     int s_best = 0;
     for (int s = 1; s < t_.num_sym; ++s) {
-      if (p.hash[s] < p.hash[s_best]) s_best = s;
-    }
-    key[0] = key[1] = key[2] = 0;
-    const auto& perm = t_.perm[s_best];
-    for (int w = 0; w < kEdgeWords; ++w) {
-      uint64_t bits = p.edges[w];
-      while (bits) {
-        const int i = w * 64 + lowest_bit(bits);
-        bits &= bits - 1;
-        set_bit(key, perm[i]);
+      const uint64_t* k = p.img[s];
+      if (k[2] < best[2] || (k[2] == best[2] && (k[1] < best[1] || (k[1] == best[1] && k[0] < best[0])))) {
+        best = k;
+        s_best = s;
       }
     }
+    key[0] = best[0];
+    key[1] = best[1];
+    key[2] = best[2];
     return s_best;
   }
 
@@ -874,7 +956,7 @@ class Solver {
 
     uint64_t key[kEdgeWords];
     const int sym = canonical(p, key);
-    const uint64_t hash = p.hash[sym];
+    const uint64_t hash = key_hash(key);
     int tt_move = -1;
     if (TTEntry* e = tt_.probe(hash, key)) {
       ++stats_.tt_hits;
@@ -883,11 +965,20 @@ class Solver {
         return gained + (e->lo >= beta ? e->lo : e->hi);
       }
       if (e->move != kNoMove) tt_move = t_.inv[sym][e->move];
+      if (tt_move >= 0 && drawn(p, tt_move) && t_.border_group_of[tt_move] >= 0) {
+        // stored by a position with another border side of this box drawn (rule 5): its undrawn twin
+        const auto& grp = t_.border_groups[t_.border_group_of[tt_move]];
+        tt_move = -1;
+        for (int k = 0; k < grp.n && tt_move < 0; ++k) {
+          if (!drawn(p, grp.side[k])) tt_move = grp.side[k];
+        }
+      }
     }
     if (kind == NodeKind::kDeferred) generate(t_, p, rules_, moves, scratch_, stats_.rules, true);
-    if (tt_move >= 0) {  // table move first
+    if (tt_move >= 0) {  // table move first (or, rule 5, the border side searched in its place)
+      const int grp = t_.border_group_of[tt_move];
       for (int i = 0; i < moves.n; ++i) {
-        if (moves.m[i] == tt_move) {
+        if (moves.m[i] == tt_move || (grp >= 0 && t_.border_group_of[moves.m[i]] == grp)) {
           std::rotate(moves.m, moves.m + i, moves.m + i + 1);
           break;
         }

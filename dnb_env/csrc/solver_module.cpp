@@ -69,6 +69,7 @@ py::dict rule_stats_dict(const exact::RuleStats& r) {
   d["double_deal_choices"] = r.double_deal_choices;
   d["equivalent_pruned"] = r.equivalent_pruned;
   d["simple_endgames"] = r.simple_endgames;
+  d["border_pruned"] = r.border_pruned;
   return d;
 }
 
@@ -212,6 +213,7 @@ void bind_solver(py::module_& m) {
   rules["double_dealing"] = uint32_t(exact::kDoubleDealing);
   rules["equivalent_sacrifices"] = uint32_t(exact::kEquivalentSacrifices);
   rules["simple_endgame"] = uint32_t(exact::kSimpleEndgame);
+  rules["border_edges"] = uint32_t(exact::kBorderEdges);
   m.attr("SOLVER_RULES") = rules;
   m.attr("SOLVER_ALL_RULES") = uint32_t(exact::kAllRules);
 
