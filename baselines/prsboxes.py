@@ -35,6 +35,7 @@ import numpy as np
 
 from agents.base import check_state
 from baselines.alphabeta import AlphaBetaAgent
+from baselines.solver import best_solver_moves
 from dnb_env.analysis import (
     double_deal_moves,
     MoveClass,
@@ -108,14 +109,9 @@ class PRsBoxesAgent:
     # -------------------------------------------------------------- rule 1
     def _solver_move(self, state: GameState) -> int | None:
         try:
-            if self.move_time is None:
-                mv = self.solver.move_values(state)
-            else:
-                mv = self._node_clock.run(self.solver, self.move_time / 2, self.solver.move_values, state)
+            return self._pick(best_solver_moves(self.solver, state, self.move_time, self._node_clock))
         except SolverBudgetExceeded:
             return None
-        best = max(mv.values())
-        return self._pick(a for a, v in mv.items() if v == best)
 
     # -------------------------------------------------------------- rule 2
     def _capture_move(self, state: GameState, cls: np.ndarray) -> int:

@@ -264,6 +264,20 @@ class Solver:
             out[a] = gain + v if gain else -v
         return out
 
+    def best_moves(self, state: GameState) -> tuple[int, frozenset[int]]:
+        """``(value, moves)``: the exact value of ``state`` (as :meth:`value`) and every legal move that keeps
+        it. With alphabeta one null-window test per move after the value, much cheaper than
+        :meth:`move_values`, which finds each move's own margin."""
+        if self._uses_alphabeta(state):
+            self._check_size(state, "alphabeta")
+            out = self._exact(state).best_moves(state.edges, node_limit=self.node_limit)
+            if out is None:
+                raise self._budget_error(state, "the best moves")
+            return out[0], frozenset(out[1])
+        mv = self.move_values(state)
+        best = max(mv.values())
+        return best, frozenset(a for a, v in mv.items() if v == best)
+
     def game_value(self, state: GameState) -> int:
         """Exact final margin for the player to move: boxes already won included."""
         return self._owned_margin(state) + self.value(state)

@@ -399,3 +399,59 @@ def test_alphabeta_and_prsboxes_take_exact_values_in_the_solver_zone():
     assert starved.select_action(s) in s.legal_actions()
     with pytest.raises(ValueError, match="solve_leaf"):
         AlphaBetaAgent(solve_leaf=-1)
+
+
+# ---------------------------------------------------------------- best moves and saved tables
+def test_best_moves_are_the_moves_of_best_margin(brute):
+    rng = random.Random(21)
+    solver = Solver(engine="alphabeta")
+    for board, undrawn, count in [("2x3", 10, 6), ("3x3", 16, 6), ("4x4", 22, 4), ("5x5", 22, 3)]:
+        for _ in range(count):
+            s = realistic_position(board, undrawn, rng)
+            mv = solver.move_values(s)
+            best = max(mv.values())
+            assert solver.best_moves(s) == (best, frozenset(a for a, v in mv.items() if v == best)), str(s)
+    s = GameState.new(2, 2)
+    assert Solver(engine="retrograde").best_moves(s) == solver.best_moves(s)
+    assert solver.best_moves(s)[0] == brute.value(s)
+
+
+def test_a_saved_table_answers_the_same_query_in_another_solver(tmp_path):
+    s = _rule_positions("4x4", 28, 1, seed=8)[0]
+    first = exact(s)
+    v = first.value(s.edges)
+    assert first.stats()["nodes"] > 50
+    path = str(tmp_path / "t.bin")
+    first.save_table(path)
+    second = exact(s)
+    second.load_table(path)
+    assert second.value(s.edges) == v
+    assert second.stats()["nodes"] <= 3
+    assert second.stats()["table_used"] == first.stats()["table_used"] > 0
+
+
+def test_a_foreign_or_damaged_table_is_refused_and_changes_nothing(tmp_path):
+    s = _rule_positions("4x4", 28, 1, seed=8)[0]
+    first = exact(s)
+    v = first.value(s.edges)
+    path = str(tmp_path / "t.bin")
+    first.save_table(path)
+    other_board = _native.ExactSolver(3, 4)
+    with pytest.raises(ValueError, match="4x4 board"):
+        other_board.load_table(path)
+    other_rules = exact(s, ALL & ~RULES["border_edges"])
+    with pytest.raises(ValueError, match="rules"):
+        other_rules.load_table(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    short = str(tmp_path / "short.bin")
+    with open(short, "wb") as f:
+        f.write(data[: len(data) // 2])
+    keeper = exact(s)
+    keeper.value(s.edges)
+    with pytest.raises(ValueError, match="truncated"):
+        keeper.load_table(short)
+    keeper.reset_stats()
+    assert keeper.value(s.edges) == v and keeper.stats()["nodes"] <= 3  # its own table is still there
+    with pytest.raises(ValueError, match="cannot read"):
+        keeper.load_table(str(tmp_path / "missing.bin"))

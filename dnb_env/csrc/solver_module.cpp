@@ -118,6 +118,32 @@ class PyExactSolver {
     return d;
   }
 
+  py::object best_moves(py::handle edges, uint64_t node_limit) {
+    const exact::Pos p = load(edges);
+    std::vector<int> out;
+    int value = 0;
+    bool done;
+    {
+      Busy busy(lock_);
+      py::gil_scoped_release release;
+      done = solver_.best_moves(p, node_limit, value, out);
+    }
+    if (!done) return py::none();
+    return py::make_tuple(value, py::cast(out));
+  }
+
+  void save_table(const std::string& path) {
+    Busy busy(lock_);
+    py::gil_scoped_release release;
+    solver_.save_table(path);
+  }
+
+  void load_table(const std::string& path) {
+    Busy busy(lock_);
+    py::gil_scoped_release release;
+    solver_.load_table(path);
+  }
+
   py::object safe_phase_values(py::handle edges, uint64_t positions, uint64_t node_limit) {
     const exact::Pos p = load(edges);
     std::vector<std::pair<int, int>> out;
@@ -140,6 +166,8 @@ class PyExactSolver {
     d["nodes"] = s.nodes;
     d["tt_hits"] = s.tt_hits;
     d["tt_cuts"] = s.tt_cuts;
+    d["table_entries"] = solver_.table_entries();
+    d["table_used"] = solver_.table_used();
     d["rules"] = rule_stats_dict(s.rules);
     return d;
   }
@@ -244,8 +272,16 @@ megabytes at most, grown with the problem) persists across calls. Searches relea
            "safe moves and captures while any safe move is left and play exactly after that (each end of the "
            "safe phase solved within node_limit nodes); {} without a safe move; None when the search needs "
            "more than `positions` positions or an end position more than node_limit nodes.")
+      .def("best_moves", &PyExactSolver::best_moves, py::arg("edges"), py::arg("node_limit") = 0,
+           "(value, [actions]): the exact value and every move that keeps it (one null-window test per move, "
+           "cheaper than move_values); None when the budget ran out.")
+      .def("save_table", &PyExactSolver::save_table, py::arg("path"),
+           "Write the transposition table to `path` (a header with the board and rules, then the entries).")
+      .def("load_table", &PyExactSolver::load_table, py::arg("path"),
+           "Replace the transposition table by one written by save_table for the same board and rules "
+           "(ValueError otherwise, the table unchanged).")
       .def("stats", &PyExactSolver::stats, "Counters since construction or reset_stats(): nodes, table hits, "
-           "and how often each rule fired.")
+           "and how often each rule fired; with the table's size and filled buckets (table_entries, table_used).")
       .def("reset_stats", &PyExactSolver::reset_stats)
       .def("clear", &PyExactSolver::clear, "Empty the transposition table.");
 
