@@ -36,11 +36,12 @@ def _problem(state: GameState, moves: list[int], rules: int) -> dict:
 
 def solve_board(board: str, out: str, *, moves: list[int] | None = None, tt_mb: float = 1024.0,
                 slice_nodes: int = 50_000_000, save_every: float = 300.0, max_slices: int | None = None,
-                progress: bool = True) -> dict:
+                threads: int = 1, progress: bool = True) -> dict:
     """The exact value of ``board`` after ``moves`` (OpenSpiel action numbers; none: the empty board) for
     the player to move: the margin of the boxes still open under best play. Returns the state dict
     (``value`` once ``done``); with ``max_slices`` it may stop earlier, not done, to be continued by
-    another call. ValueError when ``out`` holds another problem or a damaged table."""
+    another call; ``threads`` search together over the one table. ValueError when ``out`` holds another
+    problem or a damaged table."""
     from dnb_env import _native  # the C++ extension: ImportError without it
     from dnb_env.native import available
 
@@ -53,7 +54,7 @@ def solve_board(board: str, out: str, *, moves: list[int] | None = None, tt_mb: 
         if a not in state.legal_actions():
             raise ValueError(f"move {a} is not legal on {board} after {moves}")
         state = state.apply(a)
-    solver = _native.ExactSolver(state.rows, state.cols, tt_mb=tt_mb)
+    solver = _native.ExactSolver(state.rows, state.cols, tt_mb=tt_mb, threads=threads)
     problem = _problem(state, moves or [], solver.rules)
     os.makedirs(out, exist_ok=True)
     state_path, table_path = os.path.join(out, "state.json"), os.path.join(out, "table.bin")

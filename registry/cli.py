@@ -125,7 +125,7 @@ def _solve(args: argparse.Namespace) -> int:
 
     moves = [int(m) for m in args.moves.split(",")] if args.moves else []
     st = solve_board(args.board, args.out, moves=moves, tt_mb=args.tt_mb, slice_nodes=args.slice_nodes,
-                     save_every=args.save_every, progress=not args.no_progress)
+                     save_every=args.save_every, threads=args.threads, progress=not args.no_progress)
     where = f"{args.board} after {len(moves)} moves" if moves else f"{args.board} from the empty board"
     print(f"{where}: value {st['value']:+d} for the player to move ({st['nodes']:,} nodes, "
           f"{st['seconds']:.0f} s over {st['slices']} slices; state in {args.out})")
@@ -400,6 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     so.add_argument("--tt-mb", type=float, default=1024.0, help="transposition table size in MB (saved to the folder)")
     so.add_argument("--slice-nodes", type=int, default=50_000_000, help="nodes per search slice")
     so.add_argument("--save-every", type=float, default=300.0, help="seconds between saves of the table and state")
+    so.add_argument("--threads", type=int, default=1, help="search threads sharing the table")
     so.add_argument("--no-progress", action="store_true", help="no progress bar")
     so.set_defaults(func=_solve)
     te = sub.add_parser("teach", help="a teacher dataset: realistic positions labelled by the exact solver",

@@ -455,3 +455,20 @@ def test_a_foreign_or_damaged_table_is_refused_and_changes_nothing(tmp_path):
     assert keeper.value(s.edges) == v and keeper.stats()["nodes"] <= 3  # its own table is still there
     with pytest.raises(ValueError, match="cannot read"):
         keeper.load_table(str(tmp_path / "missing.bin"))
+
+
+def test_threads_share_the_table_and_give_the_same_answers():
+    rng = random.Random(17)
+    one, two = Solver(engine="alphabeta"), Solver(engine="alphabeta", threads=2)
+    for undrawn in (26, 28, 30):
+        s = realistic_position("5x5", undrawn, rng)
+        assert two.value(s) == one.value(s), str(s)
+        assert two.best_moves(s) == one.best_moves(s), str(s)
+        assert two.can_win(s) == one.can_win(s)
+    assert two.stats()["nodes"] > 0
+    with pytest.raises(SolverBudgetExceeded):
+        Solver(engine="alphabeta", threads=2, node_limit=100).value(realistic_position("5x5", 34, rng))
+    with pytest.raises(ValueError, match="threads"):
+        Solver(threads=0)
+    with pytest.raises(ValueError, match="threads"):
+        _native.ExactSolver(3, 3, threads=65)

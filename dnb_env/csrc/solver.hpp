@@ -79,6 +79,9 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <exception>
+#include <thread>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -115,6 +118,8 @@ constexpr uint8_t kNoMove = 255;
 // Positions with fewer undrawn edges are searched without the table: their subtrees cost less than the
 // table's cache misses (about 5% faster at 40 undrawn on 5x5, 1% more nodes).
 constexpr int kTableMinUndrawn = 10;
+// Null-window searches at positions with fewer undrawn edges stay in one thread (threads cost ~0.1 ms).
+constexpr int kParallelUndrawn = 24;
 constexpr uint64_t kTableMagic = 0x3154544E42443A53ull;  // "S:DBNTT1": solver table files, format 1
 constexpr int kInf = 1000;
 
@@ -693,9 +698,41 @@ class TranspositionTable {
   void clear() {
     std::fill(table_.begin(), table_.end(), TTEntry{});
     used_ = 0;
+    stale_ = false;
   }
   size_t size() const { return table_.size(); }
-  size_t used() const { return used_; }
+  size_t used() const {
+    if (stale_) {  // counted again after a concurrent phase
+      used_ = 0;
+      for (const TTEntry& e : table_) used_ += e.work != 0;
+      stale_ = false;
+    }
+    return used_;
+  }
+
+  // Several searching threads at once (Solver::set_threads): the table is grown to its limit first (it
+  // cannot grow while shared) and each bucket is read and written under one of kLocks spin locks.
+  void set_concurrent(bool on) {
+    if (on) {
+      while (table_.size() < limit_) grow();
+      if (!locks_) locks_.reset(new std::atomic<uint8_t>[kLocks]());
+      stale_ = true;
+    }
+    concurrent_ = on;
+  }
+  struct Guard {  // holds the lock of a bucket while concurrent
+    Guard(const TranspositionTable& t, uint64_t hash) : lock_(t.concurrent_ ? &t.locks_[(hash >> 1) & (kLocks - 1)] : nullptr) {
+      if (lock_) {
+        while (lock_->exchange(1, std::memory_order_acquire)) {
+          while (lock_->load(std::memory_order_relaxed)) {}
+        }
+      }
+    }
+    ~Guard() {
+      if (lock_) lock_->store(0, std::memory_order_release);
+    }
+    std::atomic<uint8_t>* lock_;
+  };
 
   // The entries as raw bytes (the Solver writes the header), and back: `n` entries replace the table.
   bool write(std::FILE* f) const {
@@ -710,6 +747,7 @@ class TranspositionTable {
     limit_ = std::max(limit_, n);
     used_ = 0;
     for (const TTEntry& e : table_) used_ += e.work != 0;
+    stale_ = false;
     return true;
   }
 
@@ -724,9 +762,9 @@ class TranspositionTable {
   // Slot for a new entry of `key` (not in the table): bucket slot 0 keeps the entry with the most work,
   // slot 1 takes the rest. The slot is returned emptied (work 0) with its key set.
   TTEntry* insert(uint64_t hash, const uint64_t* key, uint8_t work) {
-    if (2 * used_ > table_.size() && table_.size() < limit_) grow();
+    if (!concurrent_ && 2 * used_ > table_.size() && table_.size() < limit_) grow();
     TTEntry* b = &table_[hash & mask_];
-    used_ += b[1].work == 0;  // slot 1 is the one overwritten in both cases
+    if (!concurrent_) used_ += b[1].work == 0;  // slot 1 is the one overwritten in both cases
     TTEntry* e;
     if (b[0].work <= work) {
       b[1] = b[0];
@@ -763,9 +801,17 @@ class TranspositionTable {
     }
   }
 
+  static constexpr size_t kLocks = size_t(1) << 14;
   std::vector<TTEntry> table_;
-  size_t mask_ = 0, used_ = 0, limit_ = 2;
+  size_t mask_ = 0, limit_ = 2;
+  mutable size_t used_ = 0;     // filled slots (not counted while concurrent: recounted on demand)
+  mutable bool stale_ = false;
+  bool concurrent_ = false;
+  std::unique_ptr<std::atomic<uint8_t>[]> locks_;
 };
+
+// Thrown inside a helper thread's search when another thread has finished the same search.
+struct Stopped {};
 
 // ------------------------------------------------------------------ the search
 struct SearchStats {
@@ -777,14 +823,27 @@ class Solver {
  public:
   // `tt_entries`: transposition-table entries (32 bytes each); the table grows to this size on demand.
   Solver(int rows, int cols, size_t tt_entries, uint32_t rules)
-      : t_(topology(rows, cols)), rules_(rules & kAllRules), tt_(tt_entries) {}
+      : t_(topology(rows, cols)), rules_(rules & kAllRules), own_tt_(new TranspositionTable(tt_entries)),
+        tt_(*own_tt_) {}
+
+  // Threads per search (1: this thread only). With n > 1 every null-window search at a position of at
+  // least kParallelUndrawn undrawn edges runs in n threads over the shared table (lazy SMP): helper
+  // threads take the moves near the root in another order, the first thread to finish gives the result
+  // (all search the same window, so any result is the same exact answer) and the others stop. Node
+  // budgets count each thread's nodes separately.
+  void set_threads(int n) {
+    if (n < 1 || n > 64) throw std::invalid_argument("threads must be in 1..64");
+    threads_ = n;
+    while (int(helpers_.size()) < n - 1) {
+      helpers_.emplace_back(new Solver(*this, int(helpers_.size()) + 1));
+    }
+  }
+  int threads() const { return threads_; }
 
   const Topology& topo() const { return t_; }
   uint32_t rules() const { return rules_; }
   SearchStats& stats() { return stats_; }
-  void clear() {
-    tt_.clear();
-  }
+  void clear() { tt_.clear(); }
 
   // Exact value by MTD(f) from `guess`. On a spent budget returns false with the bounds found so far
   // (lo <= v <= hi); `node_limit` 0 = unlimited, counted from this call.
@@ -808,7 +867,7 @@ class Solver {
     if (threshold <= -p.remaining) return 1;
     if (threshold > p.remaining) return 0;
     try {
-      return search(p, threshold - 1, threshold) >= threshold ? 1 : 0;
+      return root_search(p, threshold - 1, threshold) >= threshold ? 1 : 0;
     } catch (const BudgetExceeded&) {
       return -1;
     }
@@ -861,10 +920,10 @@ class Solver {
         bool keeps;
         if (gain) {  // gain + v(c) >= value
           const int need = value - gain;
-          keeps = need <= -c.remaining || (need <= c.remaining && search(c, need - 1, need) >= need);
+          keeps = need <= -c.remaining || (need <= c.remaining && root_search(c, need - 1, need) >= need);
         } else {     // -v(c) >= value, i.e. not v(c) >= 1 - value
           const int over = 1 - value;
-          keeps = over > c.remaining || (over > -c.remaining && search(c, over - 1, over) < over);
+          keeps = over > c.remaining || (over > -c.remaining && root_search(c, over - 1, over) < over);
         }
         if (keeps) out.push_back(e);
       }
@@ -1016,10 +1075,69 @@ class Solver {
     int g = std::max(lo, std::min(hi, guess));
     while (lo < hi) {
       const int beta = g == lo ? g + 1 : g;
-      g = search(p, beta - 1, beta);
+      g = root_search(p, beta - 1, beta);
       if (g < beta) hi = g;
       else lo = g;
     }
+  }
+
+  // A helper thread's solver: the same board, rules and table, its own counters.
+  Solver(const Solver& main, int id)
+      : t_(main.t_), rules_(main.rules_), tt_(main.tt_), id_(id) {}
+
+  // search() of the root window, in threads_ threads when set_threads asked for them.
+  int root_search(const Pos& p, int alpha, int beta) {
+    if (threads_ <= 1 || p.undrawn < kParallelUndrawn) return search(p, alpha, beta);
+    tt_.set_concurrent(true);
+    std::atomic<bool> stop{false};
+    std::atomic<int> winner{-1};
+    std::vector<int> result(threads_, 0);
+    std::vector<std::exception_ptr> failed(threads_);
+    auto run = [&](Solver& s, int k) {
+      try {
+        s.stop_ = &stop;
+        s.root_undrawn_ = p.undrawn;
+        const int v = s.search(p, alpha, beta);
+        result[k] = v;
+        int none = -1;
+        if (winner.compare_exchange_strong(none, k)) stop = true;
+      } catch (const Stopped&) {
+      } catch (const BudgetExceeded&) {  // a helper out of nodes leaves the others searching
+        failed[k] = std::current_exception();
+        if (k == 0) stop = true;
+      } catch (...) {
+        failed[k] = std::current_exception();
+        stop = true;
+      }
+      s.stop_ = nullptr;
+    };
+    std::vector<std::thread> pool;
+    for (int k = 1; k < threads_; ++k) {
+      Solver& h = *helpers_[k - 1];
+      h.limit_ = limit_ == std::numeric_limits<uint64_t>::max() ? limit_ : h.stats_.nodes + (limit_ - stats_.nodes);
+      pool.emplace_back(run, std::ref(h), k);
+    }
+    run(*this, 0);
+    for (auto& th : pool) th.join();
+    tt_.set_concurrent(false);
+    for (int k = 1; k < threads_; ++k) {  // the helpers' counters join this solver's
+      SearchStats& h = helpers_[k - 1]->stats_;
+      stats_.nodes += h.nodes;
+      stats_.tt_hits += h.tt_hits;
+      stats_.tt_cuts += h.tt_cuts;
+      stats_.rules.free_captures += h.rules.free_captures;
+      stats_.rules.run_captures += h.rules.run_captures;
+      stats_.rules.double_deal_choices += h.rules.double_deal_choices;
+      stats_.rules.equivalent_pruned += h.rules.equivalent_pruned;
+      stats_.rules.simple_endgames += h.rules.simple_endgames;
+      stats_.rules.border_pruned += h.rules.border_pruned;
+      h = SearchStats{};
+    }
+    if (winner >= 0) return result[winner];
+    for (auto& f : failed) {
+      if (f) std::rethrow_exception(f);  // BudgetExceeded (every thread ran out) or a real error
+    }
+    throw std::logic_error("solver: a parallel search ended without a result");
   }
 
   // Canonical orientation of p: the symmetry whose image of the edge set is the smallest (compared as a
@@ -1046,6 +1164,7 @@ class Solver {
   // Fail-soft negamax on the null or open window (alpha, beta); value for the player to move.
   int search(const Pos& start, int alpha, int beta) {
     if (++stats_.nodes > limit_) throw BudgetExceeded{};
+    if (stop_ && stop_->load(std::memory_order_relaxed)) throw Stopped{};
     Pos p = start;
     int gained = 0;
     Moves moves;
@@ -1068,13 +1187,25 @@ class Solver {
     const int sym = use_tt ? canonical(p, key) : 0;
     const uint64_t hash = use_tt ? key_hash(key) : 0;
     int tt_move = -1;
-    if (TTEntry* e = use_tt ? tt_.probe(hash, key) : nullptr) {
-      ++stats_.tt_hits;
-      if (e->lo >= beta || e->hi <= alpha || e->lo == e->hi) {
-        ++stats_.tt_cuts;
-        return gained + (e->lo >= beta ? e->lo : e->hi);
+    bool hit = false;
+    int8_t hit_lo = 0, hit_hi = 0;
+    uint8_t hit_move = kNoMove;
+    if (use_tt) {
+      TranspositionTable::Guard guard(tt_, hash);
+      if (const TTEntry* e = tt_.probe(hash, key)) {
+        hit = true;
+        hit_lo = e->lo;
+        hit_hi = e->hi;
+        hit_move = e->move;
       }
-      if (e->move != kNoMove) tt_move = t_.inv[sym][e->move];
+    }
+    if (hit) {
+      ++stats_.tt_hits;
+      if (hit_lo >= beta || hit_hi <= alpha || hit_lo == hit_hi) {
+        ++stats_.tt_cuts;
+        return gained + (hit_lo >= beta ? hit_lo : hit_hi);
+      }
+      if (hit_move != kNoMove) tt_move = t_.inv[sym][hit_move];
       if (tt_move >= 0 && drawn(p, tt_move) && t_.border_group_of[tt_move] >= 0) {
         // stored by a position with another border side of this box drawn (rule 5): its undrawn twin
         const auto& grp = t_.border_groups[t_.border_group_of[tt_move]];
@@ -1095,6 +1226,11 @@ class Solver {
       }
     }
     if (moves.n == 0) throw std::logic_error("solver: no move generated at a live position");
+    if (id_ > 0 && p.undrawn + 2 >= root_undrawn_ && moves.n > 2) {
+      // a helper thread: near the root, the moves after the first in another order than the main thread
+      const int first = tt_move >= 0 ? 1 : 0;
+      std::rotate(moves.m + first, moves.m + first + (id_ % (moves.n - first)), moves.m + moves.n);
+    }
     const uint64_t nodes_before = stats_.nodes;
     int best = -kInf, best_move = -1;
     int a = alpha;
@@ -1117,6 +1253,7 @@ class Solver {
     const uint64_t work_nodes = stats_.nodes - nodes_before + 1;
     uint8_t work = 1;
     while (work < 64 && (uint64_t(1) << work) <= work_nodes) ++work;
+    TranspositionTable::Guard guard(tt_, hash);
     TTEntry* e = tt_.probe(hash, key);
     if (!e) {
       e = tt_.insert(hash, key, work);
@@ -1135,9 +1272,15 @@ class Solver {
   const Topology& t_;
   uint32_t rules_;
   uint64_t limit_ = 0;
-  TranspositionTable tt_;
+  std::unique_ptr<TranspositionTable> own_tt_;  // null in a helper thread's solver
+  TranspositionTable& tt_;
   Scratch scratch_;
   SearchStats stats_;
+  int id_ = 0;                                  // 0: the main solver; k: helper thread k
+  int threads_ = 1;
+  int root_undrawn_ = 0;
+  const std::atomic<bool>* stop_ = nullptr;
+  std::vector<std::unique_ptr<Solver>> helpers_;
 };
 
 // ------------------------------------------------------------------ exhaustive check of the rules

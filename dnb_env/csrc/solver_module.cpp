@@ -75,8 +75,12 @@ py::dict rule_stats_dict(const exact::RuleStats& r) {
 
 class PyExactSolver {
  public:
-  PyExactSolver(int rows, int cols, double tt_mb, uint32_t rules)
-      : solver_(rows, cols, table_entries(tt_mb), check_rules(rules)) {}
+  PyExactSolver(int rows, int cols, double tt_mb, uint32_t rules, int threads)
+      : solver_(rows, cols, table_entries(tt_mb), check_rules(rules)) {
+    if (threads < 1 || threads > 64) throw py::value_error("threads must be in 1..64, got " + std::to_string(threads));
+    solver_.set_threads(threads);
+  }
+  int threads() const { return solver_.threads(); }
 
   int rows() const { return solver_.topo().g->rows; }
   int cols() const { return solver_.topo().g->cols; }
@@ -254,8 +258,9 @@ Values are margins (boxes) for the player to move, from the boxes not yet claime
 int bitmask (bit a = edge a drawn) or 3 uint64 words. ``node_limit`` 0 = unlimited. The table (``tt_mb``
 megabytes at most, grown with the problem) persists across calls. Searches release the GIL.
 )doc")
-      .def(py::init<int, int, double, uint32_t>(), py::arg("rows"), py::arg("cols"), py::arg("tt_mb") = 64.0,
-           py::arg("rules") = uint32_t(exact::kAllRules))
+      .def(py::init<int, int, double, uint32_t, int>(), py::arg("rows"), py::arg("cols"), py::arg("tt_mb") = 64.0,
+           py::arg("rules") = uint32_t(exact::kAllRules), py::arg("threads") = 1)
+      .def_property_readonly("threads", &PyExactSolver::threads)
       .def_property_readonly("rows", &PyExactSolver::rows)
       .def_property_readonly("cols", &PyExactSolver::cols)
       .def_property_readonly("rules", &PyExactSolver::rules)
