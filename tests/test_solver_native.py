@@ -379,7 +379,7 @@ def test_solver_agent_falls_back_beyond_its_reach_and_budget():
 
 def test_alphabeta_and_prsboxes_take_exact_values_in_the_solver_zone():
     """A depth-1 alpha-beta with solver leaves gets the exact value of the position; prsboxes plays a move
-    of best margin in its zone (auto 36 with the C++ solver) and falls back to its rules when the budget
+    of best margin in its zone (auto 38 with the C++ solver) and falls back to its rules when the budget
     runs out."""
     from baselines.alphabeta import AlphaBetaAgent
     from baselines.prsboxes import PRsBoxesAgent
@@ -391,7 +391,7 @@ def test_alphabeta_and_prsboxes_take_exact_values_in_the_solver_zone():
         move, v = ab.search_root(s, 1)
         assert v == exact.value(s) and exact.move_values(s)[move] == v
     p = PRsBoxesAgent(seed=0)
-    assert p.solver_edges == 36 and p.searcher.solve_leaf == 36
+    assert p.solver_edges == 38 and p.searcher.solve_leaf == 38
     s = _rule_positions("5x5", 30, 1, seed=5)[0]
     mv = exact.move_values(s)
     assert mv[p.select_action(s)] == max(mv.values())

@@ -77,6 +77,8 @@
 // edge set of 1xN up to 1x7, 2x2, 2x3, 2x4, 2x5 and 3x3).
 #pragma once
 
+#define DNB_SOLVER_THREADS 1  // Solver::set_threads exists (benchmarks/solver_driver.cpp checks)
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -120,6 +122,7 @@ constexpr uint8_t kNoMove = 255;
 constexpr int kTableMinUndrawn = 10;
 // Null-window searches at positions with fewer undrawn edges stay in one thread (threads cost ~0.1 ms).
 constexpr int kParallelUndrawn = 24;
+constexpr uint64_t kSerialNodes = 100000;  // nodes a search runs in one thread before the others join
 constexpr uint64_t kTableMagic = 0x3154544E42443A53ull;  // "S:DBNTT1": solver table files, format 1
 constexpr int kInf = 1000;
 
@@ -710,11 +713,13 @@ class TranspositionTable {
     return used_;
   }
 
-  // Several searching threads at once (Solver::set_threads): the table is grown to its limit first (it
-  // cannot grow while shared) and each bucket is read and written under one of kLocks spin locks.
+  // Several searching threads at once (Solver::set_threads): the table is grown first to room for 32
+  // times its entries (at least 2^20, at most its limit; it cannot grow while shared) and each bucket is
+  // read and written under one of kLocks spin locks.
   void set_concurrent(bool on) {
     if (on) {
-      while (table_.size() < limit_) grow();
+      const size_t want = std::min(limit_, std::max(size_t(1) << 20, 32 * used()));
+      while (table_.size() < want) grow();
       if (!locks_) locks_.reset(new std::atomic<uint8_t>[kLocks]());
       stale_ = true;
     }
@@ -1088,6 +1093,18 @@ class Solver {
   // search() of the root window, in threads_ threads when set_threads asked for them.
   int root_search(const Pos& p, int alpha, int beta) {
     if (threads_ <= 1 || p.undrawn < kParallelUndrawn) return search(p, alpha, beta);
+    {  // a short try in this thread first: most small searches end there, without the threads' cost
+      const uint64_t limit = limit_;
+      limit_ = std::min(limit, stats_.nodes + kSerialNodes);
+      try {
+        const int v = search(p, alpha, beta);
+        limit_ = limit;
+        return v;
+      } catch (const BudgetExceeded&) {
+        limit_ = limit;
+        if (stats_.nodes >= limit) throw;
+      }
+    }
     tt_.set_concurrent(true);
     std::atomic<bool> stop{false};
     std::atomic<int> winner{-1};
