@@ -3,7 +3,7 @@
 Decision rules, in order:
 
 1. **Exact play near the end.** With at most ``solver_edges`` undrawn edges the exact solver
-   (:mod:`dnb_env.solver`) picks a move of best margin: default 36 with the native alpha-beta solver
+   (:mod:`dnb_env.solver`) picks a move of best margin: default 38 with the native alpha-beta solver
    (within ``solver_nodes`` nodes; past them the rules below decide), 20 with the retrograde table. The
    searches of rule 4 take exact values from the solver for every position inside that zone too.
 2. **Boxes on offer.** When a box can be completed, the agent decides between taking everything and
@@ -35,6 +35,7 @@ import numpy as np
 
 from agents.base import check_state
 from baselines.alphabeta import AlphaBetaAgent
+from baselines.solver import best_solver_moves
 from dnb_env.analysis import (
     double_deal_moves,
     MoveClass,
@@ -62,14 +63,14 @@ class PRsBoxesAgent:
 
     def __init__(self, seed: int | None = None, solver_edges: int = -1, search_safe: int = 9, search_depth: int = 40,
                  search_nodes: int = 300_000, search_time: float | None = None, search_full: int = 4,
-                 board: tuple[int, int] | None = None, solver_nodes: int = 2_000_000):
+                 board: tuple[int, int] | None = None, solver_nodes: int = 6_000_000):
         self.rng = np.random.default_rng(seed)
         self.board = board
         if solver_edges < -1:
             raise ValueError(f"solver_edges must be -1 (auto), 0 (off) or a number of undrawn edges, got {solver_edges}")
         native = native_available()
         if solver_edges == -1:
-            solver_edges = 36 if native else 20
+            solver_edges = 38 if native else 20
         self.solver = Solver(max_undrawn=max(solver_edges, 0), node_limit=solver_nodes)
         self.solver_edges = solver_edges
         self.search_safe = search_safe
@@ -108,14 +109,9 @@ class PRsBoxesAgent:
     # -------------------------------------------------------------- rule 1
     def _solver_move(self, state: GameState) -> int | None:
         try:
-            if self.move_time is None:
-                mv = self.solver.move_values(state)
-            else:
-                mv = self._node_clock.run(self.solver, self.move_time / 2, self.solver.move_values, state)
+            return self._pick(best_solver_moves(self.solver, state, self.move_time, self._node_clock))
         except SolverBudgetExceeded:
             return None
-        best = max(mv.values())
-        return self._pick(a for a, v in mv.items() if v == best)
 
     # -------------------------------------------------------------- rule 2
     def _capture_move(self, state: GameState, cls: np.ndarray) -> int:

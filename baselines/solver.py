@@ -22,7 +22,17 @@ from agents.base import check_state
 from dnb_env.core import GameState
 from dnb_env.solver import DEFAULT_NODE_LIMIT, Solver, SolverBudgetExceeded, SolverTooLarge
 
-__all__ = ["SolverAgent"]
+__all__ = ["SolverAgent", "best_solver_moves"]
+
+
+def best_solver_moves(solver: Solver, state: GameState, move_time: float | None = None,
+                      node_clock=None) -> list[int]:
+    """The moves of best margin by the exact solver (:meth:`Solver.best_moves`), in increasing order. Under
+    a move time the solver gets about half of it as a node budget (``node_clock``, a
+    :class:`baselines.clock.NodeClock`); past its budget :class:`SolverBudgetExceeded` is raised."""
+    if move_time is None:
+        return sorted(solver.best_moves(state)[1])
+    return sorted(node_clock.run(solver, move_time / 2, solver.best_moves, state)[1])
 
 
 class SolverAgent:
@@ -78,10 +88,7 @@ class SolverAgent:
         start = time.perf_counter()
         move_time = self.move_time
         try:
-            if move_time is None:
-                mv = self.solver.move_values(state)
-            else:
-                mv = self._node_clock.run(self.solver, move_time / 2, self.solver.move_values, state)
+            choices = best_solver_moves(self.solver, state, move_time, self._node_clock)
         except SolverTooLarge:
             if self.fallback is None:
                 raise
@@ -91,8 +98,6 @@ class SolverAgent:
             if move_time is not None and hasattr(self._fallback_agent, "set_move_time"):
                 self._fallback_agent.set_move_time(max(0.01, move_time - (time.perf_counter() - start)))
             return self._fallback_agent.select_action(state)
-        best = max(mv.values())
-        choices = [a for a, v in mv.items() if v == best]
         return choices[int(self.rng.integers(len(choices)))]
 
     def analyse(self, state: GameState, deadline: float | None = None) -> dict:

@@ -209,15 +209,16 @@ class Geometry:
         """Half a box in margin units (``0.5 / B``): the curriculum's rollback epsilon for margin values."""
         return 0.5 / self.num_boxes
 
-    def solver_zone(self, cap: int) -> int:
-        """The auto solver zone in undrawn edges: the last 60% of the game, at most ``cap`` (see
-        :meth:`auto_solver_zone`)."""
-        return self.auto_solver_zone(self.num_actions, cap)
+    def solver_zone(self, cap: int, fraction: tuple[int, int] = (3, 5)) -> int:
+        """The auto solver zone in undrawn edges: the last ``fraction`` of the game (default 60%), at most
+        ``cap`` (see :meth:`auto_solver_zone`)."""
+        return self.auto_solver_zone(self.num_actions, cap, fraction)
 
     @staticmethod
-    def auto_solver_zone(num_actions: int, cap: int) -> int:
-        """``min(cap, 3 * num_actions // 5)``: the auto solver zone of a board of ``num_actions`` edges."""
-        return min(cap, 3 * num_actions // 5)
+    def auto_solver_zone(num_actions: int, cap: int, fraction: tuple[int, int] = (3, 5)) -> int:
+        """``min(cap, num_actions * p // q)`` for ``fraction = (p, q)``: the auto solver zone of a board of
+        ``num_actions`` edges."""
+        return min(cap, num_actions * fraction[0] // fraction[1])
 
     @property
     def midgame_start(self) -> int:

@@ -122,6 +122,18 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _solve(args: argparse.Namespace) -> int:
+    from dnb_env.solve_run import solve_board
+
+    moves = [int(m) for m in args.moves.split(",")] if args.moves else []
+    st = solve_board(args.board, args.out, moves=moves, tt_mb=args.tt_mb, slice_nodes=args.slice_nodes,
+                     save_every=args.save_every, threads=args.threads, progress=not args.no_progress)
+    where = f"{args.board} after {len(moves)} moves" if moves else f"{args.board} from the empty board"
+    print(f"{where}: value {st['value']:+d} for the player to move ({st['nodes']:,} nodes, "
+          f"{st['seconds']:.0f} s over {st['slices']} slices; state in {args.out})")
+    return 0
+
+
 def _teach(args: argparse.Namespace) -> int:
     from agents.training.teacher import TeachConfig, generate
     from registry.specs import agent_from_spec, check_agent_spec, split_agents
@@ -386,6 +398,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="any other setting, e.g. --set epochs=4 --set model.width=64 --set curriculum.rule=boxeszero")
     tr.add_argument("--no-progress", action="store_true", help="no progress bar")
     tr.set_defaults(func=_train)
+    so = sub.add_parser("solve", help="exact value of a whole board by the alpha-beta solver, resumable "
+                                      "(e.g. `dnb solve 4x4 --out runs/solve-4x4`)", formatter_class=_Defaults)
+    so.add_argument("board", help="board as RxC boxes")
+    so.add_argument("--out", required=True, help="folder of the solve's table and state (continued if it holds "
+                                                 "the same problem)")
+    so.add_argument("--moves", default="", help="comma-separated OpenSpiel actions played first (default: none)")
+    so.add_argument("--tt-mb", type=float, default=1024.0, help="transposition table size in MB (saved to the folder)")
+    so.add_argument("--slice-nodes", type=int, default=50_000_000, help="nodes per search slice")
+    so.add_argument("--save-every", type=float, default=300.0, help="seconds between saves of the table and state")
+    so.add_argument("--threads", type=int, default=1, help="search threads sharing the table")
+    so.add_argument("--no-progress", action="store_true", help="no progress bar")
+    so.set_defaults(func=_solve)
     te = sub.add_parser("teach", help="a teacher dataset: realistic positions labelled by the exact solver",
                         formatter_class=_Defaults)
     te.add_argument("--board", default="5x5", help="board as RxC boxes")

@@ -507,9 +507,9 @@ def test_network_agents_use_the_solver_at_the_root_and_leaves(one_torch_thread):
     from registry import make_agent
 
     big = make_agent("alphazero", board=(5, 5), seed=0)
-    assert (big.search.config.solve_root, big.search.config.solve_leaf) == (34, 36)
+    assert (big.search.config.solve_root, big.search.config.solve_leaf) == (38, 36)
     agent = make_agent("alphazero", board=(3, 3), seed=0, simulations=32)
-    assert (agent.search.config.solve_root, agent.search.config.solve_leaf) == (14, 14)
+    assert (agent.search.config.solve_root, agent.search.config.solve_leaf) == (16, 14)
     exact = Solver()
     for seed in range(4):
         s = position(3, 3, 13 + seed, seed)

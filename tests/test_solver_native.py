@@ -13,7 +13,7 @@ import pytest
 
 from baselines.solver import SolverAgent
 from dnb_env.analysis import realistic_position
-from dnb_env.core import GameState
+from dnb_env.core import GameState, geometry
 from dnb_env.solver import Solver, SolverBudgetExceeded, SolverTooLarge, native_available
 from dnb_env.symmetry import symmetries, transform_state
 
@@ -99,7 +99,7 @@ def test_every_rule_keeps_an_optimal_move_on_every_position(rows, cols):
     assert report["positions"] == 2 ** GameState.new(rows, cols).num_actions - 1
     fired = report["rules"]
     assert fired["free_captures"] > 0 and fired["run_captures"] > 0 and fired["double_deal_choices"] > 0
-    assert fired["equivalent_pruned"] > 0 and fired["simple_endgames"] > 0
+    assert fired["equivalent_pruned"] > 0 and fired["simple_endgames"] > 0 and fired["border_pruned"] > 0
 
 
 def test_the_exhaustive_check_catches_an_unsound_rule():
@@ -127,6 +127,7 @@ def _rule_positions(board: str, undrawn: int, count: int, seed: int) -> list[Gam
     ("double_dealing", "double_deal_choices"),
     ("equivalent_sacrifices", "equivalent_pruned"),
     ("simple_endgame", "simple_endgames"),
+    ("border_edges", "border_pruned"),
 ])
 def test_each_rule_fires_and_switching_it_off_keeps_the_value(rule, counter):
     off = ALL & ~RULES[rule]
@@ -142,6 +143,38 @@ def test_each_rule_fires_and_switching_it_off_keeps_the_value(rule, counter):
         if on_stats["rules"][counter] > 0:
             fired_somewhere = True
     assert fired_somewhere, f"rule {rule} never fired on the test positions"
+
+
+def test_positions_differing_in_which_corner_side_is_drawn_share_table_entries():
+    # the two border sides of a corner box tie the same coin to the ground: drawing either gives the same
+    # strings-and-coins graph, so the second position is answered from the first one's entry
+    rng = random.Random(5)
+    for _ in range(20):
+        s = realistic_position("4x4", 28, rng)
+        a, b = sorted(_border_sides_of_box(s, 0))
+        if not (s.edges >> a & 1) and not (s.edges >> b & 1) and s.apply(a).current_player != s.current_player:
+            break
+    else:
+        pytest.fail("no test position with both border sides of the corner box undrawn")
+    first, second = s.apply(a), s.apply(b)
+    assert first.edges != second.edges
+    ex = exact(first)
+    v = ex.value(first.edges)
+    assert ex.stats()["nodes"] > 20
+    ex.reset_stats()
+    assert ex.value(second.edges) == v
+    assert ex.stats()["nodes"] <= 3
+    # without the rule the second position is searched again, to the same value
+    off = exact(first, ALL & ~RULES["border_edges"])
+    off.value(first.edges)
+    off.reset_stats()
+    assert off.value(second.edges) == v
+    assert off.stats()["nodes"] > 20
+
+
+def _border_sides_of_box(state: GameState, box: int) -> set[int]:
+    g = geometry(state.rows, state.cols)
+    return {e for e in g.box_sides[box] if len(g.action_boxes[e]) == 1}
 
 
 def test_rules_shrink_the_search():
@@ -346,7 +379,7 @@ def test_solver_agent_falls_back_beyond_its_reach_and_budget():
 
 def test_alphabeta_and_prsboxes_take_exact_values_in_the_solver_zone():
     """A depth-1 alpha-beta with solver leaves gets the exact value of the position; prsboxes plays a move
-    of best margin in its zone (auto 36 with the C++ solver) and falls back to its rules when the budget
+    of best margin in its zone (auto 38 with the C++ solver) and falls back to its rules when the budget
     runs out."""
     from baselines.alphabeta import AlphaBetaAgent
     from baselines.prsboxes import PRsBoxesAgent
@@ -358,7 +391,7 @@ def test_alphabeta_and_prsboxes_take_exact_values_in_the_solver_zone():
         move, v = ab.search_root(s, 1)
         assert v == exact.value(s) and exact.move_values(s)[move] == v
     p = PRsBoxesAgent(seed=0)
-    assert p.solver_edges == 36 and p.searcher.solve_leaf == 36
+    assert p.solver_edges == 38 and p.searcher.solve_leaf == 38
     s = _rule_positions("5x5", 30, 1, seed=5)[0]
     mv = exact.move_values(s)
     assert mv[p.select_action(s)] == max(mv.values())
@@ -366,3 +399,76 @@ def test_alphabeta_and_prsboxes_take_exact_values_in_the_solver_zone():
     assert starved.select_action(s) in s.legal_actions()
     with pytest.raises(ValueError, match="solve_leaf"):
         AlphaBetaAgent(solve_leaf=-1)
+
+
+# ---------------------------------------------------------------- best moves and saved tables
+def test_best_moves_are_the_moves_of_best_margin(brute):
+    rng = random.Random(21)
+    solver = Solver(engine="alphabeta")
+    for board, undrawn, count in [("2x3", 10, 6), ("3x3", 16, 6), ("4x4", 22, 4), ("5x5", 22, 3)]:
+        for _ in range(count):
+            s = realistic_position(board, undrawn, rng)
+            mv = solver.move_values(s)
+            best = max(mv.values())
+            assert solver.best_moves(s) == (best, frozenset(a for a, v in mv.items() if v == best)), str(s)
+    s = GameState.new(2, 2)
+    assert Solver(engine="retrograde").best_moves(s) == solver.best_moves(s)
+    assert solver.best_moves(s)[0] == brute.value(s)
+
+
+def test_a_saved_table_answers_the_same_query_in_another_solver(tmp_path):
+    s = _rule_positions("4x4", 28, 1, seed=8)[0]
+    first = exact(s)
+    v = first.value(s.edges)
+    assert first.stats()["nodes"] > 50
+    path = str(tmp_path / "t.bin")
+    first.save_table(path)
+    second = exact(s)
+    second.load_table(path)
+    assert second.value(s.edges) == v
+    assert second.stats()["nodes"] <= 3
+    assert second.stats()["table_used"] == first.stats()["table_used"] > 0
+
+
+def test_a_foreign_or_damaged_table_is_refused_and_changes_nothing(tmp_path):
+    s = _rule_positions("4x4", 28, 1, seed=8)[0]
+    first = exact(s)
+    v = first.value(s.edges)
+    path = str(tmp_path / "t.bin")
+    first.save_table(path)
+    other_board = _native.ExactSolver(3, 4)
+    with pytest.raises(ValueError, match="4x4 board"):
+        other_board.load_table(path)
+    other_rules = exact(s, ALL & ~RULES["border_edges"])
+    with pytest.raises(ValueError, match="rules"):
+        other_rules.load_table(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    short = str(tmp_path / "short.bin")
+    with open(short, "wb") as f:
+        f.write(data[: len(data) // 2])
+    keeper = exact(s)
+    keeper.value(s.edges)
+    with pytest.raises(ValueError, match="truncated"):
+        keeper.load_table(short)
+    keeper.reset_stats()
+    assert keeper.value(s.edges) == v and keeper.stats()["nodes"] <= 3  # its own table is still there
+    with pytest.raises(ValueError, match="cannot read"):
+        keeper.load_table(str(tmp_path / "missing.bin"))
+
+
+def test_threads_share_the_table_and_give_the_same_answers():
+    rng = random.Random(17)
+    one, two = Solver(engine="alphabeta"), Solver(engine="alphabeta", threads=2)
+    for undrawn in (26, 28, 30):
+        s = realistic_position("5x5", undrawn, rng)
+        assert two.value(s) == one.value(s), str(s)
+        assert two.best_moves(s) == one.best_moves(s), str(s)
+        assert two.can_win(s) == one.can_win(s)
+    assert two.stats()["nodes"] > 0
+    with pytest.raises(SolverBudgetExceeded):
+        Solver(engine="alphabeta", threads=2, node_limit=100).value(realistic_position("5x5", 34, rng))
+    with pytest.raises(ValueError, match="threads"):
+        Solver(threads=0)
+    with pytest.raises(ValueError, match="threads"):
+        _native.ExactSolver(3, 3, threads=65)

@@ -427,7 +427,7 @@ def test_dotsformer_end_to_end_moves_s_survives_a_kill_and_plays(tmp_path):
 
 
 def test_positions_in_the_solver_zone_are_labelled_with_every_optimal_move():
-    """On 2x2 from move 6 every position is within the auto root zone (60% of the 12 edges: 7): no search,
+    """On 2x2 from move 6 every position is within the auto root zone (two thirds of the 12 edges: 8): no search,
     the label is uniform over the moves of best margin and Q is the exact value; a saved config written
     before the solver options existed loads with them off."""
     from agents.models import build_model
@@ -435,7 +435,7 @@ def test_positions_in_the_solver_zone_are_labelled_with_every_optimal_move():
     from dnb_env.solver import Solver
 
     cfg = tiny(games_per_iteration=6)
-    assert cfg.mcts().solve_root == 7 and cfg.mcts().solve_leaf == 7
+    assert cfg.mcts().solve_root == 8 and cfg.mcts().solve_leaf == 7
     samples, stats = self_play(build_model(cfg.model), cfg, iteration=1, start=6)
     assert stats["positions"] == len(samples) > 6
     exact = Solver()

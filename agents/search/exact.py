@@ -55,12 +55,11 @@ class ExactRoot:
         if self._solver is None:
             self._solver = exact_solver(cfg, cfg.solve_root_nodes)
         try:
-            values = self._solver.move_values(state)
+            best, moves = self._solver.best_moves(state)
         except SolverBudgetExceeded:
             return None
-        best = max(values.values())
         pi = np.zeros(state.num_actions)
-        pi[[a for a, v in values.items() if v == best]] = 1.0
+        pi[sorted(moves)] = 1.0
         return pi / pi.sum(), final_value(state, cfg.value, best)
 
 

@@ -84,7 +84,7 @@ class SearchSettings:
     solve_leaf: int = 0
     solve_root: int = 0
     solve_nodes: int = 1_000_000
-    solve_root_nodes: int = 2_000_000
+    solve_root_nodes: int = 6_000_000
     solve_tt_mb: float = 16.0
 
     def __post_init__(self):
@@ -116,10 +116,13 @@ PLAY: Mapping = MappingProxyType({"simulations": 200, "solve_leaf": AUTO, "solve
 SELF_PLAY: Mapping = MappingProxyType({"prune": False, "add_noise": True, "reuse_tree": False,
                                        "solve_leaf": AUTO, "solve_root": AUTO})
 
-# auto zones on big boards (undrawn edges): on 5x5 midgame positions (benchmarks/midgame.py) these zones with
-# 1M-node leaf budgets lift the shipped AlphaZero from 0.37-0.52 to 0.88-1.00 winning-move accuracy at steps
-# 22-26 and take less time per move than the search without them
-SOLVE_ROOT_CAP, SOLVE_LEAF_CAP = 34, 36
+# auto zones on big boards (undrawn edges): on 5x5 midgame positions (benchmarks/midgame.py) the leaf zone with
+# 1M-node budgets lifts the shipped AlphaZero from 0.37-0.52 to 0.88-1.00 winning-move accuracy at steps
+# 22-26; the root zone is where the solver's best moves (Solver.best_moves) cost well under a second: 38
+# undrawn edges (step 22 of 5x5, 0.24 s median for the value), the last two thirds of smaller boards
+SOLVE_ROOT_CAP, SOLVE_LEAF_CAP = 38, 36
+#: Fraction of a board's edges an auto zone covers at most, per zone option.
+ZONE_FRACTIONS = {"solve_leaf": (3, 5), "solve_root": (2, 3)}
 
 _FIELDS = {f.name: f for f in dataclasses.fields(SearchSettings)}
 _NO_CHANGES: Mapping = MappingProxyType({})
@@ -131,18 +134,19 @@ def default(name: str, use: Mapping = _NO_CHANGES):
     return use[name] if name in use else _FIELDS[name].default
 
 
-def solver_zone(setting: int, num_actions: int | Geometry, cap: int) -> int:
+def solver_zone(setting: int, num_actions: int | Geometry, cap: int, fraction: tuple[int, int] = (3, 5)) -> int:
     """A solver zone option resolved for a board (its number of edges or its :class:`Geometry`): ``-1``
-    (auto) is ``min(cap, 3 * num_actions // 5)`` undrawn edges (the last 60% of the game at most,
-    :meth:`Geometry.solver_zone`) when the C++ solver is built, else 0; other values as given (0 = off)."""
+    (auto) is ``min(cap, num_actions * p // q)`` undrawn edges for ``fraction = (p, q)`` (the last 60% of the
+    game at most by default, :meth:`Geometry.solver_zone`) when the C++ solver is built, else 0; other
+    values as given (0 = off)."""
     if isinstance(setting, bool) or not isinstance(setting, int) or setting < -1:
         raise ValueError(f"a solver zone must be -1 (auto), 0 (off) or a number of undrawn edges, got {setting!r}")
     if setting == -1:
         if not native_available():
             return 0
         if isinstance(num_actions, Geometry):
-            return num_actions.solver_zone(cap)
-        return Geometry.auto_solver_zone(num_actions, cap)
+            return num_actions.solver_zone(cap, fraction)
+        return Geometry.auto_solver_zone(num_actions, cap, fraction)
     return setting
 
 
@@ -152,7 +156,7 @@ def settings_for(num_actions: int | Geometry, use: Mapping = _NO_CHANGES, **chan
     values = {**use, **changes}
     for name, cap in (("solve_leaf", SOLVE_LEAF_CAP), ("solve_root", SOLVE_ROOT_CAP)):
         if name in values:
-            values[name] = solver_zone(values[name], num_actions, cap)
+            values[name] = solver_zone(values[name], num_actions, cap, ZONE_FRACTIONS[name])
     return SearchSettings(**values)
 
 

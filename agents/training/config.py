@@ -37,8 +37,8 @@ class SearchConfig:
     folders' ``config.json`` use. No search default is declared here: each is read from the settings module.
     ``batch`` is ``batch_size`` (leaves per network call per game); ``temperature_moves`` is self-play's
     own: searched moves played at ``temperature``, the most visited after that. The exact solver's zones
-    ``solve_leaf`` / ``solve_root`` are in undrawn edges, -1 = auto (min(36 / 34, 60% of the edges)), 0 = off;
-    positions in the root zone are not searched: their label is uniform over the moves of best margin.
+    ``solve_leaf`` / ``solve_root`` are in undrawn edges, -1 = auto (min(36, 60% of the edges) /
+    min(38, two thirds of the edges)), 0 = off; positions in the root zone are not searched: their label is uniform over the moves of best margin.
     Runs saved before these options existed load with 0 (off). ``solve_nodes``: the budget per leaf. The
     value unit is the model's."""
 

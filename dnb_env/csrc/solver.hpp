@@ -15,10 +15,11 @@
 //    searches (beta - 1, beta) that converges on the exact integer value. A single null-window search
 //    answers "is v >= t?" (the win/draw query).
 //  * A transposition table of lower/upper bounds keyed by the drawn-edge set, canonicalised over the
-//    board's symmetries (8 on a square board, 4 on a rectangle): each symmetry keeps its own Zobrist hash,
-//    updated incrementally; the symmetry with the smallest hash picks the canonical orientation, and the
-//    entry stores that orientation's full 180-bit edge set, so a hit is never a hash collision. Bounds
-//    depend only on the edge set, so entries are reused across searches and across calls.
+//    board's symmetries (8 on a square board, 4 on a rectangle): a position carries its edge set seen
+//    through every symmetry, updated incrementally as edges are drawn; the smallest of those sets (as a
+//    180-bit number) is the canonical form, its mixed bits index the table, and the entry stores the full
+//    set, so a hit is never a hash collision. Bounds depend only on the edge set, so entries are reused
+//    across searches and across calls.
 //  * Move ordering: the table's best move, then safe moves (no box gets its third side) from the centre
 //    outwards (Barker & Korf 2012 report this static order as very effective), then sacrifices by the
 //    number of boxes they hand over, fewest first. Captures are handled by the rules below.
@@ -60,6 +61,12 @@
 //     dnb_env/analysis.py (simple_endgame_value): v(empty) = 0, v(G) = min over components C of
 //     chain 1: 1 - v(G-C), chain 2: 2 - v(G-C), chain n >= 3: n - 2 + |2 - v(G-C)|,
 //     loop n: n - 4 + |4 - v(G-C)| (margin of the controller; the mover's value is -v).
+//  5. kBorderEdges (Barker & Korf 2012, the corner symmetry; in strings-and-coins terms, two strings that
+//     tie the same coin to the ground): the sides of one box that lie on the border (two for a corner box,
+//     three for the end box of a 1 x n board) lead to the same graph whichever of them is drawn. So only
+//     one of a box's undrawn border sides is searched, and the table key counts, for each such box, how
+//     many of its border sides are drawn rather than which (the key marks the first ones in a fixed order).
+//     Why exact: cutting either string gives isomorphic graphs, and the value is a function of the graph.
 //
 // References: J. K. Barker and R. E. Korf, "Solving Dots-And-Boxes", AAAI 2012; E. Berlekamp, "The
 // Dots-and-Boxes Game: Sophisticated Child's Play", A K Peters 2000; E. Berlekamp, J. Conway, R. Guy,
@@ -70,13 +77,21 @@
 // edge set of 1xN up to 1x7, 2x2, 2x3, 2x4, 2x5 and 3x3).
 #pragma once
 
+#define DNB_SOLVER_THREADS 1  // Solver::set_threads exists (benchmarks/solver_driver.cpp checks)
+
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <exception>
+#include <thread>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -95,27 +110,42 @@ enum Rule : uint32_t {
   kDoubleDealing = 1u << 1,
   kEquivalentSacrifices = 1u << 2,
   kSimpleEndgame = 1u << 3,
-  kAllRules = (1u << 4) - 1,
+  kBorderEdges = 1u << 4,
+  kAllRules = (1u << 5) - 1,
 };
 
 constexpr int kMaxSymmetries = 8;
 
 constexpr uint8_t kNoMove = 255;
+// Positions with fewer undrawn edges are searched without the table: their subtrees cost less than the
+// table's cache misses (about 5% faster at 40 undrawn on 5x5, 1% more nodes).
+constexpr int kTableMinUndrawn = 10;
+// Null-window searches at positions with fewer undrawn edges stay in one thread (threads cost ~0.1 ms).
+constexpr int kParallelUndrawn = 24;
+constexpr uint64_t kSerialNodes = 100000;  // nodes a search runs in one thread before the others join
+constexpr uint64_t kTableMagic = 0x3154544E42443A53ull;  // "S:DBNTT1": solver table files, format 1
 constexpr int kInf = 1000;
 
 // Thrown inside a search when its node budget is spent; caught by the public entry points.
 struct BudgetExceeded {};
 
-// Board tables of the search: neighbours across each side, symmetries as edge permutations, Zobrist keys
-// per symmetry and the static centre-out move order. Built once per board size by topology().
+// Board tables of the search: neighbours across each side, symmetries as edge permutations and the static
+// centre-out move order. Built once per board size by topology().
 struct Topology {
   const Geometry* g = nullptr;
   int num_edges = 0, num_boxes = 0, num_sym = 0;
   std::vector<std::array<int16_t, 2>> edge_boxes;          // [A] boxes beside each edge, -1 pads
   std::vector<std::array<int16_t, 4>> box_sides;           // [B] the four sides
+  std::vector<std::array<uint8_t, 2>> side_bit;            // [A] e's bit in the side mask of each box beside it
   std::vector<std::array<uint8_t, kMaxEdges>> perm, inv;   // [S][A] edge images under each symmetry
-  std::vector<std::array<uint64_t, kMaxEdges>> zobrist;    // [S][A] zobrist[s][e] = base[perm[s][e]]
   std::vector<uint8_t> centre_order;                        // all edges, centre first
+  // rule 5: boxes with two or more border sides, and their border sides in centre order
+  struct BorderGroup {
+    int n = 0;
+    uint8_t side[4];
+  };
+  std::vector<BorderGroup> border_groups;
+  std::vector<int8_t> border_group_of;                      // [A] group of a border side, -1 otherwise
   std::vector<int16_t> order_rank;                          // [A] position of each edge in centre_order
 
   explicit Topology(const Geometry& geo) : g(&geo) {
@@ -123,6 +153,15 @@ struct Topology {
     num_boxes = geo.num_boxes;
     edge_boxes = geo.action_boxes;
     box_sides = geo.box_sides;
+    side_bit.assign(num_edges, {0, 0});
+    for (int a = 0; a < num_edges; ++a) {
+      for (int i = 0; i < 2 && edge_boxes[a][i] >= 0; ++i) {
+        const auto& sides = box_sides[edge_boxes[a][i]];
+        for (int k = 0; k < 4; ++k) {
+          if (sides[k] == a) side_bit[a][i] = uint8_t(1u << k);
+        }
+      }
+    }
     const int H = geo.height, W = geo.width;
     std::vector<int> cell_edge(size_t(H) * W, -1);
     for (int a = 0; a < num_edges; ++a) cell_edge[geo.action_cell[a]] = a;
@@ -144,19 +183,6 @@ struct Topology {
         inv[s][b] = uint8_t(a);
       }
     }
-    uint64_t seed = 0x5DEECE66Dull ^ (uint64_t(geo.rows) << 8) ^ uint64_t(geo.cols);
-    std::array<uint64_t, kMaxEdges> base{};
-    for (int a = 0; a < num_edges; ++a) {
-      seed += 0x9E3779B97F4A7C15ull;  // splitmix64
-      uint64_t z = seed;
-      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-      base[a] = z ^ (z >> 31);
-    }
-    zobrist.resize(num_sym);
-    for (int s = 0; s < num_sym; ++s) {
-      for (int a = 0; a < num_edges; ++a) zobrist[s][a] = base[perm[s][a]];
-    }
     centre_order.resize(num_edges);
     for (int a = 0; a < num_edges; ++a) centre_order[a] = uint8_t(a);
     auto dist = [&](int a) {
@@ -166,7 +192,38 @@ struct Topology {
     std::stable_sort(centre_order.begin(), centre_order.end(), [&](int a, int b) { return dist(a) < dist(b); });
     order_rank.resize(num_edges);
     for (int i = 0; i < num_edges; ++i) order_rank[centre_order[i]] = int16_t(i);
+    border_group_of.assign(num_edges, -1);
+    for (int b = 0; b < num_boxes; ++b) {
+      BorderGroup grp{};
+      for (int i = 0; i < num_edges; ++i) {
+        const int e = centre_order[i];
+        const bool side = box_sides[b][0] == e || box_sides[b][1] == e || box_sides[b][2] == e || box_sides[b][3] == e;
+        if (side && edge_boxes[e][1] < 0) grp.side[grp.n++] = uint8_t(e);
+      }
+      if (grp.n < 2) continue;
+      for (int k = 0; k < grp.n; ++k) border_group_of[grp.side[k]] = int8_t(border_groups.size());
+      border_groups.push_back(grp);
+    }
   }
+
+  // Edge e drawn in a key (an edge set seen through a symmetry). With `border` (rule 5) the key keeps, in
+  // each border group, the group's first sides set, as many as are drawn: drawing a border side sets the
+  // group's next side.
+  void add_to_key(uint64_t* key, int e, bool border) const {
+    if (border && border_group_of[e] >= 0) {
+      const BorderGroup& grp = border_groups[border_group_of[e]];
+      for (int k = 0; k < grp.n; ++k) {
+        if (!test_bit(key, grp.side[k])) {
+          set_bit(key, grp.side[k]);
+          return;
+        }
+      }
+    }
+    set_bit(key, e);
+  }
+
+  // The bit of side e in box b's side mask (e must be a side of b).
+  unsigned bit_of(int b, int e) const { return edge_boxes[e][0] == b ? side_bit[e][0] : side_bit[e][1]; }
 
   // The box across edge e from box b (-1: the border).
   int across(int b, int e) const {
@@ -186,33 +243,47 @@ inline const Topology& topology(int rows, int cols) {
   return *slot;
 }
 
-// A position of the search: drawn edges, undrawn sides per box (valence; 0 = claimed) and the Zobrist
-// hash of the edge set seen through each symmetry.
+// A position of the search: drawn edges, the table key of the edge set seen through each symmetry (with
+// `border`, rule 5's key: see Topology::add_to_key), undrawn sides per box (valence; 0 = claimed) and the
+// capturable boxes.
 struct Pos {
   uint64_t edges[kEdgeWords];
-  uint64_t hash[kMaxSymmetries];
+  uint64_t img[kMaxSymmetries][kEdgeWords];  // img[s]: the key of the set mapped by symmetry s
+  bool border;
   uint8_t val[kMaxBoxes];
+  uint8_t open[kMaxBoxes];  // undrawn sides of each box, bit k = Topology::box_sides[b][k]
+  uint64_t cap[kBoxWords];  // boxes of valence 1 (capturable), kept up to date by draw()
   int16_t remaining;  // unclaimed boxes
   int16_t undrawn;    // undrawn edges
+  int16_t joints;     // boxes of valence 3 or 4
 };
 
-inline Pos make_pos(const Topology& t, const uint64_t* edges) {
+inline Pos make_pos(const Topology& t, const uint64_t* edges, bool border = false) {
   Pos p{};
   for (int w = 0; w < kEdgeWords; ++w) p.edges[w] = edges[w];
+  p.border = border && !t.border_groups.empty();
   p.undrawn = 0;
   for (int a = 0; a < t.num_edges; ++a) {
     if (test_bit(edges, a)) {
-      for (int s = 0; s < t.num_sym; ++s) p.hash[s] ^= t.zobrist[s][a];
+      for (int s = 0; s < t.num_sym; ++s) t.add_to_key(p.img[s], t.perm[s][a], p.border);
     } else {
       ++p.undrawn;
     }
   }
   p.remaining = 0;
+  p.joints = 0;
   for (int b = 0; b < t.num_boxes; ++b) {
     int v = 0;
-    for (int e : t.box_sides[b]) v += !test_bit(edges, e);
+    for (int k = 0; k < 4; ++k) {
+      if (!test_bit(edges, t.box_sides[b][k])) {
+        ++v;
+        p.open[b] = uint8_t(p.open[b] | (1u << k));
+      }
+    }
     p.val[b] = uint8_t(v);
     p.remaining = int16_t(p.remaining + (v > 0));
+    p.joints = int16_t(p.joints + (v >= 3));
+    if (v == 1) set_bit(p.cap, b);
   }
   return p;
 }
@@ -221,11 +292,22 @@ inline Pos make_pos(const Topology& t, const uint64_t* edges) {
 inline int draw(const Topology& t, Pos& p, int e) {
   set_bit(p.edges, e);
   --p.undrawn;
-  for (int s = 0; s < t.num_sym; ++s) p.hash[s] ^= t.zobrist[s][e];
+  if (p.border) {
+    for (int s = 0; s < t.num_sym; ++s) t.add_to_key(p.img[s], t.perm[s][e], true);
+  } else {
+    for (int s = 0; s < t.num_sym; ++s) set_bit(p.img[s], t.perm[s][e]);
+  }
   int gained = 0;
-  for (int b : t.edge_boxes[e]) {
+  for (int i = 0; i < 2; ++i) {
+    const int b = t.edge_boxes[e][i];
     if (b < 0) break;
-    if (--p.val[b] == 0) ++gained;
+    p.open[b] = uint8_t(p.open[b] & ~t.side_bit[e][i]);
+    switch (--p.val[b]) {
+      case 2: --p.joints; break;
+      case 1: set_bit(p.cap, b); break;
+      case 0: p.cap[b >> 6] &= ~(uint64_t(1) << (b & 63)); ++gained; break;
+      default: break;
+    }
   }
   p.remaining = int16_t(p.remaining - gained);
   return gained;
@@ -235,10 +317,9 @@ inline bool drawn(const Pos& p, int e) { return test_bit(p.edges, e); }
 
 // The undrawn side of a box of valence 1, or the undrawn side other than `not_this` of a box of valence 2.
 inline int other_undrawn_side(const Topology& t, const Pos& p, int b, int not_this) {
-  for (int e : t.box_sides[b]) {
-    if (e != not_this && !drawn(p, e)) return e;
-  }
-  return -1;
+  unsigned m = p.open[b];
+  if (not_this >= 0) m &= ~t.bit_of(b, not_this);
+  return m ? t.box_sides[b][__builtin_ctz(m)] : -1;
 }
 
 // ------------------------------------------------------------------ simple endgames (rule 4)
@@ -295,6 +376,7 @@ struct RuleStats {
   uint64_t double_deal_choices = 0; // rule 2: nodes searched as {take, double-deal}
   uint64_t equivalent_pruned = 0;   // rule 3: sacrifice moves left out as equivalent or dominated
   uint64_t simple_endgames = 0;     // rule 4: leaves valued by the chain/loop recursion
+  uint64_t border_pruned = 0;       // rule 5: border sides left out as the same move as another
 };
 
 // A run of boxes taken one after another from a capturable box: `first` (valence 1) through boxes of
@@ -353,15 +435,13 @@ inline NodeKind generate(const Topology& t, const Pos& p, uint32_t rules, Moves&
                          RuleStats& stats, bool quiet = true) {
   out.n = 0;
   if (p.remaining == 0) return NodeKind::kTerminal;
-  int capturable = 0, joints = 0;
-  for (int b = 0; b < t.num_boxes; ++b) {
-    capturable += p.val[b] == 1;
-    joints += p.val[b] >= 3;
-  }
+  const bool capturable = (p.cap[0] | p.cap[1]) != 0;
+  const bool joints = p.joints > 0;
+  static_assert(kBoxWords == 2, "the capturable-box mask is two words");
   if (capturable && (rules & kFreeCapture)) {
     // rule 1: a box whose capture leaves no new box on offer
-    for (int b = 0; b < t.num_boxes; ++b) {
-      if (p.val[b] != 1) continue;
+    for (int w = 0; w < kBoxWords; ++w) for (uint64_t bits = p.cap[w]; bits; bits &= bits - 1) {
+      const int b = w * 64 + lowest_bit(bits);
       const int e = other_undrawn_side(t, p, b, -1);
       const int n = t.across(b, e);
       if (n < 0 || p.val[n] != 2) {
@@ -373,11 +453,15 @@ inline NodeKind generate(const Topology& t, const Pos& p, uint32_t rules, Moves&
     if (rules & kDoubleDealing) {
       // rule 2: every capturable box now starts a run through boxes of valence 2
       uint64_t seen[kBoxWords] = {0, 0};
-      Run runs_cheap[kMaxBoxes];  // the runs of 2 (chain) or 4 (two-ended) boxes
+      // the runs of 2 (chain) or 4 (two-ended) boxes; raw storage: default-constructing kMaxBoxes runs on
+      // every capture node cost a tenth of the search
+      alignas(Run) unsigned char runs_storage[sizeof(Run) * kMaxBoxes];
+      Run* runs_cheap = reinterpret_cast<Run*>(runs_storage);
       int n_runs = 0, n_chain2 = 0;
       int first_loop4 = -1, first_chain2 = -1;
-      for (int b = 0; b < t.num_boxes; ++b) {
-        if (p.val[b] != 1 || test_bit(seen, b)) continue;
+      for (int w = 0; w < kBoxWords; ++w) for (uint64_t bits = p.cap[w]; bits; bits &= bits - 1) {
+        const int b = w * 64 + lowest_bit(bits);
+        if (test_bit(seen, b)) continue;
         const Run r = walk_run(t, p, b, seen);
         const bool cheap_run = r.two_ended ? r.length == 4 : r.length == 2;
         if (!cheap_run) {  // a long run (or a two-ended 3): taking its first box keeps every plan
@@ -385,7 +469,7 @@ inline NodeKind generate(const Topology& t, const Pos& p, uint32_t rules, Moves&
           ++stats.run_captures;
           return NodeKind::kForcedCapture;
         }
-        runs_cheap[n_runs] = r;
+        new (&runs_cheap[n_runs]) Run(r);
         if (r.two_ended) {
           if (first_loop4 < 0) first_loop4 = n_runs;
         } else {
@@ -516,6 +600,22 @@ inline NodeKind generate(const Topology& t, const Pos& p, uint32_t rules, Moves&
       }
     }
   }
+  if (rules & kBorderEdges) {
+    // rule 5: one undrawn border side per box is searched (the first not already left out)
+    for (const auto& grp : t.border_groups) {
+      int keep = -1;
+      for (int k = 0; k < grp.n; ++k) {
+        const int e = grp.side[k];
+        if (drawn(p, e)) continue;
+        if (keep < 0) {
+          if (!pruned[e]) keep = e;
+        } else if (!pruned[e]) {
+          pruned[e] = true;
+          ++stats.border_pruned;
+        }
+      }
+    }
+  }
   // order: safe moves (centre out), then sacrifices by boxes handed over, then captures (only reached
   // with the capture rules off)
   uint8_t sac[kMaxEdges];
@@ -580,12 +680,20 @@ struct TTEntry {
 };
 static_assert(sizeof(TTEntry) == 32, "TTEntry is 32 bytes");
 
+// The table index of a canonical edge set: its words mixed (multiply-xorshift).
+inline uint64_t key_hash(const uint64_t* key) {
+  uint64_t h = key[0] * 0x9E3779B97F4A7C15ull ^ key[1] * 0xC2B2AE3D27D4EB4Full ^ key[2] * 0x165667B19E3779F9ull;
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 32);
+}
+
 // Two-entry buckets indexed by the canonical hash. The table starts small and grows (x4, rehashing every
 // entry from its stored key) while it is more than half full, up to `limit` entries, so a small problem
 // does not pay for clearing a large table.
 class TranspositionTable {
  public:
-  TranspositionTable(const uint64_t* zobrist, size_t limit) : zobrist_(zobrist) {
+  explicit TranspositionTable(size_t limit) {
     limit_ = 2;
     while (limit_ * 2 <= std::max<size_t>(limit, 2)) limit_ <<= 1;
     allocate(std::min<size_t>(limit_, size_t(1) << 12));
@@ -593,8 +701,60 @@ class TranspositionTable {
   void clear() {
     std::fill(table_.begin(), table_.end(), TTEntry{});
     used_ = 0;
+    stale_ = false;
   }
   size_t size() const { return table_.size(); }
+  size_t used() const {
+    if (stale_) {  // counted again after a concurrent phase
+      used_ = 0;
+      for (const TTEntry& e : table_) used_ += e.work != 0;
+      stale_ = false;
+    }
+    return used_;
+  }
+
+  // Several searching threads at once (Solver::set_threads): the table is grown first to room for 32
+  // times its entries (at least 2^20, at most its limit; it cannot grow while shared) and each bucket is
+  // read and written under one of kLocks spin locks.
+  void set_concurrent(bool on) {
+    if (on) {
+      const size_t want = std::min(limit_, std::max(size_t(1) << 20, 32 * used()));
+      while (table_.size() < want) grow();
+      if (!locks_) locks_.reset(new std::atomic<uint8_t>[kLocks]());
+      stale_ = true;
+    }
+    concurrent_ = on;
+  }
+  struct Guard {  // holds the lock of a bucket while concurrent
+    Guard(const TranspositionTable& t, uint64_t hash) : lock_(t.concurrent_ ? &t.locks_[(hash >> 1) & (kLocks - 1)] : nullptr) {
+      if (lock_) {
+        while (lock_->exchange(1, std::memory_order_acquire)) {
+          while (lock_->load(std::memory_order_relaxed)) {}
+        }
+      }
+    }
+    ~Guard() {
+      if (lock_) lock_->store(0, std::memory_order_release);
+    }
+    std::atomic<uint8_t>* lock_;
+  };
+
+  // The entries as raw bytes (the Solver writes the header), and back: `n` entries replace the table.
+  bool write(std::FILE* f) const {
+    return std::fwrite(table_.data(), sizeof(TTEntry), table_.size(), f) == table_.size();
+  }
+  bool read(std::FILE* f, size_t n) {
+    if (n < 2 || (n & (n - 1))) return false;
+    std::vector<TTEntry> fresh(n);
+    if (std::fread(fresh.data(), sizeof(TTEntry), n, f) != n) return false;
+    table_.swap(fresh);
+    mask_ = n - 2;
+    limit_ = std::max(limit_, n);
+    used_ = 0;
+    for (const TTEntry& e : table_) used_ += e.work != 0;
+    stale_ = false;
+    return true;
+  }
 
   TTEntry* probe(uint64_t hash, const uint64_t* key) {
     TTEntry* b = &table_[hash & mask_];
@@ -607,9 +767,9 @@ class TranspositionTable {
   // Slot for a new entry of `key` (not in the table): bucket slot 0 keeps the entry with the most work,
   // slot 1 takes the rest. The slot is returned emptied (work 0) with its key set.
   TTEntry* insert(uint64_t hash, const uint64_t* key, uint8_t work) {
-    if (2 * used_ > table_.size() && table_.size() < limit_) grow();
+    if (!concurrent_ && 2 * used_ > table_.size() && table_.size() < limit_) grow();
     TTEntry* b = &table_[hash & mask_];
-    used_ += b[1].work == 0;  // slot 1 is the one overwritten in both cases
+    if (!concurrent_) used_ += b[1].work == 0;  // slot 1 is the one overwritten in both cases
     TTEntry* e;
     if (b[0].work <= work) {
       b[1] = b[0];
@@ -637,10 +797,7 @@ class TranspositionTable {
     allocate(std::min(limit_, old.size() * 4));
     for (const TTEntry& e : old) {
       if (!e.work) continue;
-      uint64_t h = 0;
-      for (int w = 0; w < kEdgeWords; ++w) {
-        for (uint64_t bits = e.key[w]; bits; bits &= bits - 1) h ^= zobrist_[w * 64 + lowest_bit(bits)];
-      }
+      const uint64_t h = key_hash(e.key);
       TTEntry* b = &table_[h & mask_];
       TTEntry* slot = !b[0].work ? &b[0] : !b[1].work ? &b[1] : (b[1].work < e.work ? &b[1] : nullptr);
       if (!slot) continue;
@@ -649,10 +806,17 @@ class TranspositionTable {
     }
   }
 
-  const uint64_t* zobrist_;  // identity-symmetry keys: the hash of a canonical key
+  static constexpr size_t kLocks = size_t(1) << 14;
   std::vector<TTEntry> table_;
-  size_t mask_ = 0, used_ = 0, limit_ = 2;
+  size_t mask_ = 0, limit_ = 2;
+  mutable size_t used_ = 0;     // filled slots (not counted while concurrent: recounted on demand)
+  mutable bool stale_ = false;
+  bool concurrent_ = false;
+  std::unique_ptr<std::atomic<uint8_t>[]> locks_;
 };
+
+// Thrown inside a helper thread's search when another thread has finished the same search.
+struct Stopped {};
 
 // ------------------------------------------------------------------ the search
 struct SearchStats {
@@ -664,18 +828,32 @@ class Solver {
  public:
   // `tt_entries`: transposition-table entries (32 bytes each); the table grows to this size on demand.
   Solver(int rows, int cols, size_t tt_entries, uint32_t rules)
-      : t_(topology(rows, cols)), rules_(rules & kAllRules), tt_(t_.zobrist[0].data(), tt_entries) {}
+      : t_(topology(rows, cols)), rules_(rules & kAllRules), own_tt_(new TranspositionTable(tt_entries)),
+        tt_(*own_tt_) {}
+
+  // Threads per search (1: this thread only). With n > 1 every null-window search at a position of at
+  // least kParallelUndrawn undrawn edges runs in n threads over the shared table (lazy SMP): helper
+  // threads take the moves near the root in another order, the first thread to finish gives the result
+  // (all search the same window, so any result is the same exact answer) and the others stop. Node
+  // budgets count each thread's nodes separately.
+  void set_threads(int n) {
+    if (n < 1 || n > 64) throw std::invalid_argument("threads must be in 1..64");
+    threads_ = n;
+    while (int(helpers_.size()) < n - 1) {
+      helpers_.emplace_back(new Solver(*this, int(helpers_.size()) + 1));
+    }
+  }
+  int threads() const { return threads_; }
 
   const Topology& topo() const { return t_; }
   uint32_t rules() const { return rules_; }
   SearchStats& stats() { return stats_; }
-  void clear() {
-    tt_.clear();
-  }
+  void clear() { tt_.clear(); }
 
   // Exact value by MTD(f) from `guess`. On a spent budget returns false with the bounds found so far
   // (lo <= v <= hi); `node_limit` 0 = unlimited, counted from this call.
-  bool value(const Pos& p, int guess, uint64_t node_limit, int& lo, int& hi) {
+  bool value(const Pos& given, int guess, uint64_t node_limit, int& lo, int& hi) {
+    const Pos p = prepared(given);
     begin(p, node_limit);
     lo = -p.remaining;
     hi = p.remaining;
@@ -688,12 +866,13 @@ class Solver {
   }
 
   // Whether v(p) >= threshold: one null-window search. Returns 1 (yes), 0 (no), -1 (budget spent).
-  int at_least(const Pos& p, int threshold, uint64_t node_limit) {
+  int at_least(const Pos& given, int threshold, uint64_t node_limit) {
+    const Pos p = prepared(given);
     begin(p, node_limit);
     if (threshold <= -p.remaining) return 1;
     if (threshold > p.remaining) return 0;
     try {
-      return search(p, threshold - 1, threshold) >= threshold ? 1 : 0;
+      return root_search(p, threshold - 1, threshold) >= threshold ? 1 : 0;
     } catch (const BudgetExceeded&) {
       return -1;
     }
@@ -701,7 +880,8 @@ class Solver {
 
   // Exact value of every legal move (margin for the mover, boxes captured by the move included), in
   // increasing edge order. False if the budget ran out.
-  bool move_values(const Pos& p, uint64_t node_limit, std::vector<std::pair<int, int>>& out) {
+  bool move_values(const Pos& given, uint64_t node_limit, std::vector<std::pair<int, int>>& out) {
+    const Pos p = prepared(given);
     begin(p, node_limit);
     out.clear();
     try {
@@ -727,13 +907,80 @@ class Solver {
     return true;
   }
 
+  // Exact value of p and the moves that keep it (margin for the mover, boxes captured by the move
+  // included): the value by MTD(f), then one null-window test per move. Moves in increasing edge order;
+  // false if the budget ran out.
+  bool best_moves(const Pos& given, uint64_t node_limit, int& value, std::vector<int>& out) {
+    const Pos p = prepared(given);
+    begin(p, node_limit);
+    out.clear();
+    try {
+      int lo = -p.remaining, hi = p.remaining;
+      mtdf(p, 0, lo, hi);
+      value = lo;
+      for (int e = 0; e < t_.num_edges; ++e) {
+        if (drawn(p, e)) continue;
+        Pos c = p;
+        const int gain = draw(t_, c, e);
+        bool keeps;
+        if (gain) {  // gain + v(c) >= value
+          const int need = value - gain;
+          keeps = need <= -c.remaining || (need <= c.remaining && root_search(c, need - 1, need) >= need);
+        } else {     // -v(c) >= value, i.e. not v(c) >= 1 - value
+          const int over = 1 - value;
+          keeps = over > c.remaining || (over > -c.remaining && root_search(c, over - 1, over) < over);
+        }
+        if (keeps) out.push_back(e);
+      }
+    } catch (const BudgetExceeded&) {
+      out.clear();
+      return false;
+    }
+    return true;
+  }
+
+  // The transposition table to a file and back, so that a long solve can stop and continue. The file
+  // holds a header (format, board, rules, entry size and count) and the raw entries; a file of another
+  // board or rule set is refused (std::invalid_argument), a short or unreadable one too (the table is
+  // then left as it was).
+  void save_table(const std::string& path) const {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) throw std::runtime_error("cannot write the solver table to " + path);
+    const uint64_t head[6] = {kTableMagic, uint64_t(t_.g->rows), uint64_t(t_.g->cols), rules_, sizeof(TTEntry),
+                              tt_.size()};
+    const bool ok = std::fwrite(head, sizeof(head), 1, f) == 1 && tt_.write(f);
+    if (std::fclose(f) != 0 || !ok) throw std::runtime_error("writing the solver table to " + path + " failed");
+  }
+  void load_table(const std::string& path) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) throw std::invalid_argument("cannot read a solver table from " + path);
+    uint64_t head[6];
+    std::string why;
+    if (std::fread(head, sizeof(head), 1, f) != 1 || head[0] != kTableMagic) {
+      why = "not a solver table file (or an older format)";
+    } else if (head[1] != uint64_t(t_.g->rows) || head[2] != uint64_t(t_.g->cols)) {
+      why = "a table of the " + std::to_string(head[1]) + "x" + std::to_string(head[2]) + " board";
+    } else if (head[3] != rules_) {
+      why = "a table made with rules " + std::to_string(head[3]) + ", this solver uses " + std::to_string(rules_);
+    } else if (head[4] != sizeof(TTEntry)) {
+      why = "entries of another size";
+    } else if (!tt_.read(f, head[5])) {
+      why = "the file is truncated or damaged";
+    }
+    std::fclose(f);
+    if (!why.empty()) throw std::invalid_argument("cannot load the solver table " + path + ": " + why);
+  }
+  size_t table_entries() const { return tt_.size(); }
+  size_t table_used() const { return tt_.used(); }
+
   // The safe-phase search (dnb_env.features): for each safe or capturing move, the mover's margin if it
   // is played and both players then draw only safe moves (no box gets its third side) and captures while
   // any safe move is left, and play exactly (this solver, within `leaf_node_limit` nodes) once none is.
   // Values in increasing edge order; false when it needs more than `position_limit` positions or an end
   // position is beyond the leaf budget. Empty when the position has no safe move.
-  bool safe_phase_values(const Pos& p, uint64_t position_limit, uint64_t leaf_node_limit,
+  bool safe_phase_values(const Pos& given, uint64_t position_limit, uint64_t leaf_node_limit,
                          std::vector<std::pair<int, int>>& out) {
+    const Pos p = prepared(given);
     out.clear();
     SafePhase sp{*this, {}, position_limit, leaf_node_limit};
     if (!sp.has_safe(p)) return true;
@@ -818,6 +1065,12 @@ class Solver {
     }
   };
 
+  // The position with the table keys this solver uses (rule 5 on or off).
+  Pos prepared(const Pos& p) const {
+    const bool border = (rules_ & kBorderEdges) && !t_.border_groups.empty();
+    return p.border == border ? p : make_pos(t_, p.edges, border);
+  }
+
   void begin(const Pos& p, uint64_t node_limit) {
     (void)p;
     limit_ = node_limit ? stats_.nodes + node_limit : std::numeric_limits<uint64_t>::max();
@@ -827,34 +1080,108 @@ class Solver {
     int g = std::max(lo, std::min(hi, guess));
     while (lo < hi) {
       const int beta = g == lo ? g + 1 : g;
-      g = search(p, beta - 1, beta);
+      g = root_search(p, beta - 1, beta);
       if (g < beta) hi = g;
       else lo = g;
     }
   }
 
-  // Canonical orientation of p: the symmetry with the smallest hash, and the edge set seen through it.
-  int canonical(const Pos& p, uint64_t* key) const {
-    int s_best = 0;
-    for (int s = 1; s < t_.num_sym; ++s) {
-      if (p.hash[s] < p.hash[s_best]) s_best = s;
-    }
-    key[0] = key[1] = key[2] = 0;
-    const auto& perm = t_.perm[s_best];
-    for (int w = 0; w < kEdgeWords; ++w) {
-      uint64_t bits = p.edges[w];
-      while (bits) {
-        const int i = w * 64 + lowest_bit(bits);
-        bits &= bits - 1;
-        set_bit(key, perm[i]);
+  // A helper thread's solver: the same board, rules and table, its own counters.
+  Solver(const Solver& main, int id)
+      : t_(main.t_), rules_(main.rules_), tt_(main.tt_), id_(id) {}
+
+  // search() of the root window, in threads_ threads when set_threads asked for them.
+  int root_search(const Pos& p, int alpha, int beta) {
+    if (threads_ <= 1 || p.undrawn < kParallelUndrawn) return search(p, alpha, beta);
+    {  // a short try in this thread first: most small searches end there, without the threads' cost
+      const uint64_t limit = limit_;
+      limit_ = std::min(limit, stats_.nodes + kSerialNodes);
+      try {
+        const int v = search(p, alpha, beta);
+        limit_ = limit;
+        return v;
+      } catch (const BudgetExceeded&) {
+        limit_ = limit;
+        if (stats_.nodes >= limit) throw;
       }
     }
+    tt_.set_concurrent(true);
+    std::atomic<bool> stop{false};
+    std::atomic<int> winner{-1};
+    std::vector<int> result(threads_, 0);
+    std::vector<std::exception_ptr> failed(threads_);
+    auto run = [&](Solver& s, int k) {
+      try {
+        s.stop_ = &stop;
+        s.root_undrawn_ = p.undrawn;
+        const int v = s.search(p, alpha, beta);
+        result[k] = v;
+        int none = -1;
+        if (winner.compare_exchange_strong(none, k)) stop = true;
+      } catch (const Stopped&) {
+      } catch (const BudgetExceeded&) {  // a helper out of nodes leaves the others searching
+        failed[k] = std::current_exception();
+        if (k == 0) stop = true;
+      } catch (...) {
+        failed[k] = std::current_exception();
+        stop = true;
+      }
+      s.stop_ = nullptr;
+    };
+    std::vector<std::thread> pool;
+    for (int k = 1; k < threads_; ++k) {
+      Solver& h = *helpers_[k - 1];
+      h.limit_ = limit_ == std::numeric_limits<uint64_t>::max() ? limit_ : h.stats_.nodes + (limit_ - stats_.nodes);
+      pool.emplace_back(run, std::ref(h), k);
+    }
+    run(*this, 0);
+    for (auto& th : pool) th.join();
+    tt_.set_concurrent(false);
+    for (int k = 1; k < threads_; ++k) {  // the helpers' counters join this solver's
+      SearchStats& h = helpers_[k - 1]->stats_;
+      stats_.nodes += h.nodes;
+      stats_.tt_hits += h.tt_hits;
+      stats_.tt_cuts += h.tt_cuts;
+      stats_.rules.free_captures += h.rules.free_captures;
+      stats_.rules.run_captures += h.rules.run_captures;
+      stats_.rules.double_deal_choices += h.rules.double_deal_choices;
+      stats_.rules.equivalent_pruned += h.rules.equivalent_pruned;
+      stats_.rules.simple_endgames += h.rules.simple_endgames;
+      stats_.rules.border_pruned += h.rules.border_pruned;
+      h = SearchStats{};
+    }
+    if (winner >= 0) return result[winner];
+    for (auto& f : failed) {
+      if (f) std::rethrow_exception(f);  // BudgetExceeded (every thread ran out) or a real error
+    }
+    throw std::logic_error("solver: a parallel search ended without a result");
+  }
+
+  // Canonical orientation of p: the symmetry whose image of the edge set is the smallest (compared as a
+  // number, highest word first), and that image.
+  // With rule 5 the keys count the drawn border sides of a box rather than name them, so positions that
+  // differ only in which border side of a box is drawn share the key.
+  int canonical(const Pos& p, uint64_t* key) const {
+    static_assert(kEdgeWords == 3, "canonical() compares three words");
+    const uint64_t* best = p.img[0];
+    int s_best = 0;
+    for (int s = 1; s < t_.num_sym; ++s) {
+      const uint64_t* k = p.img[s];
+      if (k[2] < best[2] || (k[2] == best[2] && (k[1] < best[1] || (k[1] == best[1] && k[0] < best[0])))) {
+        best = k;
+        s_best = s;
+      }
+    }
+    key[0] = best[0];
+    key[1] = best[1];
+    key[2] = best[2];
     return s_best;
   }
 
   // Fail-soft negamax on the null or open window (alpha, beta); value for the player to move.
   int search(const Pos& start, int alpha, int beta) {
     if (++stats_.nodes > limit_) throw BudgetExceeded{};
+    if (stop_ && stop_->load(std::memory_order_relaxed)) throw Stopped{};
     Pos p = start;
     int gained = 0;
     Moves moves;
@@ -872,28 +1199,55 @@ class Solver {
     if (-r >= beta) return gained - r;
     if (kind == NodeKind::kSimpleEndgame) return gained + simple_endgame_value(t_, p);
 
-    uint64_t key[kEdgeWords];
-    const int sym = canonical(p, key);
-    const uint64_t hash = p.hash[sym];
+    uint64_t key[kEdgeWords] = {0, 0, 0};
+    const bool use_tt = p.undrawn >= kTableMinUndrawn;
+    const int sym = use_tt ? canonical(p, key) : 0;
+    const uint64_t hash = use_tt ? key_hash(key) : 0;
     int tt_move = -1;
-    if (TTEntry* e = tt_.probe(hash, key)) {
-      ++stats_.tt_hits;
-      if (e->lo >= beta || e->hi <= alpha || e->lo == e->hi) {
-        ++stats_.tt_cuts;
-        return gained + (e->lo >= beta ? e->lo : e->hi);
+    bool hit = false;
+    int8_t hit_lo = 0, hit_hi = 0;
+    uint8_t hit_move = kNoMove;
+    if (use_tt) {
+      TranspositionTable::Guard guard(tt_, hash);
+      if (const TTEntry* e = tt_.probe(hash, key)) {
+        hit = true;
+        hit_lo = e->lo;
+        hit_hi = e->hi;
+        hit_move = e->move;
       }
-      if (e->move != kNoMove) tt_move = t_.inv[sym][e->move];
+    }
+    if (hit) {
+      ++stats_.tt_hits;
+      if (hit_lo >= beta || hit_hi <= alpha || hit_lo == hit_hi) {
+        ++stats_.tt_cuts;
+        return gained + (hit_lo >= beta ? hit_lo : hit_hi);
+      }
+      if (hit_move != kNoMove) tt_move = t_.inv[sym][hit_move];
+      if (tt_move >= 0 && drawn(p, tt_move) && t_.border_group_of[tt_move] >= 0) {
+        // stored by a position with another border side of this box drawn (rule 5): its undrawn twin
+        const auto& grp = t_.border_groups[t_.border_group_of[tt_move]];
+        tt_move = -1;
+        for (int k = 0; k < grp.n && tt_move < 0; ++k) {
+          if (!drawn(p, grp.side[k])) tt_move = grp.side[k];
+        }
+      }
     }
     if (kind == NodeKind::kDeferred) generate(t_, p, rules_, moves, scratch_, stats_.rules, true);
-    if (tt_move >= 0) {  // table move first
+    if (tt_move >= 0) {  // table move first (or, rule 5, the border side searched in its place)
+      const int grp = t_.border_group_of[tt_move];
       for (int i = 0; i < moves.n; ++i) {
-        if (moves.m[i] == tt_move) {
+        if (moves.m[i] == tt_move || (grp >= 0 && t_.border_group_of[moves.m[i]] == grp)) {
           std::rotate(moves.m, moves.m + i, moves.m + i + 1);
           break;
         }
       }
     }
     if (moves.n == 0) throw std::logic_error("solver: no move generated at a live position");
+    if (id_ > 0 && p.undrawn + 2 >= root_undrawn_ && moves.n > 2) {
+      // a helper thread: near the root, the moves after the first in another order than the main thread
+      const int first = tt_move >= 0 ? 1 : 0;
+      std::rotate(moves.m + first, moves.m + first + (id_ % (moves.n - first)), moves.m + moves.n);
+    }
     const uint64_t nodes_before = stats_.nodes;
     int best = -kInf, best_move = -1;
     int a = alpha;
@@ -911,10 +1265,12 @@ class Solver {
         }
       }
     }
+    if (!use_tt) return gained + best;
     // store the bound
     const uint64_t work_nodes = stats_.nodes - nodes_before + 1;
     uint8_t work = 1;
     while (work < 64 && (uint64_t(1) << work) <= work_nodes) ++work;
+    TranspositionTable::Guard guard(tt_, hash);
     TTEntry* e = tt_.probe(hash, key);
     if (!e) {
       e = tt_.insert(hash, key, work);
@@ -933,9 +1289,15 @@ class Solver {
   const Topology& t_;
   uint32_t rules_;
   uint64_t limit_ = 0;
-  TranspositionTable tt_;
+  std::unique_ptr<TranspositionTable> own_tt_;  // null in a helper thread's solver
+  TranspositionTable& tt_;
   Scratch scratch_;
   SearchStats stats_;
+  int id_ = 0;                                  // 0: the main solver; k: helper thread k
+  int threads_ = 1;
+  int root_undrawn_ = 0;
+  const std::atomic<bool>* stop_ = nullptr;
+  std::vector<std::unique_ptr<Solver>> helpers_;
 };
 
 // ------------------------------------------------------------------ exhaustive check of the rules

@@ -69,13 +69,18 @@ py::dict rule_stats_dict(const exact::RuleStats& r) {
   d["double_deal_choices"] = r.double_deal_choices;
   d["equivalent_pruned"] = r.equivalent_pruned;
   d["simple_endgames"] = r.simple_endgames;
+  d["border_pruned"] = r.border_pruned;
   return d;
 }
 
 class PyExactSolver {
  public:
-  PyExactSolver(int rows, int cols, double tt_mb, uint32_t rules)
-      : solver_(rows, cols, table_entries(tt_mb), check_rules(rules)) {}
+  PyExactSolver(int rows, int cols, double tt_mb, uint32_t rules, int threads)
+      : solver_(rows, cols, table_entries(tt_mb), check_rules(rules)) {
+    if (threads < 1 || threads > 64) throw py::value_error("threads must be in 1..64, got " + std::to_string(threads));
+    solver_.set_threads(threads);
+  }
+  int threads() const { return solver_.threads(); }
 
   int rows() const { return solver_.topo().g->rows; }
   int cols() const { return solver_.topo().g->cols; }
@@ -117,6 +122,32 @@ class PyExactSolver {
     return d;
   }
 
+  py::object best_moves(py::handle edges, uint64_t node_limit) {
+    const exact::Pos p = load(edges);
+    std::vector<int> out;
+    int value = 0;
+    bool done;
+    {
+      Busy busy(lock_);
+      py::gil_scoped_release release;
+      done = solver_.best_moves(p, node_limit, value, out);
+    }
+    if (!done) return py::none();
+    return py::make_tuple(value, py::cast(out));
+  }
+
+  void save_table(const std::string& path) {
+    Busy busy(lock_);
+    py::gil_scoped_release release;
+    solver_.save_table(path);
+  }
+
+  void load_table(const std::string& path) {
+    Busy busy(lock_);
+    py::gil_scoped_release release;
+    solver_.load_table(path);
+  }
+
   py::object safe_phase_values(py::handle edges, uint64_t positions, uint64_t node_limit) {
     const exact::Pos p = load(edges);
     std::vector<std::pair<int, int>> out;
@@ -139,6 +170,8 @@ class PyExactSolver {
     d["nodes"] = s.nodes;
     d["tt_hits"] = s.tt_hits;
     d["tt_cuts"] = s.tt_cuts;
+    d["table_entries"] = solver_.table_entries();
+    d["table_used"] = solver_.table_used();
     d["rules"] = rule_stats_dict(s.rules);
     return d;
   }
@@ -212,6 +245,7 @@ void bind_solver(py::module_& m) {
   rules["double_dealing"] = uint32_t(exact::kDoubleDealing);
   rules["equivalent_sacrifices"] = uint32_t(exact::kEquivalentSacrifices);
   rules["simple_endgame"] = uint32_t(exact::kSimpleEndgame);
+  rules["border_edges"] = uint32_t(exact::kBorderEdges);
   m.attr("SOLVER_RULES") = rules;
   m.attr("SOLVER_ALL_RULES") = uint32_t(exact::kAllRules);
 
@@ -224,8 +258,9 @@ Values are margins (boxes) for the player to move, from the boxes not yet claime
 int bitmask (bit a = edge a drawn) or 3 uint64 words. ``node_limit`` 0 = unlimited. The table (``tt_mb``
 megabytes at most, grown with the problem) persists across calls. Searches release the GIL.
 )doc")
-      .def(py::init<int, int, double, uint32_t>(), py::arg("rows"), py::arg("cols"), py::arg("tt_mb") = 64.0,
-           py::arg("rules") = uint32_t(exact::kAllRules))
+      .def(py::init<int, int, double, uint32_t, int>(), py::arg("rows"), py::arg("cols"), py::arg("tt_mb") = 64.0,
+           py::arg("rules") = uint32_t(exact::kAllRules), py::arg("threads") = 1)
+      .def_property_readonly("threads", &PyExactSolver::threads)
       .def_property_readonly("rows", &PyExactSolver::rows)
       .def_property_readonly("cols", &PyExactSolver::cols)
       .def_property_readonly("rules", &PyExactSolver::rules)
@@ -242,8 +277,16 @@ megabytes at most, grown with the problem) persists across calls. Searches relea
            "safe moves and captures while any safe move is left and play exactly after that (each end of the "
            "safe phase solved within node_limit nodes); {} without a safe move; None when the search needs "
            "more than `positions` positions or an end position more than node_limit nodes.")
+      .def("best_moves", &PyExactSolver::best_moves, py::arg("edges"), py::arg("node_limit") = 0,
+           "(value, [actions]): the exact value and every move that keeps it (one null-window test per move, "
+           "cheaper than move_values); None when the budget ran out.")
+      .def("save_table", &PyExactSolver::save_table, py::arg("path"),
+           "Write the transposition table to `path` (a header with the board and rules, then the entries).")
+      .def("load_table", &PyExactSolver::load_table, py::arg("path"),
+           "Replace the transposition table by one written by save_table for the same board and rules "
+           "(ValueError otherwise, the table unchanged).")
       .def("stats", &PyExactSolver::stats, "Counters since construction or reset_stats(): nodes, table hits, "
-           "and how often each rule fired.")
+           "and how often each rule fired; with the table's size and filled buckets (table_entries, table_used).")
       .def("reset_stats", &PyExactSolver::reset_stats)
       .def("clear", &PyExactSolver::clear, "Empty the transposition table.");
 
