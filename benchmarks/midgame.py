@@ -19,6 +19,10 @@ newest iteration, on positions its self-play reached that it has not trained on 
 (safe / conceding / scoring) as "right/chosen" (a safe move that loses the win is a wrong safe move: the
 parity fight of the chains, which the greedy rule cannot see), and the same for the solver's winning moves.
 
+``--label chosen`` labels only the moves the agents pick (one null-window search each, after one to keep
+won positions only) instead of every legal move, which makes steps far from the end affordable (5x5 steps
+16-20 with ``--max-undrawn 44``).
+
 Labels come from :class:`dnb_env.solver.Solver` (the native alpha-beta solver when the extension is
 built: every 5x5 step from 22 on, 38 undrawn edges; the retrograde solver otherwise, up to 24 undrawn,
 step 36 on 5x5). Steps beyond ``--max-undrawn`` are reported as out of reach. A move is labelled by
@@ -37,18 +41,36 @@ from agents.arena import make_opening, wilson_interval
 from agents.training.evaluation import MIDGAME_STEPS, midgame_steps, replay_positions
 from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState
-from dnb_env.solver import Solver
+from dnb_env.solver import Solver, SolverBudgetExceeded
 from registry import make_agent
 from registry.specs import parse_agent_spec, split_agents
 
 BOXESZERO_90H = dict(zip(MIDGAME_STEPS, (0.671, 0.745, 0.880, 0.975, 1.0)))  # BoxesZero Table 4, 5x5, searched
 
 
+class ChosenMoveLabels:
+    """The winning moves of a won position, found one move at a time: ``move in labels`` asks the solver
+    whether that move keeps the win (one null-window search, remembered). With ``--label chosen`` only the
+    moves the agents pick are labelled, so positions far from the end (where labelling every move costs
+    minutes) can be scored."""
+
+    def __init__(self, solver: Solver, state: GameState):
+        self.solver, self.state, self.known = solver, state, {}
+
+    def __contains__(self, move) -> bool:
+        if move not in self.known:
+            self.known[move] = self.solver.keeps_win(self.state, move)
+        return self.known[move]
+
+
 def winning_positions(board: str, steps: list[int], count: int, players: tuple[str, str], seed: int,
-                      max_undrawn: int | None = None, max_games: int = 5000) -> dict[int, list]:
+                      max_undrawn: int | None = None, max_games: int = 5000, chosen_only: bool = False,
+                      node_limit: int | None = None) -> dict[int, list]:
     """Per step, up to ``count`` (state, winning moves) pairs from games of ``players``; steps beyond the
-    solver's reach get an empty list."""
-    solver = Solver(max_undrawn)
+    solver's reach get an empty list. With ``chosen_only`` the winning moves are a
+    :class:`ChosenMoveLabels` (only the won positions are found here) and positions whose labels need more
+    than ``node_limit`` nodes are skipped."""
+    solver = Solver(max_undrawn) if node_limit is None else Solver(max_undrawn, node_limit=node_limit)
     max_undrawn = solver.max_undrawn
     a = GameState.new(board).num_actions
     reach = [k for k in steps if a - k <= max_undrawn]
@@ -64,9 +86,16 @@ def winning_positions(board: str, steps: list[int], count: int, players: tuple[s
         while not s.is_terminal() and len(s.history) <= max(reach, default=-1):
             k = len(s.history)
             if k in out and k in reach and len(out[k]) < count:
-                winning = solver.winning_moves(s)
-                if winning:
-                    out[k].append((s, winning))
+                if chosen_only:
+                    try:
+                        if solver.can_win(s):
+                            out[k].append((s, ChosenMoveLabels(solver, s)))
+                    except SolverBudgetExceeded:
+                        pass
+                else:
+                    winning = solver.winning_moves(s)
+                    if winning:
+                        out[k].append((s, winning))
             s = s.apply((first, second)[s.current_player].select_action(s))
     return out
 
@@ -81,11 +110,16 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--max-undrawn", type=int, default=None, help="solver reach (default: 40 native, 24 retrograde)")
     p.add_argument("--classes", action="store_true", help="also break each agent's moves down by move class")
+    p.add_argument("--label", choices=("all", "chosen"), default="all",
+                   help="label every move of a position, or only the moves the agents choose (far from the end)")
+    p.add_argument("--node-limit", type=int, default=None, help="solver nodes per label query (default 20M)")
     p.add_argument("--replay", default=None, help="take the positions from this replay file (a run's replay.npz)")
     p.add_argument("--iteration", type=int, default=None, help="with --replay: only this iteration's positions")
     args = p.parse_args(argv)
     if args.iteration is not None and args.replay is None:
         raise SystemExit("--iteration selects positions of a --replay file")
+    if args.label == "chosen" and (args.classes or args.replay):
+        raise SystemExit("--label chosen labels games' positions move by move: not with --classes or --replay")
     t0 = time.perf_counter()
     steps = [int(k) for k in args.steps.split(",")] if args.steps else midgame_steps(args.board)
     labels = {}
@@ -104,7 +138,8 @@ def main(argv=None):
         players = split_agents(args.players)
         if len(players) != 2:
             raise SystemExit("--players needs two agent specs")
-        sets = winning_positions(args.board, steps, args.positions, players, args.seed, args.max_undrawn)
+        sets = winning_positions(args.board, steps, args.positions, players, args.seed, args.max_undrawn,
+                                 chosen_only=args.label == "chosen", node_limit=args.node_limit)
         source = f"{players[0]} vs {players[1]} games"
     reach = Solver(args.max_undrawn).max_undrawn
     a = GameState.new(args.board).num_actions

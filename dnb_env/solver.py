@@ -308,16 +308,16 @@ class Solver:
         player to move cannot win. One null-window search per move (plus one for the position)."""
         if not self.can_win(state):
             return frozenset()
-        out = set()
-        for a in state.legal_actions():
-            child = state.apply(a)
-            if child.current_player == state.current_player:
-                keeps = self.can_win(child)
-            else:  # the opponent moves next: the win is kept when the opponent cannot reach a draw
-                keeps = not self.at_least(child, -self._owned_margin(child))
-            if keeps:
-                out.add(a)
-        return frozenset(out)
+        return frozenset(a for a in state.legal_actions() if self.keeps_win(state, a))
+
+    def keeps_win(self, state: GameState, action: int) -> bool:
+        """Whether the player to move still wins after ``action`` (final margin > 0 with best play after
+        it): one null-window search. False for every move of a position that is not won."""
+        child = state.apply(action)
+        if child.current_player == state.current_player:
+            return self.can_win(child)
+        # the opponent moves next: the win is kept when the opponent cannot reach a draw
+        return not self.at_least(child, -self._owned_margin(child))
 
     def safe_phase_values(self, state: GameState, positions: int) -> dict[int, int] | None:
         """The safe-phase search of :func:`dnb_env.features.safe_phase_values` in C++ (alpha-beta engine

@@ -78,6 +78,11 @@ def test_midgame_benchmark_runs_and_the_solver_is_always_right():
             tally = [res[(agent, k, c)] for c in ("safe", "conceding", "scoring")]
             assert sum(n for _, n in tally) == 8 and sum(r for r, _ in tally) == round(8 * res[(agent, k)])
     assert all(r == n for k in steps for c in ("safe", "conceding", "scoring") for r, n in [res[("solver", k, c)]])
+    # --label chosen: the same positions, only the chosen moves labelled, the same scores
+    chosen = load("midgame").main(["--board", "2x3", "--agents", "solver,random", "--positions", "8", "--label",
+                                   "chosen"])
+    first = load("midgame").main(["--board", "2x3", "--agents", "solver,random", "--positions", "8"])
+    assert chosen == first
 
 
 def _replay_file(path, board: str, games: int, seed: int) -> str:

@@ -472,3 +472,15 @@ def test_threads_share_the_table_and_give_the_same_answers():
         Solver(threads=0)
     with pytest.raises(ValueError, match="threads"):
         _native.ExactSolver(3, 3, threads=65)
+
+
+def test_keeps_win_is_membership_in_winning_moves():
+    rng = random.Random(9)
+    solver = Solver(engine="alphabeta")
+    for _ in range(4):
+        s = realistic_position("4x4", 20, rng)
+        winning = solver.winning_moves(s)
+        if solver.can_win(s):
+            assert {a for a in s.legal_actions() if solver.keeps_win(s, a)} == winning
+        else:
+            assert not winning and not any(solver.keeps_win(s, a) for a in s.legal_actions())
