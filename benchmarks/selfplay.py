@@ -18,8 +18,9 @@ Networks (``--nets``): ``shipped`` (the shipped AlphaZero ResNet, ``agents/check
    solver zones off, so that the network bounds the run; ``--solver auto`` keeps the preset's zones (on 5x5 the
    C++ solver then takes most of the time of the small networks, which no network option changes). Variants
    ``cache/runtime`` (``--variants``): ``off/eager`` is the path before the options; ``exact`` and
-   ``canonical`` are the evaluation cache's keys (:mod:`agents.search.cache`); ``jit`` and ``int8`` the
-   runtimes. Each row: positions/s, its ratio to ``off/eager``, network rows evaluated and the cache's hit
+   ``canonical`` are the evaluation cache's keys (:mod:`agents.search.cache`); ``jit``, ``nnpack``, ``int8``
+   and ``auto`` (self-play's default: nnpack for a ResNet, eager otherwise) the runtimes; ``exact/auto`` is
+   self-play's default path. Each row: positions/s, its ratio to ``off/eager``, network rows evaluated and the cache's hit
    share, the share of time in the network, and the same-moves check against ``off/eager`` with the same
    seed: identical games, and identical moves (each game's moves up to its first difference, over all moves).
    The batch sizes the network saw in ``off/eager`` are listed (share of rows per size).
@@ -52,7 +53,7 @@ from dnb_env.core import GameState
 from dnb_env.observations import encode_batch
 
 SHIPPED = "agents/checkpoints/alphazero-5x5.pt"
-VARIANTS = "off/eager,exact/eager,canonical/eager,off/jit,off/nnpack,off/int8,exact/jit,exact/nnpack"
+VARIANTS = "off/eager,exact/eager,canonical/eager,off/jit,off/nnpack,off/int8,exact/auto"
 RUNTIMES = ("eager", "jit", "nnpack", "int8")
 
 

@@ -19,8 +19,10 @@ Runtime. Every forward pass runs under ``torch.inference_mode()``. ``runtime`` p
   eager (with a warning); planes of another board than the network's run eagerly.
 * ``"nnpack"``: a copy with its batch norms folded into the convolutions (``torch.fx``) and its 3x3
   convolutions of at least 32 channels in and out run by NNPACK (Winograd transforms, fewer multiplies than
-  a direct convolution; one thread under ``torch.set_num_threads(1)``). Within about 4e-5 of the eager
-  logits on the shipped 5x5 ResNet. Without NNPACK in the torch build the network stays eager (a warning).
+  a direct convolution; one thread under ``torch.set_num_threads(1)``), a batch at most
+  :data:`NNPACK_CHUNK` rows at a time (NNPACK's transforms of bigger batches fall out of the caches: on the
+  shipped 5x5 ResNet 90 against 127 GFLOP/s at 256 rows). Within about 4e-5 of the eager logits on the shipped
+  5x5 ResNet. Without NNPACK in the torch build the network stays eager (a warning).
 * ``"int8"``: a copy with its ``nn.Linear`` layers quantised to int8 (``torch.ao.quantization.quantize_dynamic``;
   convolutions stay float). It changes the outputs: ``benchmarks/selfplay.py`` measures by how much.
 * ``"auto"``: ``"nnpack"`` for a ``resnet`` network on the CPU, else ``"eager"``: what measured fastest on
@@ -44,6 +46,7 @@ from dnb_env.symmetry import action_permutation, symmetries, transform_planes
 
 
 RUNTIMES = ("eager", "jit", "nnpack", "int8", "auto")
+NNPACK_CHUNK = 64  # rows per NNPACK forward pass
 
 
 class NNPackConv2d(torch.nn.Module):
@@ -59,6 +62,20 @@ class NNPackConv2d(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch._nnpack_spatial_convolution(x.contiguous(), self.weight, self.bias, self.padding)
+
+
+class Chunked(torch.nn.Module):
+    """``module`` run on at most ``rows`` rows at a time, the outputs concatenated."""
+
+    def __init__(self, module: torch.nn.Module, rows: int):
+        super().__init__()
+        self.module, self.rows = module, rows
+
+    def forward(self, x: torch.Tensor) -> dict:
+        if len(x) <= self.rows:
+            return self.module(x)
+        parts = [self.module(x[i:i + self.rows]) for i in range(0, len(x), self.rows)]
+        return {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
 
 
 def _nnpack_copy(net):
@@ -83,7 +100,7 @@ def _nnpack_copy(net):
                 swap(child)
 
     swap(module)
-    return module
+    return Chunked(module, NNPACK_CHUNK)
 
 
 def inference_module(net, runtime: str = "eager", device: str = "cpu"):
