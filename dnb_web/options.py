@@ -22,9 +22,9 @@ def option_caps(rows: int, cols: int) -> dict[str, int]:
     ``max_undrawn``: the retrograde engine enumerates 2^k positions, so at most 24)."""
     edges = geometry(rows, cols).num_actions
     return {"simulations": max(1000, 200_000 // edges), "rollouts": 16, "depth": edges,
-            "node_limit": 5_000_000, "search_nodes": 300_000, "solver_nodes": 2_000_000, "solve_nodes": 200_000,
+            "node_limit": 5_000_000, "search_nodes": 300_000, "solver_nodes": 6_000_000, "solve_nodes": 200_000,
             "search_depth": edges, "search_safe": edges, "search_full": edges, "solve_leaf": min(edges, 36),
-            "solve_root": min(edges, 34), "solver_edges": min(edges, 24), "max_undrawn": min(edges, 24)}
+            "solve_root": min(edges, 38), "solver_edges": min(edges, 24), "max_undrawn": min(edges, 24)}
 
 
 #: Node budgets whose 0 means "no budget" in the agent (the exact solver's ``node_limit=0`` is unlimited):

@@ -263,9 +263,9 @@ register_agent("mcts", _mcts)
 
 
 def _prsboxes(*, board, seed, solver_edges: int = -1, search_safe: int = 9, search_full: int = 4,
-              search_depth: int = 40, search_nodes: int = 300_000, solver_nodes: int = 2_000_000):
+              search_depth: int = 40, search_nodes: int = 300_000, solver_nodes: int = 6_000_000):
     """Chain-theory rules with searches (baselines.prsboxes); the exact solver plays and scores every
-    position within ``solver_edges`` undrawn edges (-1 auto: 36 with the C++ solver, else 20)."""
+    position within ``solver_edges`` undrawn edges (-1 auto: 38 with the C++ solver, else 20)."""
     from baselines.prsboxes import PRsBoxesAgent
 
     return PRsBoxesAgent(seed=seed, solver_edges=solver_edges, search_safe=search_safe, search_full=search_full,

@@ -908,9 +908,7 @@ class Solver {
     begin(p, node_limit);
     out.clear();
     try {
-      int lo = -p.remaining, hi = p.remaining;
-      mtdf(p, 0, lo, hi);
-      const int root = lo;
+      const int root = exact_value(p);
       for (int e = 0; e < t_.num_edges; ++e) {
         if (drawn(p, e)) continue;
         Pos c = p;
@@ -938,9 +936,7 @@ class Solver {
     begin(p, node_limit);
     out.clear();
     try {
-      int lo = -p.remaining, hi = p.remaining;
-      mtdf(p, 0, lo, hi);
-      value = lo;
+      value = exact_value(p);
       for (int e = 0; e < t_.num_edges; ++e) {
         if (drawn(p, e)) continue;
         Pos c = p;
@@ -1097,6 +1093,13 @@ class Solver {
   void begin(const Pos& p, uint64_t node_limit) {
     (void)p;
     limit_ = node_limit ? stats_.nodes + node_limit : std::numeric_limits<uint64_t>::max();
+  }
+
+  // The exact value of p by MTD(f) from 0 (BudgetExceeded past the budget).
+  int exact_value(const Pos& p) {
+    int lo = -p.remaining, hi = p.remaining;
+    mtdf(p, 0, lo, hi);
+    return lo;
   }
 
   void mtdf(const Pos& p, int guess, int& lo, int& hi) {
