@@ -31,7 +31,8 @@ equal bytes get equal outputs.
 
 Within a call, rows with equal keys are evaluated once. The cache holds the outputs of one network's
 weights: make a new one when the weights change (self-play makes one per iteration). ``max_entries``
-bounds it; the oldest entries go first.
+bounds it (an entry of 5x5 takes about 600 bytes; a 32-game iteration of the 5x5 ``cpu`` preset stores about
+90,000); the oldest entries go first.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ def canonical_rows(encoder: str, planes: np.ndarray, masks: np.ndarray):
 class CachedEvaluator:
     """``evaluator`` with an evaluation cache (module docstring). ``key``: ``"exact"`` or ``"canonical"``."""
 
-    def __init__(self, evaluator, key: str = "exact", max_entries: int = 500_000):
+    def __init__(self, evaluator, key: str = "exact", max_entries: int = 200_000):
         if key not in ("exact", "canonical"):
             raise ValueError(f"cache key must be 'exact' or 'canonical', not {key!r}")
         if not hasattr(evaluator, "evaluate_planes"):
