@@ -375,6 +375,7 @@ def _network_factory(agent: str):
     factory.__annotations__ = {**factory.__annotations__, **{p.name: p.annotation for p in first + last}}
     factory.__doc__ = (f"PUCT search over the {agent} network (shipped weights unless checkpoint=PATH); "
                        "search: the backend (auto = C++ when built); solve_leaf / solve_root: exact solver "
-                       "zones in undrawn edges (-1 auto: up to 36 / 34, 60% of the board's edges at most; 0 off).")
+                       "zones in undrawn edges (-1 auto: leaves up to 36 and 60% of the board's edges, the root up "
+                       "to 38 and two thirds of them; 0 off).")
     return factory
 
