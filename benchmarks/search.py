@@ -39,6 +39,7 @@ from open_spiel.python.algorithms import mcts as os_mcts
 import dnb_env  # noqa: F401
 from agents.models import build_model, make_model_config
 from agents.search import SearchSettings, UniformEvaluator, make_search, run_many
+from agents.search.evaluators import TimedEvaluator
 from agents.search.lockstep import gc_paused
 from agents.search.python import MCTS
 from dnb_env.core import GameState
@@ -139,28 +140,6 @@ def self_play_rate():
     return len(samples) / (time.perf_counter() - t)
 
 
-class _Timed:
-    """An evaluator wrapper that adds up the time of its calls (evaluate and evaluate_planes)."""
-
-    def __init__(self, inner):
-        self.inner, self.seconds = inner, 0.0
-        self.encoder = inner.encoder
-
-    def evaluate(self, states):
-        t = time.perf_counter()
-        try:
-            return self.inner.evaluate(states)
-        finally:
-            self.seconds += time.perf_counter() - t
-
-    def evaluate_planes(self, planes, masks):
-        t = time.perf_counter()
-        try:
-            return self.inner.evaluate_planes(planes, masks)
-        finally:
-            self.seconds += time.perf_counter() - t
-
-
 def shipped_self_play(backend, games, moves, simulations=100):
     """Positions/s and the network's share of the time: ``games`` 5x5 games in lockstep under the shipped
     AlphaZero net, ``moves`` searched moves each (Dirichlet noise, most visited move, tree reuse)."""
@@ -169,7 +148,7 @@ def shipped_self_play(backend, games, moves, simulations=100):
     from agents.network_agent import make_network_agent
 
     agent = make_network_agent("5x5", "alphazero", simulations=simulations, seed=0, search=backend)
-    evaluator = _Timed(agent.search.evaluator)
+    evaluator = TimedEvaluator(agent.search.evaluator)
     config = replace(agent.search.config, add_noise=True)
     rngs = [np.random.default_rng(g) for g in range(games)]
     searches = [make_search(evaluator, config, rngs[g], backend=backend, board=(5, 5)) for g in range(games)]

@@ -36,7 +36,6 @@ Networks (``--nets``): ``shipped`` (the shipped AlphaZero ResNet, ``agents/check
 from __future__ import annotations
 
 import argparse
-import collections
 import dataclasses
 import json
 import statistics
@@ -48,6 +47,7 @@ import torch
 
 from agents.models import build_model
 from agents.models.evaluator import NetworkEvaluator, inference_module
+from agents.search.evaluators import TimedEvaluator
 from agents.training.config import make_train_config
 from dnb_env.core import GameState
 from dnb_env.observations import encode_batch
@@ -134,34 +134,6 @@ def _positions(board: str, n: int, seed: int = 0) -> list[GameState]:
     return out
 
 
-class Timed:
-    """A network evaluator that adds up the time of its forward passes and counts rows per batch size."""
-
-    def __init__(self, inner):
-        self.inner, self.encoder, self.seconds = inner, inner.encoder, 0.0
-        self.sizes: collections.Counter = collections.Counter()
-
-    @property
-    def calls(self) -> int:
-        return self.inner.calls
-
-    def evaluate(self, states):
-        t = time.perf_counter()
-        try:
-            return self.inner.evaluate(states)
-        finally:
-            self.seconds += time.perf_counter() - t
-            self.sizes[len(states)] += len(states)
-
-    def evaluate_planes(self, planes, masks):
-        t = time.perf_counter()
-        try:
-            return self.inner.evaluate_planes(planes, masks)
-        finally:
-            self.seconds += time.perf_counter() - t
-            self.sizes[len(planes)] += len(planes)
-
-
 def self_play_run(net, family: str, board: str, games: int, start: int, solver: str, variant: str, seed: int):
     """One self-play call under ``variant`` (``cache/runtime``): a dict of its measurements and moves."""
     from agents.training.selfplay import self_play
@@ -174,7 +146,7 @@ def self_play_run(net, family: str, board: str, games: int, start: int, solver: 
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        evaluator = Timed(NetworkEvaluator(net, "cpu", runtime=runtime))
+        evaluator = TimedEvaluator(NetworkEvaluator(net, "cpu", runtime=runtime))
         samples, stats = self_play(net, cfg, iteration=1, start=start, evaluator=evaluator)
     dt = time.perf_counter() - t
     rows = sum(evaluator.sizes.values())

@@ -1,14 +1,45 @@
 """Evaluators without a network, for either search backend (:class:`agents.search.api.Evaluator`):
 :class:`UniformEvaluator` (runs inside the C++ search with no Python call) and :class:`RolloutEvaluator`
-(random playouts in Python; :class:`agents.search.native.NativeRolloutEvaluator` plays them in C++)."""
+(random playouts in Python; :class:`agents.search.native.NativeRolloutEvaluator` plays them in C++); and
+:class:`TimedEvaluator`, a wrapper of any evaluator that adds up the time of its calls (for benchmarks)."""
 
 from __future__ import annotations
 
+import collections
 import random
+import time
 
 import numpy as np
 
-__all__ = ["UniformEvaluator", "RolloutEvaluator"]
+__all__ = ["UniformEvaluator", "RolloutEvaluator", "TimedEvaluator"]
+
+
+class TimedEvaluator:
+    """Wraps an evaluator: ``seconds`` adds up the time of its ``evaluate`` and ``evaluate_planes`` calls,
+    ``sizes`` counts the positions evaluated per batch size; every other attribute is the inner one's."""
+
+    def __init__(self, inner):
+        self.inner, self.encoder, self.seconds = inner, inner.encoder, 0.0
+        self.sizes: collections.Counter = collections.Counter()
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def evaluate(self, states):
+        t = time.perf_counter()
+        try:
+            return self.inner.evaluate(states)
+        finally:
+            self.seconds += time.perf_counter() - t
+            self.sizes[len(states)] += len(states)
+
+    def evaluate_planes(self, planes, masks):
+        t = time.perf_counter()
+        try:
+            return self.inner.evaluate_planes(planes, masks)
+        finally:
+            self.seconds += time.perf_counter() - t
+            self.sizes[len(planes)] += len(planes)
 
 
 class UniformEvaluator:
