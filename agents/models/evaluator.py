@@ -121,9 +121,14 @@ def inference_module(net, runtime: str = "eager", device: str = "cpu"):
     if runtime == "int8":
         if device != "cpu":
             raise ValueError(f"runtime='int8' runs on the CPU, not {device!r}")
-        from torch.ao.quantization import quantize_dynamic
+        with warnings.catch_warnings():
+            # torch marks torch.ao.quantization and its quantized tensors deprecated in favour of torchao, an
+            # extra dependency this optional runtime does not take; the calls still work on the torch we pin
+            warnings.filterwarnings("ignore", message="torch.ao.quantization is deprecated", category=DeprecationWarning)
+            warnings.filterwarnings("ignore", message=".*quantized tensor creation functions", category=UserWarning)
+            from torch.ao.quantization import quantize_dynamic
 
-        return quantize_dynamic(copy.deepcopy(net), {torch.nn.Linear}, dtype=torch.qint8).eval(), None
+            return quantize_dynamic(copy.deepcopy(net), {torch.nn.Linear}, dtype=torch.qint8).eval(), None
     g = geometry(net.config.board)
     planes = encode_batch(net.config.encoder, [GameState.new(g.rows, g.cols)] * 3)
     probe = torch.from_numpy(planes).to(device)
