@@ -222,3 +222,17 @@ def test_baselines_built_directly_play_any_board_but_refuse_finished_games(make)
         assert s.is_legal(agent.select_action(s))  # no board given: any board
     with pytest.raises(AgentInputError, match="finished game"):  # greedy was: min() arg is an empty sequence
         agent.select_action(GameState.from_actions(1, 1, [0, 1, 2, 3]))
+
+
+def test_registry_prsboxes_defaults_are_the_agents_own():
+    # the registry states prsboxes' options again for the CLI and the web app: its defaults must not drift
+    import inspect
+
+    from baselines.prsboxes import PRsBoxesAgent
+    from registry.agents import _prsboxes
+
+    agent = inspect.signature(PRsBoxesAgent.__init__).parameters
+    for name, p in inspect.signature(_prsboxes).parameters.items():
+        if name in ("board", "seed"):
+            continue
+        assert p.default == agent[name].default, name
