@@ -4,7 +4,7 @@ undrawn edges, win/loss (one null-window test) at 40 and 42, each query on a fre
 The C++ sources of the base revision (``git archive``) and of the working tree are each compiled with
 ``benchmarks/solver_driver.cpp`` (g++ -O3, the flags of the extension) and run in turn on every row, the
 working tree's solver once with one thread and once with ``--threads``. The table prints, per row and
-solver, the median / p90 / max seconds, the median nodes and how many positions ran past the node budget,
+solver, the median / p90 / max seconds, the median and total nodes and how many positions ran past the node budget,
 and the ratio of the base's median time to each new one; the answers must agree.
 
     python benchmarks/solver_versions.py [--base b463afe] [--positions 20] [--rows 38:value,40:win,42:win]
@@ -79,7 +79,8 @@ def summary(results: list[tuple], query: str) -> dict:
     over = [r for r in results if (r[0] == 999 if query == "value" else r[0] < 0)]
     times = [r[1] for r in results]
     return {"median_s": statistics.median(times), "p90_s": p90(times), "max_s": max(times),
-            "nodes_median": statistics.median(r[2] for r in results), "over_budget": len(over),
+            "nodes_median": statistics.median(r[2] for r in results), "nodes_total": sum(r[2] for r in results),
+            "over_budget": len(over),
             "answers": [r[0] for r in results]}
 
 
@@ -111,7 +112,7 @@ def main(argv=None):
         print(f"realistic 5x5 positions, {args.positions} per row, node budget {args.budget:,}, "
               f"table {args.tt_mb:g} MB, {os.cpu_count()} CPUs")
         print(f"  {'row':<12} {'solver':<22} {'median':>9} {'p90':>9} {'max':>9} {'nodes med':>12} "
-              f"{'over budget':>11} {'speed-up':>8}")
+              f"{'nodes total':>13} {'over budget':>11} {'speed-up':>8}")
         for k, query in rows:
             row = {}
             for name, (driver, threads) in drivers.items():
@@ -121,7 +122,7 @@ def main(argv=None):
                 ratio = base["median_s"] / r["median_s"] if r["median_s"] > 0 else float("inf")
                 r["speedup_vs_base"] = ratio
                 print(f"  {f'{k} {query}':<12} {name:<22} {r['median_s']:>8.3f}s {r['p90_s']:>8.3f}s "
-                      f"{r['max_s']:>8.2f}s {r['nodes_median']:>12,.0f} {r['over_budget']:>11} {ratio:>7.2f}x")
+                      f"{r['max_s']:>8.2f}s {r['nodes_median']:>12,.0f} {r['nodes_total']:>13,} {r['over_budget']:>11} {ratio:>7.2f}x")
             answered = [r["answers"] for r in row.values()]
             agree = all(
                 a == b for i in range(len(answered[0]))
