@@ -347,3 +347,25 @@ def test_teacher_rules_benchmark_scores_the_rules(datasets):
     out = mod.main(["--held", datasets[1], "--positions", "0"])
     assert set(out) == {"greedy", "long chain rule", "safe-phase search"}
     assert all(0.0 <= row["keep"] <= 1.0 for row in out.values())
+
+
+def test_teacher_score_benchmark_agrees_with_the_fits_own_scores(datasets, tmp_path):
+    import importlib.util
+    import pathlib
+
+    from agents.training.supervised import fit
+
+    train, held = datasets
+    out = str(tmp_path / "f")
+    fit(_fit_config(train, held, steps=6), out, progress=False)
+    last = [json.loads(line) for line in open(os.path.join(out, "metrics.jsonl"))][-1]
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "teacher_score.py"
+    spec = importlib.util.spec_from_file_location("bench_teacher_score", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rows = mod.main(["--held", held, f"tiny={out}/checkpoint.pt"])
+    assert set(rows) == {"greedy (expected)", "tiny"}
+    for key in ("keep", "keep_hard", "optimal", "value_sign", "n", "n_hard"):
+        assert rows["tiny"][key] == pytest.approx(last[key]), key
+    assert rows["greedy (expected)"]["keep"] == pytest.approx(
+        [json.loads(line) for line in open(os.path.join(out, "metrics.jsonl"))][0]["keep"])

@@ -42,7 +42,7 @@ from dnb_env.io import atomic_write
 from dnb_env.observations import encode_batch
 from dnb_env.symmetry import symmetries
 
-__all__ = ["FitConfig", "fit", "held_out_report", "HeldOut", "encode_all", "resolve_device"]
+__all__ = ["FitConfig", "fit", "held_out_report", "HeldOut", "encode_all", "policy_and_value", "resolve_device"]
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,8 @@ class HeldOut:
         return cls(data, best_result > 0, keeps, optimal, hard, greedy_keep, s.step.astype(np.int32))
 
 
-def _policy_and_value(net, data: TeacherData, batch: int = 512, device: str = "cpu") -> tuple[np.ndarray, np.ndarray]:
+def policy_and_value(net, data: TeacherData, batch: int = 512, device: str = "cpu") -> tuple[np.ndarray, np.ndarray]:
+    """The network's priors ``[N, A]`` and values ``[N]`` on every position of ``data``, in batches."""
     from agents.models.evaluator import NetworkEvaluator
 
     evaluator = NetworkEvaluator(net, device)
@@ -339,7 +340,7 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
                    **{k: v / (end - step) for k, v in totals.items()}}
             step = end
             if held is not None:
-                priors, values = _policy_and_value(net, held.data, device=device)
+                priors, values = policy_and_value(net, held.data, device=device)
                 row |= held_out_report(held, priors, values)
             save_checkpoint(ckpt_path, net, extra={"step": step, "optimizer": optimizer.state_dict(),
                                                    "positions": len(replay)})

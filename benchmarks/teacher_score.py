@@ -1,0 +1,85 @@
+"""Networks' raw policies scored on a held-out teacher dataset, the way ``dnb fit`` scores its runs.
+
+Any checkpoint that plays (shipped weights, ``dnb export`` files, a fit's or a training run's
+``checkpoint.pt``) is scored on the same positions: "keep" is the share of winning positions (the mover
+can win) where the policy's top move keeps the win, "hard" the same on the greedy-hard ones (a move the
+greedy rule allows throws the win away), "optimal" the share of positions where the top move reaches
+the best label, "value sign" the share of decided positions where the value head has the sign of the
+exact result; then "keep" by moves played. Greedy's expected score is the first row. Intervals are
+Wilson 95%. Positions labelled win/loss only (past ``--margin-max`` of ``dnb teach``) count for
+"keep" and "hard"; "optimal" there means a winning move.
+
+    python benchmarks/teacher_score.py --held data/teach5-far-held runs/fit/df-100k-safe/checkpoint.pt \\
+        runs/exports/df-paper-teach.pt
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+import numpy as np
+
+
+def _interval(keep: np.ndarray, mask: np.ndarray) -> str:
+    from agents.arena.ratings import wilson_interval
+
+    n = int(mask.sum())
+    if not n:
+        return "-"
+    k = float(keep[mask].sum())
+    lo, hi = wilson_interval(k, n)
+    return f"{k / n:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def main(argv=None) -> dict:
+    from agents.checkpoint import load_network
+    from agents.training.supervised import HeldOut, held_out_report, policy_and_value
+    from agents.training.teacher import TeacherData
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("checkpoints", nargs="+", help="checkpoints to score (NAME=PATH names a row)")
+    p.add_argument("--held", required=True, help="teacher dataset folder (dnb teach)")
+    p.add_argument("--positions", type=int, default=0, help="its first N positions (0: all)")
+    p.add_argument("--json", default="", help="write the figures here")
+    args = p.parse_args(argv)
+    data = TeacherData.load(args.held)
+    if args.positions:
+        data = data.take(np.arange(min(args.positions, len(data))))
+    held = HeldOut.of(data)
+    board = data.config.board
+    win, hard = held.winning, held.winning & held.hard
+    steps = sorted(set(held.step[win].tolist()))
+    print(f"{args.held}: {len(data)} positions, {int(win.sum())} winning, {int(hard.sum())} greedy-hard; "
+          f"moves played {steps[0]}-{steps[-1]}")
+    print("| policy | keeps the win | greedy-hard | optimal | value sign | "
+          + " | ".join(str(k) for k in steps) + " |")
+    print("|---|---|---|---|---|" + "---|" * len(steps))
+    rows = {}
+
+    def show(name, keep, report):
+        by_step = " | ".join(f"{report.get(f'keep@{k}', float('nan')):.2f}" for k in steps)
+        opt = f"{report['optimal']:.3f}" if "optimal" in report else ""
+        sign = f"{report['value_sign']:.3f}" if "value_sign" in report else ""
+        print(f"| {name} | {_interval(keep, win)} | {_interval(keep, hard)} | {opt} | {sign} | {by_step} |",
+              flush=True)
+        rows[name] = report
+
+    show("greedy (expected)", held.greedy_keep, held_out_report(held))
+    for spec in args.checkpoints:
+        name, _, path = spec.rpartition("=")
+        name = name or os.path.relpath(path)
+        net, _ = load_network(path, board)
+        priors, values = policy_and_value(net, data)
+        move = priors.argmax(axis=1)
+        keep = held.keeps[np.arange(len(move)), move].astype(float)
+        show(name, keep, held_out_report(held, priors, values))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"held": args.held, "positions": len(data), "rows": rows}, f, indent=1)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
