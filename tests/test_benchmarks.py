@@ -194,3 +194,10 @@ def test_selfplay_benchmark_runs():
     old, new = net["self_play"]
     assert old["positions"] == new["positions"] == 2 * 24 and new["rows"] < old["rows"]
     assert new["identical_moves"] == 1.0
+
+
+def test_alphavit_batches_padded_gives_the_grouped_outputs():
+    res = load("alphavit_batches").main(["--boards", "2x2:1,3x3:1", "--batch", "8", "--reps", "1"])
+    assert res["max_difference"] < 1e-4
+    assert set(res["grouped_ms_per_sample"]) == {"2x2", "3x3"} and res["padded_mix_ms"] > 0
+    assert sum(res["share"].values()) == pytest.approx(1.0) and res["share"]["3x3"] > res["share"]["2x2"]
