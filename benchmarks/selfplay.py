@@ -7,7 +7,8 @@ Networks (``--nets``): ``shipped`` (the shipped AlphaZero ResNet, ``agents/check
 
 1. FLOPs per position (``torch.utils.flop_counter``, multiply-adds x 2) and the forward pass's achieved
    GFLOP/s at the batch sizes self-play gives the network (``--batches``) for each runtime
-   (:func:`agents.models.evaluator.inference_module`: eager, jit, nnpack, int8; the FLOPs are always the direct
+   (:func:`agents.models.evaluator.inference_module`: eager, jit, nnpack, int8, and onnx when ONNX Runtime is
+   installed; the FLOPs are always the direct
    convolution's, so a Winograd runtime can pass the matmul), against a plain ``torch.matmul`` of the shape a
    3x3 convolution of the network's width has as a GEMM on the same thread (``[B*H*W, 9c] @ [9c, c]``, c =
    ResNet width or transformer dim), and a 512 x 512 x 512 matmul (the core's practical peak). Medians of
@@ -18,8 +19,8 @@ Networks (``--nets``): ``shipped`` (the shipped AlphaZero ResNet, ``agents/check
    solver zones off, so that the network bounds the run; ``--solver auto`` keeps the preset's zones (on 5x5 the
    C++ solver then takes most of the time of the small networks, which no network option changes). Variants
    ``cache/runtime`` (``--variants``): ``off/eager`` is the path before the options; ``exact`` and
-   ``canonical`` are the evaluation cache's keys (:mod:`agents.search.cache`); ``jit``, ``nnpack``, ``int8``
-   and ``auto`` (self-play's default: nnpack for a ResNet, eager otherwise) the runtimes; ``exact/auto`` is
+   ``canonical`` are the evaluation cache's keys (:mod:`agents.search.cache`); ``jit``, ``nnpack``, ``int8``,
+   ``onnx`` and ``auto`` (self-play's default: nnpack for a ResNet, eager otherwise) the runtimes; ``exact/auto`` is
    self-play's default path. Each row: positions/s, its ratio to ``off/eager``, network rows evaluated and the cache's hit
    share, the share of time in the network, and the same-moves check against ``off/eager`` with the same
    seed: identical games, and identical moves (each game's moves up to its first difference, over all moves).
@@ -53,8 +54,16 @@ from dnb_env.core import GameState
 from dnb_env.observations import encode_batch
 
 SHIPPED = "agents/checkpoints/alphazero-5x5.pt"
-VARIANTS = "off/eager,exact/eager,canonical/eager,off/jit,off/nnpack,off/int8,exact/auto"
-RUNTIMES = ("eager", "jit", "nnpack", "int8")
+try:  # the optional ONNX Runtime joins the tables when it is installed (pip install 'dnb[onnx]')
+    import onnx  # noqa: F401
+    import onnxruntime  # noqa: F401
+
+    HAVE_ONNX = True
+except ImportError:
+    HAVE_ONNX = False
+VARIANTS = "off/eager,exact/eager,canonical/eager,off/jit,off/nnpack,off/int8," + ("off/onnx,exact/onnx," if HAVE_ONNX else "") \
+    + "exact/auto"
+RUNTIMES = ("eager", "jit", "nnpack", "int8") + (("onnx",) if HAVE_ONNX else ())
 
 
 def network(name: str, board: str):
@@ -229,9 +238,9 @@ def main(argv=None):
             out["mflops"] = flops_per_position(net, args.board) / 1e6
             out["flops"] = flop_rates(net, args.board, batches, args.reps)
             print(f"\n{name} ({family}, {out['params']:,} parameters, {out['mflops']:.1f} MFLOPs per position)")
-            print("| batch | eager ms/position | GFLOP/s eager | jit | nnpack | int8 | matmul [B*HW, 9c]@[9c, c] "
-                  "| eager / matmul | eager / peak | best / peak |")
-            print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+            print("| batch | eager ms/position | GFLOP/s eager | " + " | ".join(RUNTIMES[1:])
+                  + " | matmul [B*HW, 9c]@[9c, c] | eager / matmul | eager / peak | best / peak |")
+            print("|---:|---:|---:|" + "---:|" * (len(RUNTIMES) - 1) + "---:|---:|---:|---:|")
             for r in out["flops"]:
                 best = max(r[k] for k in RUNTIMES)
                 print(f"| {r['batch']} | {r['ms_per_position']:.3f} | "

@@ -190,7 +190,7 @@ def test_selfplay_benchmark_runs():
                                  "--held-out", "3", "--variants", "off/eager,exact/eager"])
     net = res["nets"]["resnet"]
     assert net["mflops"] > 0 and all(r["eager"] > 0 and r["matmul"] > 0 for r in net["flops"])
-    assert set(net["held_out"]) == {"eager", "jit", "nnpack", "int8"}
+    assert set(net["held_out"]) == {"eager", "jit", "nnpack", "int8", "onnx"}
     old, new = net["self_play"]
     assert old["positions"] == new["positions"] == 2 * 24 and new["rows"] < old["rows"]
     assert new["identical_moves"] == 1.0

@@ -154,20 +154,70 @@ def test_the_traced_and_nnpack_networks_compute_what_the_module_does(family):
         got = nnpack.evaluate(states * 12)  # more rows than one NNPACK pass takes
         np.testing.assert_allclose(got[0], np.concatenate([eager[0]] * 12), atol=1e-5)
         np.testing.assert_allclose(got[1], np.concatenate([eager[1]] * 12), atol=1e-5)
-    auto = NetworkEvaluator(net, runtime="auto")
-    assert (auto._module is net) == (family != "resnet" or not torch._nnpack_available())
     int8 = NetworkEvaluator(net, runtime="int8").evaluate(states)
     np.testing.assert_allclose(int8[0].sum(axis=1), 1, atol=1e-5)
     assert np.all((int8[0] > 0) == np.stack([s.legal_mask() for s in states]).astype(bool))
     with pytest.raises(ValueError, match="runtime must be one of"):
-        NetworkEvaluator(net, runtime="onnx")
+        NetworkEvaluator(net, runtime="tensorrt")
+
+
+@pytest.mark.parametrize("family,extra", [("resnet", {}), ("dotsformer", {}), ("alphavit", {}),
+                                          ("alphavit", {"variant": "vda", "aux_heads": True})])
+def test_the_onnx_runtime_computes_what_the_module_does(family, extra):
+    from agents.models import make_model_config
+    from agents.models.evaluator import OnnxModule
+
+    net = build_model(make_model_config(family, preset="cpu", board="3x3", **extra)).eval()
+    states = [GameState.from_actions(3, 3, MOVES[:k]) for k in range(len(MOVES) + 1)]
+    eager = NetworkEvaluator(net).evaluate(states)
+    onnx = NetworkEvaluator(net, runtime="onnx")
+    assert isinstance(onnx._module, OnnxModule)  # exported, not left eager
+    got = onnx.evaluate(states * 5)  # another batch size than the export's
+    np.testing.assert_allclose(got[0], np.concatenate([eager[0]] * 5), atol=1e-5)
+    np.testing.assert_allclose(got[1], np.concatenate([eager[1]] * 5), atol=1e-5)
+    with torch.no_grad():  # every output of the network, auxiliary heads included
+        planes = torch.from_numpy(encode_batch(net.config.encoder, states))
+        want, have = net(planes), onnx._module(planes)
+    assert set(want) == set(have)
+    for k in want:
+        np.testing.assert_allclose(have[k].numpy(), want[k].numpy(), atol=1e-4)
+    if family == "alphavit":  # another board's planes run eagerly
+        small = [GameState.from_actions(2, 2, [0, 1])]
+        np.testing.assert_allclose(onnx.evaluate(small)[0], NetworkEvaluator(net).evaluate(small)[0], atol=1e-6)
+
+
+@pytest.mark.parametrize("family,extra,want", [("resnet", {"width": 64}, "nnpack"), ("resnet", {}, "onnx"),
+                                               ("dotsformer", {}, "onnx"), ("alphavit", {}, "onnx")])
+def test_auto_runtime_picks_what_measured_fastest(family, extra, want, monkeypatch):
+    from agents.models import evaluator as ev
+    from agents.models import make_model_config
+
+    net = build_model(make_model_config(family, preset="cpu", board="3x3", **extra))
+    assert ev.auto_runtime(net) == want and ev.auto_runtime(net, "cuda") == "eager"
+    monkeypatch.setattr(ev, "have_onnx", lambda: False)  # without ONNX Runtime installed
+    assert ev.auto_runtime(net) == ("nnpack" if family == "resnet" else "eager")
+
+
+def test_the_onnx_runtime_without_onnxruntime_is_a_clear_error(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_onnxruntime(name, *args, **kwargs):
+        if name == "onnxruntime":
+            raise ImportError("No module named 'onnxruntime'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_onnxruntime)
+    with pytest.raises(ImportError, match=r"pip install 'dnb\[onnx\]'"):
+        NetworkEvaluator(net_3x3(), runtime="onnx")
 
 
 def test_the_cache_options_are_checked_and_old_configs_load_without_the_cache():
     with pytest.raises(ValueError, match="selfplay_cache"):
         make_train_config("resnet", "cpu", board="3x3", selfplay_cache="yes")
     with pytest.raises(ValueError, match="selfplay_runtime"):
-        make_train_config("resnet", "cpu", board="3x3", selfplay_runtime="onnx")
+        make_train_config("resnet", "cpu", board="3x3", selfplay_runtime="tensorrt")
     cfg = make_train_config("resnet", "cpu", board="3x3")
     assert cfg.selfplay_cache == "exact" and from_dict(to_dict(cfg)) == cfg
     old = to_dict(cfg)

@@ -322,7 +322,7 @@ class AlphaViT(nn.Module):
         """``x [B, C, H, W]`` -> encoder output ``[B, 1 + H*W, dim]`` (the value token first)."""
         H, W = x.shape[2], x.shape[3]
         t = self.patch_embed(x).flatten(2).transpose(1, 2) + self.position_embedding(H, W)  # [B, L, D]
-        t = torch.cat([self.value_token.expand(len(x), -1, -1), t], dim=1)
+        t = torch.cat([self.value_token.expand(x.shape[0], -1, -1), t], dim=1)
         for layer in self.encoder:
             t = layer(t)
         return self.encoder_norm(t)
@@ -344,14 +344,14 @@ class AlphaViT(nn.Module):
         out = {"policy_logits": logits, "value": torch.tanh(self.value_head(z[:, 0])).reshape(-1)}
         if self.config.aux_heads:
             out["initiative_logits"] = self.initiative_head(z[:, 0])
-            out["move_class_logits"] = self.move_class_head(patches).transpose(1, 2).reshape(len(x), 4, H, W)
+            out["move_class_logits"] = self.move_class_head(patches).transpose(1, 2).reshape(x.shape[0], 4, H, W)
         return out
 
     def decode(self, z: torch.Tensor, cells: torch.Tensor) -> torch.Tensor:
         """vid / vda: encoder output ``z [B, 1 + L, dim]`` -> policy logits ``[B, A]`` (A = ``len(cells)``)."""
         A = len(cells)
         if self.action_table is not None:  # vda: learnable action embeddings resized to A
-            queries = resize_sequence(self.action_table, A).expand(len(z), -1, -1)
+            queries = resize_sequence(self.action_table, A).expand(z.shape[0], -1, -1)
         elif self.config.decoder_input == "edges":  # vid: the encoder output at each action's edge cell
             queries = self.decoder_in(z[:, 1:][:, cells])
         else:  # vid: the encoder's patch outputs resized to A

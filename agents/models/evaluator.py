@@ -28,9 +28,16 @@ step. ``runtime`` picks what runs the pass:
   5x5 ResNet. Without NNPACK in the torch build the network stays eager (a warning).
 * ``"int8"``: a copy with its ``nn.Linear`` layers quantised to int8 (``torch.ao.quantization.quantize_dynamic``;
   convolutions stay float). It changes the outputs: ``benchmarks/selfplay.py`` measures by how much.
-* ``"auto"``: ``"nnpack"`` for a ``resnet`` network on the CPU, else ``"eager"``: what measured fastest on
-  one CPU core (``benchmarks/selfplay.py``: NNPACK 1.6-1.8x eager for the 5x5 ResNets at self-play's batch
-  sizes; the Dotsformer's 32-channel convolutions and attention run fastest eagerly).
+* ``"onnx"``: the network exported to ONNX (``torch.onnx.export``, batch axis dynamic) and run by ONNX
+  Runtime on the CPU with as many threads as torch has (``pip install 'dnb[onnx]'``: ``onnx`` and
+  ``onnxruntime``). Like ``"jit"`` a copy of the construction-time weights, checked against the eager
+  outputs on a probe batch (a network that does not export stays eager, with a warning); planes of
+  another board than the network's run eagerly.
+* ``"auto"``, what measured fastest on one CPU core at self-play's batch sizes (``benchmarks/selfplay.py``):
+  ``"nnpack"`` for a ``resnet`` of 64 or more channels (the shipped 5x5 ResNet: 2.6x eager in self-play,
+  ONNX Runtime 1.9x); otherwise ``"onnx"`` when ONNX Runtime is installed (the ``resnet`` cpu preset of 32
+  channels 2.8x against NNPACK's 2.2x, the Dotsformer's 1.9x against eager's 1.4x, with the evaluation cache
+  in every figure); without it ``"nnpack"`` for a ``resnet`` and ``"eager"`` for the others. On a GPU: eager.
 
 ``benchmarks/selfplay.py`` measures which of them pays for which network.
 """
@@ -48,7 +55,7 @@ from dnb_env.observations import encode_batch, encoder_shape
 from dnb_env.symmetry import action_permutation, symmetries, transform_planes
 
 
-RUNTIMES = ("eager", "jit", "nnpack", "int8", "auto")
+RUNTIMES = ("eager", "jit", "nnpack", "int8", "onnx", "auto")
 NNPACK_CHUNK = 64  # rows per NNPACK forward pass
 
 
@@ -106,16 +113,84 @@ def _nnpack_copy(net):
     return Chunked(module, NNPACK_CHUNK)
 
 
+def _onnxruntime():
+    """The ``onnxruntime`` module, after checking that torch's exporter has ``onnx``; a clear error without."""
+    try:
+        import onnx  # noqa: F401 - torch's exporter needs it
+        import onnxruntime
+    except ImportError:
+        raise ImportError("runtime='onnx' needs onnx and onnxruntime: pip install 'dnb[onnx]'") from None
+    return onnxruntime
+
+
+class OnnxModule:
+    """``net`` exported to ONNX and run by an ONNX Runtime session, called like the network: planes
+    ``[B, C, H, W]`` (H, W those of the export) -> the dict of its outputs as CPU tensors."""
+
+    def __init__(self, net, probe: torch.Tensor):
+        import io
+
+        onnxruntime = _onnxruntime()
+        self.keys = list(net(probe).keys())
+        keys = self.keys
+
+        class Outputs(torch.nn.Module):  # the exporter takes tuples, not dicts
+            def __init__(self):
+                super().__init__()
+                self.net = net
+
+            def forward(self, x):
+                out = self.net(x)
+                return tuple(out[k] for k in keys)
+
+        buf = io.BytesIO()
+        fastpath = torch.backends.mha.get_fastpath_enabled()
+        torch.backends.mha.set_fastpath_enabled(False)  # the fused transformer layer has no ONNX form
+        try:
+            torch.onnx.export(Outputs().eval(), (probe,), buf, input_names=["planes"], output_names=keys,
+                              dynamic_axes={name: {0: "batch"} for name in ["planes", *keys]}, opset_version=17,
+                              dynamo=False)
+        finally:
+            torch.backends.mha.set_fastpath_enabled(fastpath)
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = torch.get_num_threads()
+        options.inter_op_num_threads = 1
+        self.session = onnxruntime.InferenceSession(buf.getvalue(), options, providers=["CPUExecutionProvider"])
+
+    def __call__(self, x: torch.Tensor) -> dict:
+        outs = self.session.run(None, {"planes": x.detach().cpu().numpy()})
+        return {k: torch.from_numpy(o) for k, o in zip(self.keys, outs)}
+
+
+def have_onnx() -> bool:
+    """Whether the ``"onnx"`` runtime can run here (``onnx`` and ``onnxruntime`` importable)."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("onnx", "onnxruntime"))
+
+
+def auto_runtime(net, device: str = "cpu") -> str:
+    """The runtime ``"auto"`` stands for with ``net`` on ``device`` (module docstring)."""
+    from agents.models import family_of
+
+    if device != "cpu":
+        return "eager"
+    resnet = family_of(net.config) == "resnet"
+    if resnet and net.config.width >= 64:
+        return "nnpack"
+    if have_onnx():
+        return "onnx"
+    return "nnpack" if resnet else "eager"
+
+
 def inference_module(net, runtime: str = "eager", device: str = "cpu"):
     """What runs ``net``'s forward passes for ``runtime`` (module docstring): ``net`` itself, a TorchScript
-    copy, an NNPACK copy or an int8 copy; ``(module, input_shape)`` where ``input_shape`` ``(C, H, W)`` is the
+    copy, an NNPACK copy, an int8 copy or an ONNX Runtime session; ``(module, input_shape)`` where ``input_shape`` ``(C, H, W)`` is the
     only input shape the module takes (None: any)."""
     if runtime not in RUNTIMES:
         raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, not {runtime!r}")
     if runtime == "auto":
-        from agents.models import family_of
-
-        runtime = "nnpack" if device == "cpu" and family_of(net.config) == "resnet" else "eager"
+        runtime = auto_runtime(net, device)
     if runtime == "eager":
         return net, None
     if runtime == "int8":
@@ -129,6 +204,8 @@ def inference_module(net, runtime: str = "eager", device: str = "cpu"):
             from torch.ao.quantization import quantize_dynamic
 
             return quantize_dynamic(copy.deepcopy(net), {torch.nn.Linear}, dtype=torch.qint8).eval(), None
+    if runtime == "onnx":
+        _onnxruntime()  # a missing dependency is an error, not a silent fallback
     g = geometry(net.config.board)
     planes = encode_batch(net.config.encoder, [GameState.new(g.rows, g.cols)] * 3)
     probe = torch.from_numpy(planes).to(device)
@@ -139,6 +216,10 @@ def inference_module(net, runtime: str = "eager", device: str = "cpu"):
                 if device != "cpu":
                     raise ValueError(f"NNPACK runs on the CPU, not {device!r}")
                 module = _nnpack_copy(net)
+            elif runtime == "onnx":
+                if device != "cpu":
+                    raise ValueError(f"runtime='onnx' runs on the CPU, not {device!r}")
+                module = OnnxModule(net, probe[:2])
             else:
                 traced = torch.jit.trace(copy.deepcopy(net).eval(), probe[:2], strict=False, check_trace=False)
                 module = torch.jit.optimize_for_inference(torch.jit.freeze(traced))
@@ -165,8 +246,8 @@ class NetworkEvaluator:
     """``evaluate(states) -> (priors [B, A], values [B])`` with illegal moves given probability 0; values
     are in the network's units (``net.config.value``). ``evaluate_planes(planes, masks)`` does the same
     from encoded positions (what the native search passes). ``symmetrize=True``: the mean over the board's
-    symmetric images (module docstring). ``runtime``: ``"eager"``, ``"jit"`` or ``"int8"`` (module docstring;
-    the last two copy the weights once, here)."""
+    symmetric images (module docstring). ``runtime``: one of :data:`RUNTIMES` (module docstring; all but
+    ``"eager"`` copy the weights once, here)."""
 
     def __init__(self, net, device: str = "cpu", symmetrize: bool = False, runtime: str = "eager"):
         self.net = net.to(device).eval()

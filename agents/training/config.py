@@ -220,7 +220,7 @@ class TrainConfig:
     backend: str = "local"  # where self-play runs: "local" (processes here) or "ray" (`workers` Ray actors)
     inference: str = "local"  # ray backend: "local" (each actor its own net) or "shared" (one inference actor)
     selfplay_cache: str = "exact"  # self-play's evaluation cache: "off", "exact" or "canonical" (agents.search.cache)
-    selfplay_runtime: str = "auto"  # self-play's forward passes: auto, eager, jit, nnpack or int8 (NetworkEvaluator)
+    selfplay_runtime: str = "auto"  # self-play's forward passes: auto, eager, jit, nnpack, int8 or onnx (NetworkEvaluator)
     eval_every: int = 5  # iterations between evaluations (games against the opponents, search accuracy)
     eval_positions: int = 200  # labelled positions for the accuracy metrics (boards the solver covers)
     eval_games: int = 20  # raw-policy games against each evaluation opponent (0: none)
@@ -247,9 +247,10 @@ class TrainConfig:
                              "backend (--backend ray)")
         if self.selfplay_cache not in ("off", "exact", "canonical"):
             raise ValueError(f"selfplay_cache must be 'off', 'exact' or 'canonical', not {self.selfplay_cache!r}")
-        if self.selfplay_runtime not in ("auto", "eager", "jit", "nnpack", "int8"):
-            raise ValueError(f"selfplay_runtime must be 'auto', 'eager', 'jit', 'nnpack' or 'int8', "
-                             f"not {self.selfplay_runtime!r}")
+        from agents.models.evaluator import RUNTIMES
+
+        if self.selfplay_runtime not in RUNTIMES:
+            raise ValueError(f"selfplay_runtime must be one of {', '.join(RUNTIMES)}, not {self.selfplay_runtime!r}")
         if self.workers < 1 or self.threads < 1:
             raise ValueError(f"workers and threads must be >= 1, not {self.workers} and {self.threads}")
         if self.iterations < 0 or self.games_per_iteration < 1 or self.batch_size < 1 or self.epochs < 1:

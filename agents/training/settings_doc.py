@@ -96,8 +96,8 @@ DESCRIPTIONS: dict[str, str] = {
                       "once) or canonical (once per symmetry class, evaluated in its canonical image)",
     "selfplay_runtime": "what runs self-play's forward passes: auto (nnpack for a resnet on the CPU, else eager), "
                         "eager, jit (a frozen TorchScript copy), nnpack "
-                        "(batch norms folded, 3x3 convolutions by NNPACK's Winograd) or int8 (linear layers "
-                        "quantised; changes the outputs)",
+                        "(batch norms folded, 3x3 convolutions by NNPACK's Winograd), int8 (linear layers "
+                        "quantised; changes the outputs) or onnx (ONNX Runtime; pip install 'dnb[onnx]')",
     "eval_every": "iterations between evaluations (games against the opponents, search accuracy)",
     "eval_positions": "solver-labelled positions for the accuracy metrics (boards the solver covers)",
     "eval_games": "raw-policy games against each evaluation opponent, random and greedy (0: none)",
