@@ -145,6 +145,27 @@ def test_each_rule_fires_and_switching_it_off_keeps_the_value(rule, counter):
     assert fired_somewhere, f"rule {rule} never fired on the test positions"
 
 
+def test_capture_choices_cut_by_their_lower_bound_keep_every_answer():
+    # a run of 2 (or an opened loop of 4) on offer is worth >= 0 to the mover: taking it all and the
+    # double-deal reach the same edge set with the turn on opposite sides, so a window at or below 0 is cut
+    # without search; the value, every threshold query and the move values stay the retrograde solver's
+    rng = random.Random(23)
+    ref = Solver(engine="retrograde")
+    cuts = 0
+    for board, undrawn in [("3x3", 16), ("3x3", 20), ("4x4", 20), ("2x5", 18)]:
+        for _ in range(5):
+            s = realistic_position(board, undrawn, rng)
+            mover, opponent = s.scores if s.current_player == 0 else s.scores[::-1]
+            v = ref.game_value(s) - (mover - opponent)
+            e = exact(s)
+            for t in range(v - 2, v + 3):
+                assert e.at_least(s.edges, t) == (v >= t), (str(s), t)
+            assert e.value(s.edges)[0] == v
+            assert Solver(engine="alphabeta").move_values(s) == ref.move_values(s)
+            cuts += e.stats()["rules"]["choice_cuts"]
+    assert cuts > 0
+
+
 def test_positions_differing_in_which_corner_side_is_drawn_share_table_entries():
     # the two border sides of a corner box tie the same coin to the ground: drawing either gives the same
     # strings-and-coins graph, so the second position is answered from the first one's entry

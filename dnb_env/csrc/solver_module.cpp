@@ -70,6 +70,7 @@ py::dict rule_stats_dict(const exact::RuleStats& r) {
   d["equivalent_pruned"] = r.equivalent_pruned;
   d["simple_endgames"] = r.simple_endgames;
   d["border_pruned"] = r.border_pruned;
+  d["choice_cuts"] = r.choice_cuts;
   return d;
 }
 
