@@ -1,10 +1,17 @@
 """Hand-written move rules scored on a held-out teacher dataset, the way ``dnb fit`` scores networks.
 
 Rows: greedy (its expected score, uniform over the moves it allows), the long chain rule (among
-greedy's moves, the safe ones after which dots + long chains has the parity the mover wants) and the
-safe-phase search of :func:`dnb_env.features.safe_phase_values` (the moves it rates best; greedy where
-the feature is empty). "keep" is the share of winning positions where the rule keeps the win,
-"hard" the same on the greedy-hard ones, then "keep" by moves played.
+greedy's moves, the safe ones after which dots + long chains has the parity the mover wants), two
+parity rules over the safe-move game, and the safe-phase search of
+:func:`dnb_env.features.safe_phase_values` (the moves it rates best; greedy where the feature is empty).
+The safe-move game is the impartial game of drawing safe edges only (edges that give no box its third
+side) in which the last player able to move wins; it is solved exactly, with the captures on the board
+ignored. "Safe parity" plays, among greedy's safe moves, those after which the opponent loses it. "Safe
+parity + short chains" also counts the chains of one or two boxes after the move: each one sacrificed
+hands the turn back, so it plays the safe moves after which the opponent is the one who must open the
+first long chain. Each rule falls back to greedy's moves where no move qualifies, and scores the
+expected result of a uniform pick among its moves. "keep" is the share of winning positions where the
+rule keeps the win, "hard" the same on the greedy-hard ones, then "keep" by moves played.
 
     python benchmarks/teacher_rules.py --held data/teach5-held --positions 2000
 """
@@ -15,6 +22,48 @@ import argparse
 import time
 
 import numpy as np
+
+
+def _safe_edges(g, edges: int) -> list[int]:
+    """Undrawn edges after which every box beside them keeps at least two undrawn sides."""
+    return [a for a in range(g.num_actions) if not edges >> a & 1
+            and all((edges & g.box_mask[b]).bit_count() <= 1 for b in g.action_boxes[a])]
+
+
+def safe_game_won(g, edges: int, memo: dict) -> bool:
+    """Whether the player to move wins the safe-move game from ``edges`` (the last safe move wins)."""
+    won = memo.get(edges)
+    if won is None:
+        won = any(not safe_game_won(g, edges | 1 << a, memo) for a in _safe_edges(g, edges))
+        memo[edges] = won
+    return won
+
+
+def _short_chains(state) -> int:
+    from dnb_env.analysis import components
+
+    return sum(1 for c in components(state) if c.kind == "chain" and not c.opened and c.length <= 2)
+
+
+def parity_rule_moves(state, short_chains: bool) -> list[int]:
+    """The safe moves among greedy's after which the opponent loses the safe-move game (``short_chains``:
+    after which the opponent must open the first long chain, each short chain handing the turn back)."""
+    from baselines.greedy import GreedyAgent
+
+    g = state.geometry
+    safe = set(_safe_edges(g, state.edges))
+    memo: dict = {}
+    out = []
+    for a in GreedyAgent.candidates(state):
+        if a not in safe:
+            continue
+        after = state.edges | 1 << a
+        opponent_stuck = not safe_game_won(g, after, memo)  # the opponent makes the first unsafe move
+        if short_chains and _short_chains(state.apply(a)) % 2:
+            opponent_stuck = not opponent_stuck
+        if opponent_stuck:
+            out.append(a)
+    return out
 
 
 def main(argv=None) -> dict:
@@ -34,6 +83,8 @@ def main(argv=None) -> dict:
     win, hard = held.winning, held.winning & held.hard
     safe = held.greedy_keep.copy()
     chain = held.greedy_keep.copy()
+    parity = held.greedy_keep.copy()
+    parity_short = held.greedy_keep.copy()
     found = 0
     t0 = time.perf_counter()
     for i, state in enumerate(data.samples.states()):
@@ -45,18 +96,24 @@ def main(argv=None) -> dict:
         moves = [a for a in GreedyAgent.candidates(state) if a in good]
         if moves:
             chain[i] = held.keeps[i, moves].mean()
+        for column, short in ((parity, False), (parity_short, True)):
+            moves = parity_rule_moves(state, short)
+            if moves:
+                column[i] = held.keeps[i, moves].mean()
     seconds = time.perf_counter() - t0
     steps = sorted(set(held.step.tolist()))
     print(f"{len(data)} positions ({int(win.sum())} winning, {int(hard.sum())} greedy-hard); the safe-phase "
           f"feature on {found}; {seconds:.1f} s")
-    print(f"{'rule':<18}{'keep':>7}{'hard':>7}  " + " ".join(f"{k:>5}" for k in steps))
+    print(f"{'rule':<28}{'keep':>7}{'hard':>7}  " + " ".join(f"{k:>5}" for k in steps))
     out = {}
-    for name, keep in (("greedy", held.greedy_keep), ("long chain rule", chain), ("safe-phase search", safe)):
+    rows = (("greedy", held.greedy_keep), ("long chain rule", chain), ("safe parity", parity),
+            ("safe parity + short chains", parity_short), ("safe-phase search", safe))
+    for name, keep in rows:
         by_step = [float(keep[win & (held.step == k)].mean()) if (win & (held.step == k)).any() else float("nan")
                    for k in steps]
         out[name] = {"keep": float(keep[win].mean()), "keep_hard": float(keep[hard].mean()) if hard.any() else float("nan"),
                      "by_step": dict(zip(steps, by_step))}
-        print(f"{name:<18}{out[name]['keep']:>7.3f}{out[name]['keep_hard']:>7.3f}  "
+        print(f"{name:<28}{out[name]['keep']:>7.3f}{out[name]['keep_hard']:>7.3f}  "
               + " ".join(f"{v:>5.2f}" for v in by_step))
     return out
 

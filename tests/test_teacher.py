@@ -345,7 +345,7 @@ def test_teacher_rules_benchmark_scores_the_rules(datasets):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     out = mod.main(["--held", datasets[1], "--positions", "0"])
-    assert set(out) == {"greedy", "long chain rule", "safe-phase search"}
+    assert set(out) == {"greedy", "long chain rule", "safe parity", "safe parity + short chains", "safe-phase search"}
     assert all(0.0 <= row["keep"] <= 1.0 for row in out.values())
 
 
