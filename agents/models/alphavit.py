@@ -9,7 +9,7 @@ outputs                  ``policy_logits [B, A]`` over that board's A edges (Ope
 variants                 ``variant="vit"`` (encoder only), ``"vid"`` (+ decoder over the encoder's outputs),
                          ``"vda"`` (+ decoder over learnable action embeddings)
 presets                  ``paper``: vit 9,029,122, vid 6,138,882, vda 6,007,298 parameters; ``cpu``: vit
-                         136,022, vid 95,642, vda 95,822 (the same counts on every board)
+                         128,762, vid 88,382, vda 88,562 (the same counts on every board)
 agent                    ``alphavit``: ``make_agent("alphavit", board="4x5", checkpoint=PATH)`` on any board
 =======================  =====================================================================================
 
@@ -76,12 +76,17 @@ Presets and sizes
 * ``paper`` (the defaults): vit L4 9,029,122 parameters, vid L1 6,138,882, vda L1 6,007,298 (Table 1 of the
   paper: 11.2M, 11.5M, 11.3M with the same widths; its boards, games and heads differ).
 * ``cpu``: dim 60, 4 heads, feed-forward 120, decoder 60 wide with 4 heads, 64 action embeddings, no dropout
-  (small nets on few self-play samples underfit rather than overfit). vit (4 layers) 136,022 parameters,
-  beside the dotsformer cpu preset's 129,999 on 5x5 (resnet cpu: 79,451); vid 95,642 and vda 95,822 (1
-  encoder + 1 decoder layer, the paper's shallower pairing).
+  (small nets on few self-play samples underfit rather than overfit), and ``pos_embedding="sincos"``: two
+  runs on 2x2-4x4 that differed only there, scored on seven boards, put the sine-cosine embeddings ahead of
+  the learned table on every board, trained or not (docs/results/alphavit.md). vit (4 layers) 128,762
+  parameters (with the learned table of 11 x 11 x 60: 136,022), beside the dotsformer cpu preset's 129,999
+  on 5x5 (resnet cpu: 79,451); vid 88,382 and vda 88,562 (1 encoder + 1 decoder layer, the paper's
+  shallower pairing).
 
 Size and latency beside the other families (``benchmarks/networks.py --threads 1``, one CPU thread on a
-shared, loaded machine: single runs, read the ratios loosely), per forward pass in inference mode:
+shared, loaded machine: single runs, read the ratios loosely), per forward pass in inference mode (the cpu
+AlphaViT measured with the learned table it had then; the sine-cosine embeddings take its 7,260 parameters
+away and add no arithmetic):
 
 =============  ==========  =======  ==================  ==================  ==================
 preset, board  network     GFLOPs   batch 1             batch 64            parameters
@@ -362,7 +367,10 @@ class AlphaViT(nn.Module):
         return self.policy_head(self.decoder_norm(queries)).squeeze(-1)
 
 
-CPU_PRESET = dict(dim=60, heads=4, mlp_ratio=2.0, decoder_dim=60, decoder_heads=4, action_embeddings=64, dropout=0.0)
+#: sine-cosine position embeddings: they transferred to unseen boards better than the learned table
+#: (docs/results/alphavit.md); the paper preset keeps the paper's learned table
+CPU_PRESET = dict(dim=60, heads=4, mlp_ratio=2.0, decoder_dim=60, decoder_heads=4, action_embeddings=64, dropout=0.0,
+                  pos_embedding="sincos")
 
 FAMILY = Family(
     name="alphavit", config=AlphaViTConfig, build=AlphaViT,
