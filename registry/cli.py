@@ -190,6 +190,14 @@ def _fit(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from agents.training.store import export_weights
 
+    if not os.path.exists(os.path.join(args.run, "manifest.json")) and \
+            os.path.exists(os.path.join(args.run, "metrics.jsonl")) and \
+            os.path.exists(os.path.join(args.run, "checkpoint.pt")):  # a `dnb fit` run
+        from agents.training.supervised import playing_weights
+
+        info = playing_weights(args.run, args.out)
+        print(f"{args.out}: {info['step']} supervised steps on {info['positions']} teacher positions")
+        return 0
     info = export_weights(args.run, args.out)
     print(f"{args.out}: {info['iterations']} iterations, {info['self_play_games']} self-play games, "
           f"{info['training_seconds']} s of training")
@@ -465,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     ft.add_argument("--no-progress", action="store_true", help="no progress bar")
     ft.set_defaults(func=_fit)
     ex = sub.add_parser("export", help="a training run's network as playing weights (e.g. to ship)")
-    ex.add_argument("run", help="run folder of `dnb train`")
+    ex.add_argument("run", help="run folder of `dnb train` or `dnb fit`")
     ex.add_argument("out", help="checkpoint to write, e.g. agents/checkpoints/alphazero-3x3.pt")
     ex.set_defaults(func=_export)
     rp = sub.add_parser("report", help="iterations per rollback step of training runs, side by side (markdown)")

@@ -301,6 +301,20 @@ def test_cli_fit(datasets, tmp_path, capsys):
     assert cli(["fit", "--board", "3x3", "--data", train, "--out", str(tmp_path / "g"), "--no-progress"]) == 2
     assert "2x3" in capsys.readouterr().err
     assert cli(["fit", "--data", train, "--board", "2x3", "--set", "epochs=3", "--out", str(tmp_path / "h")]) == 2
+    # dnb export takes a fit's folder too: playing weights that play as the fit's own checkpoint does
+    weights = str(tmp_path / "df.pt")
+    assert cli(["export", out, weights]) == 0
+    assert "2 supervised steps" in capsys.readouterr().out
+    from registry.agents import make_agent
+
+    s = GameState.new(2, 3)
+    a = make_agent("dotsformer", board="2x3", checkpoint=weights, simulations=0)
+    b = make_agent("dotsformer", board="2x3", checkpoint=os.path.join(out, "checkpoint.pt"), simulations=0)
+    assert a.select_action(s) == b.select_action(s)
+    import torch
+
+    full, shipped = (torch.load(f, weights_only=False)["extra"] for f in (os.path.join(out, "checkpoint.pt"), weights))
+    assert "optimizer" in full and "optimizer" not in shipped and shipped["step"] == 2
 
 
 def test_self_play_mixes_teacher_samples_and_starts_where_the_teacher_ends(tmp_path, monkeypatch):

@@ -357,8 +357,10 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
     return rows
 
 
-def playing_weights(run: str, path: str) -> None:
-    """The network of the fit run ``run`` as a checkpoint without the optimiser (to play or ship)."""
+def playing_weights(run: str, path: str) -> dict:
+    """The network of the fit run ``run`` as a checkpoint without the optimiser (to play or ship); returns
+    what it records of the fit (``step``, ``positions``)."""
     payload = load_checkpoint(os.path.join(run, "checkpoint.pt"))
     payload["extra"] = {"step": payload["extra"].get("step"), "positions": payload["extra"].get("positions")}
     atomic_torch_save(payload, path)
+    return payload["extra"]
