@@ -311,9 +311,9 @@ def test_cli_fit(datasets, tmp_path, capsys):
     a = make_agent("dotsformer", board="2x3", checkpoint=weights, simulations=0)
     b = make_agent("dotsformer", board="2x3", checkpoint=os.path.join(out, "checkpoint.pt"), simulations=0)
     assert a.select_action(s) == b.select_action(s)
-    import torch
+    from agents.checkpoint import load_checkpoint
 
-    full, shipped = (torch.load(f, weights_only=False)["extra"] for f in (os.path.join(out, "checkpoint.pt"), weights))
+    full, shipped = (load_checkpoint(f)["extra"] for f in (os.path.join(out, "checkpoint.pt"), weights))
     assert "optimizer" in full and "optimizer" not in shipped and shipped["step"] == 2
 
 
