@@ -383,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
                       help="an overrun loses the game on time, or is only listed in the game's record (a late "
                            "engine: is then waited for, up to its timeout past its move time)")
     tour.add_argument("--bootstrap", type=int, default=200, help="bootstrap samples for the Elo intervals (0: none)")
-    tour.add_argument("--out", default=None, help="folder for results (resumes if it holds the same tournament)")
+    tour.add_argument("--out", default=None, help="folder for results (resumes if it holds the same tournament; a larger --games extends it)")
     tour.add_argument("--no-progress", action="store_true", help="no progress bar")
     tour.set_defaults(func=_tournament)
     tr = sub.add_parser("train", help="self-play training of a model family (resnet = AlphaZero, dotsformer)",

@@ -92,6 +92,28 @@ def test_tournament_resumes_without_replaying(tmp_path):
                        progress=False, echo=None)
 
 
+def test_a_larger_games_extends_a_tournament_with_the_same_first_games(tmp_path):
+    import dataclasses
+
+    cfg = TournamentConfig(board="3x3", agents=("random", "greedy"), games=4, openings=3, seed=5, bootstrap=0)
+    run_tournament(cfg, out=str(tmp_path / "short"), progress=False, echo=None)
+    short = {json.loads(x)["id"]: json.loads(x) for x in (tmp_path / "short" / "results.jsonl").read_text().splitlines()}
+    longer = dataclasses.replace(cfg, games=10)
+    report = run_tournament(longer, out=str(tmp_path / "short"), progress=False, echo=None)
+    extended = [json.loads(x) for x in (tmp_path / "short" / "results.jsonl").read_text().splitlines()]
+    assert report.games == 10 and len(extended) == 10 and len({r["id"] for r in extended}) == 10
+    assert json.loads((tmp_path / "short" / "config.json").read_text())["games"] == 10
+    # the games on file are the first games of the longer schedule, played the same way from scratch
+    run_tournament(longer, out=str(tmp_path / "fresh"), progress=False, echo=None)
+    fresh = {json.loads(x)["id"]: json.loads(x) for x in (tmp_path / "fresh" / "results.jsonl").read_text().splitlines()}
+    assert set(fresh) == {r["id"] for r in extended}
+    for gid, rec in short.items():
+        assert fresh[gid]["moves"] == rec["moves"] and fresh[gid]["scores"] == rec["scores"]
+    with pytest.raises(ValueError, match="may grow to extend it, not shrink"):
+        run_tournament(dataclasses.replace(cfg, games=2), out=str(tmp_path / "short"), progress=False, echo=None)
+    assert json.loads((tmp_path / "short" / "config.json").read_text())["games"] == 10  # unchanged
+
+
 def test_one_run_per_folder_and_duplicates_count_once(tmp_path):
     from agents.arena.results import FolderLock
 

@@ -9,7 +9,8 @@
   bad JSON, a record of the wrong shape, an id, seats or result that do not fit the schedule) is moved to
   ``results.jsonl.rejected`` with a warning; every valid game is kept, and a game on file twice counts once.
 * The config is saved beside the results and a resume with a different config is refused
-  (:data:`FREE_KEYS` may change).
+  (:data:`FREE_KEYS` may change). A larger ``games`` extends the tournament: every game's opening and seeds
+  depend only on its id, so the games on file are the first ones of the longer schedule.
 * :class:`FolderLock`: one run per folder at a time, so two runs cannot append the same games to one file;
   :func:`folder_locked` tells a reader (the web app) whether a run holds it now, without taking it.
 * :func:`game_problem` is the one check of a record's shape (an id, integer moves, and where present player
@@ -145,11 +146,19 @@ def check_or_save_config(cfg_path: str, config: TournamentConfig) -> None:
     if isinstance(saved, dict):  # a folder saved before a setting existed holds that setting's default
         saved = {**{k: v for k, v in TournamentConfig().to_json().items() if k in _LATER_KEYS}, **saved}
     same = {k: v for k, v in json.loads(json.dumps(config.to_json())).items() if k not in FREE_KEYS}
-    if {k: v for k, v in saved.items() if k not in FREE_KEYS} != same:
-        raise ValueError(
-            f"{os.path.dirname(cfg_path)} holds a tournament with another config; use another --out or the same "
-            f"options.\nsaved: {saved}\nnow:   {config.to_json()}"
-        )
+    if {k: v for k, v in saved.items() if k not in FREE_KEYS} == same:
+        return
+    if {k: v for k, v in saved.items() if k not in FREE_KEYS + ("games",)} == \
+            {k: v for k, v in same.items() if k != "games"} and isinstance(saved.get("games"), int):
+        if config.games < saved["games"]:
+            raise ValueError(f"{os.path.dirname(cfg_path)} holds a tournament of {saved['games']} games a pair; "
+                             f"--games may grow to extend it, not shrink (asked: {config.games})")
+        atomic_write(cfg_path, json.dumps(config.to_json(), indent=2) + "\n")  # extended
+        return
+    raise ValueError(
+        f"{os.path.dirname(cfg_path)} holds a tournament with another config; use another --out or the same "
+        f"options (a larger --games extends it).\nsaved: {saved}\nnow:   {config.to_json()}"
+    )
 
 
 def open_results(out: str, config: TournamentConfig, games: dict):
