@@ -24,18 +24,15 @@ import time
 import numpy as np
 
 
-def _safe_edges(g, edges: int) -> list[int]:
-    """Undrawn edges after which every box beside them keeps at least two undrawn sides."""
-    return [a for a in range(g.num_actions) if not edges >> a & 1
-            and all((edges & g.box_mask[b]).bit_count() <= 1 for b in g.action_boxes[a])]
+def safe_game_won(state, memo: dict) -> bool:
+    """Whether the player to move wins the safe-move game from ``state`` (the last safe move wins; a safe
+    move never captures, so the turn passes after each)."""
+    from dnb_env.analysis import safe_moves
 
-
-def safe_game_won(g, edges: int, memo: dict) -> bool:
-    """Whether the player to move wins the safe-move game from ``edges`` (the last safe move wins)."""
-    won = memo.get(edges)
+    won = memo.get(state.edges)
     if won is None:
-        won = any(not safe_game_won(g, edges | 1 << a, memo) for a in _safe_edges(g, edges))
-        memo[edges] = won
+        won = any(not safe_game_won(state.apply(a), memo) for a in safe_moves(state))
+        memo[state.edges] = won
     return won
 
 
@@ -49,17 +46,17 @@ def parity_rule_moves(state, short_chains: bool) -> list[int]:
     """The safe moves among greedy's after which the opponent loses the safe-move game (``short_chains``:
     after which the opponent must open the first long chain, each short chain handing the turn back)."""
     from baselines.greedy import GreedyAgent
+    from dnb_env.analysis import safe_moves
 
-    g = state.geometry
-    safe = set(_safe_edges(g, state.edges))
+    safe = set(safe_moves(state))
     memo: dict = {}
     out = []
     for a in GreedyAgent.candidates(state):
         if a not in safe:
             continue
-        after = state.edges | 1 << a
-        opponent_stuck = not safe_game_won(g, after, memo)  # the opponent makes the first unsafe move
-        if short_chains and _short_chains(state.apply(a)) % 2:
+        after = state.apply(a)
+        opponent_stuck = not safe_game_won(after, memo)  # the opponent makes the first unsafe move
+        if short_chains and _short_chains(after) % 2:
             opponent_stuck = not opponent_stuck
         if opponent_stuck:
             out.append(a)
