@@ -207,7 +207,7 @@ def _export(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from agents.training.report import main
 
-    return main(args.runs)
+    return main(args.runs, board=args.board, plot=args.plot)
 
 
 def _plot_attention(args: argparse.Namespace) -> int:
@@ -478,6 +478,10 @@ def main(argv: list[str] | None = None) -> int:
     ex.set_defaults(func=_export)
     rp = sub.add_parser("report", help="iterations per rollback step of training runs, side by side (markdown)")
     rp.add_argument("runs", nargs="+", help="run folders of `dnb train`")
+    rp.add_argument("--plot", metavar="PNG", help="also draw each run's first searched move S (and raw accuracy, "
+                    "where measured) on --board against the self-play games and positions it cost, pretraining "
+                    "of --set init included")
+    rp.add_argument("--board", help="board of the plot, RxC (default: each run's --board)")
     rp.set_defaults(func=_report)
     pl = sub.add_parser("plot", help="pictures: `dnb plot attention --checkpoint PATH --moves 0,5 --out att.png`")
     pictures = pl.add_subparsers(dest="what", required=True, parser_class=_Parser)

@@ -145,6 +145,17 @@ def test_dnb_report_and_export_read_a_multi_board_run(mix_run, tmp_path):
     out, rows = mix_run
     assert rollback_report([str(out)]).splitlines()[:4] == [
         "| S | run@2x2 | run@2x3 |", "|---:|---:|---:|", "| 9 | - | (2, now) |", "| 6 | (2, now) | - |"]
+    from agents.training.report import run_curves
+    from registry.cli import main as cli
+
+    curves = run_curves(str(out), "2x2")  # games and positions of every board, S and accuracy of 2x2's
+    assert curves["games"] == list(np.cumsum([r["games"] for r in rows]))
+    assert curves["start_step"] == [r["start_step@2x2"] for r in rows]
+    assert curves["raw_accuracy"] == [r.get("raw_accuracy@2x2") for r in rows]
+    with pytest.raises(ValueError, match="did not train on 5x5"):
+        run_curves(str(out), "5x5")
+    assert cli(["report", str(out), "--board", "2x3", "--plot", str(tmp_path / "curves.png")]) == 0
+    assert (tmp_path / "curves.png").stat().st_size > 0
     info = export_weights(str(out), str(tmp_path / "w.pt"))
     assert info["self_play_games"] == 10 and set(info["curriculum"]) == {"2x2", "2x3"}
     assert load_checkpoint(str(tmp_path / "w.pt"))["boards"] == ["2x2", "2x3"]
@@ -258,6 +269,16 @@ def test_init_from_a_2x2_checkpoint_starts_a_3x3_run(tmp_path):
     assert rows[0]["games"] == 2
     payload = load_checkpoint(str(tmp_path / "r" / "checkpoint.pt"))
     assert payload["boards"] == ["2x2", "3x3"]  # its record of trained boards goes on
+    # the curriculum plot counts the pretraining's self-play in: 2 games on 2x2, then 2 on 3x3
+    from agents.training.report import pretraining, run_curves
+
+    pre = json.loads((tmp_path / "pre" / "metrics.jsonl").read_text().splitlines()[0])
+    assert pretraining(str(tmp_path / "r")) == (2, pre["positions"]) and pretraining(str(tmp_path / "pre")) == (0, 0)
+    curves = run_curves(str(tmp_path / "r"))
+    assert curves["board"] == "3x3" and curves["games"] == [4] and curves["positions"] == [pre["positions"] + rows[0]["positions"]]
+    assert curves["start_step"] == [rows[0]["start_step"]] and curves["pretraining"] == 2
+    with pytest.raises(ValueError, match="trained on 3x3, not 2x2"):
+        run_curves(str(tmp_path / "r"), "2x2")
     mixed = train(tiny_mix(init=init, **{**small, "boards": "2x3:1,3x3:1"}), str(tmp_path / "m"), **QUIET)
     assert mixed[0]["games@2x3"] == 1 and mixed[0]["games@3x3"] == 1
     with pytest.raises(ValueError, match=r"differs in dim: 16 there, 32 here\)"):

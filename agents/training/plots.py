@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import os
 
-__all__ = ["plot_training"]
+__all__ = ["plot_training", "plot_runs"]
 
 
 def _panel(ax, metrics: list[dict], keys: tuple[str, ...], title: str, empty: str = "not measured yet",
@@ -59,3 +59,46 @@ def plot_training(metrics: list[dict], path: str) -> None:
     fig.savefig(tmp, dpi=90)
     plt.close(fig)
     os.replace(tmp, path)
+
+
+def plot_runs(curves: list[dict], path: str) -> bool:
+    """Several runs' progress on one board against what they cost (:func:`agents.training.report.run_curves`):
+    the first searched move S against self-play games and against positions, and the raw policy's share of
+    optimal moves against games where it was measured. Returns False (with a note) without matplotlib."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("no plot: it needs matplotlib: pip install 'dnb[plot]'")
+        return False
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.2))
+    board = curves[0]["board"] if curves else ""
+    for c in curves:
+        label = c["name"] + (f" (after {c['pretraining']:,} games of pretraining)" if c["pretraining"] else "")
+        for ax, x in ((axes[0], "games"), (axes[1], "positions")):
+            pts = [(a, s) for a, s in zip(c[x], c["start_step"]) if s is not None]
+            if pts:
+                ax.plot(*zip(*pts), drawstyle="steps-post", label=label)
+        pts = [(a, s) for a, s in zip(c["games"], c["raw_accuracy"]) if s is not None]
+        if pts:
+            axes[2].plot(*zip(*pts), marker="o", markersize=3, label=label)
+    titles = (f"first searched move S on {board}", f"first searched move S on {board}",
+              f"raw policy: share of optimal moves on {board}")
+    for ax, xlabel, title in zip(axes, ("self-play games", "self-play positions", "self-play games"), titles):
+        ax.set_xlabel(xlabel)
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+        if ax.lines:
+            ax.legend(fontsize=7)
+        else:
+            ax.text(0.5, 0.5, "no exact labels: the solver covers\nboards of at most 24 edges", ha="center",
+                    va="center", transform=ax.transAxes, color="grey")
+    axes[2].set_ylim(0, 1)
+    fig.tight_layout()
+    tmp = path + ".tmp.png"
+    fig.savefig(tmp, dpi=90)
+    plt.close(fig)
+    os.replace(tmp, path)
+    return True
