@@ -73,7 +73,7 @@ def limit_options(factory, kwargs: dict, rows: int, cols: int, limit: float) -> 
 
 CANDIDATES = ("random", "greedy", "alphabeta:depth=2", "alphabeta:depth=4", "prsboxes", "solver",
                "mcts:simulations=1000", "openspiel_mcts:simulations=300", "alphazero", "alphazero:simulations=0",
-               "dotsformer", "dotsformer:simulations=0")
+               "dotsformer", "dotsformer:simulations=0", "alphavit", "alphavit:simulations=0")
 
 
 def candidates(names: list[str], rows: int, cols: int) -> list[str]:

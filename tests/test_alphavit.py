@@ -332,6 +332,27 @@ def test_make_agent_plays_full_games_on_3x3_and_4x5_from_one_checkpoint(trained_
     assert GameState.new("2x2").is_legal(policy.select_action(GameState.new("2x2")))
 
 
+def test_the_shipped_weights_play_every_board_and_warn_outside_their_boards():
+    from agents.network_agent import shipped_checkpoint
+    from registry import make_agent
+
+    path = shipped_checkpoint("4x5", "alphavit")
+    assert path.endswith("alphavit.pt") and shipped_checkpoint("3x3", "alphavit") == path
+    trained = load_checkpoint(path)["boards"]
+    assert set(trained) == {"2x2", "3x3", "4x4", "5x5"}  # the multi-size run it comes from
+    for board in ("1x1", "2x2", "3x4", "5x5", "7x7", "2x7"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            agent = make_agent("alphavit", board=board, seed=0, simulations=0)
+            s = GameState.new(board)
+            for _ in range(min(6, s.num_actions)):  # the raw policy's moves are legal and of this board
+                s = s.apply(agent.select_action(s))
+        outside = [w for w in caught if issubclass(w.category, BoardOutsideTrainingWarning)]
+        assert len(outside) == (board not in trained)
+    searched = make_agent("alphavit", board="3x3", seed=0, simulations=16)
+    assert GameState.new("3x3").is_legal(searched.select_action(GameState.new("3x3")))
+
+
 def test_no_shipped_weights_names_the_one_file_it_looks_for(monkeypatch, tmp_path):
     from agents import network_agent
 

@@ -743,6 +743,13 @@ def test_network_agent_view_and_offered_specs(client, roots):
     assert "random" in offered2 and "alphazero" not in offered2  # no shipped 2x2 weights
     offered5 = [a["spec"] for a in client.get("/api/agents?board=5x5").json()["agents"]]
     assert "alphazero" in offered5 and "solver" not in offered5
+    for board, offered_b in (("2x2", offered2), ("3x3", offered), ("5x5", offered5)):  # one network, every board
+        assert {"alphavit", "alphavit:simulations=0"} <= set(offered_b), board
+    from agents.checkpoint import BoardOutsideTrainingWarning
+
+    with pytest.warns(BoardOutsideTrainingWarning, match="not 4x7: playing 4x7 outside its training set"):
+        offered47 = [a["spec"] for a in client.get("/api/agents?board=4x7").json()["agents"]]
+    assert {"alphavit", "alphavit:simulations=0"} <= set(offered47) and "alphazero" not in offered47
     assert_error(client.get("/api/agents?board=11x2"), 400, "bad_board")
     g = new_game(client, board="3x3", human=0, opponent="alphazero:simulations=0")
     ag = client.get(f"/api/games/{g['id']}/analysis?solver=false").json()["agent"]
