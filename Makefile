@@ -24,7 +24,7 @@ setup: $(VENV)/.installed
 BOARD ?= 3x3
 demo: setup
 	$(VENV)/bin/dnb tournament --board $(BOARD) \
-		--agents random,greedy,alphabeta:depth=2,prsboxes,alphazero:simulations=50,dotsformer:simulations=50 \
+		--agents random,greedy,alphabeta:depth=2,prsboxes,alphazero:simulations=50,dotsformer:simulations=50,alphavit:simulations=50 \
 		--games 10 --openings 4:guided --workers 2 --seed 0 --out results/demo-$(BOARD)
 	@echo "Play these agents in the browser and browse results/demo-$(BOARD): $(VENV)/bin/dnb serve  (then open http://127.0.0.1:8000/)"
 
