@@ -72,6 +72,7 @@ def plot_runs(curves: list[dict], path: str) -> bool:
         return False
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.2))
     board = curves[0]["board"] if curves else ""
@@ -95,6 +96,11 @@ def plot_runs(curves: list[dict], path: str) -> bool:
         else:
             ax.text(0.5, 0.5, "no exact labels: the solver covers\nboards of at most 24 edges", ha="center",
                     va="center", transform=ax.transAxes, color="grey")
+    for k, ax in enumerate(axes):  # games, positions and start steps are whole numbers
+        if ax.lines:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            if k < 2:
+                ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     axes[2].set_ylim(0, 1)
     fig.tight_layout()
     tmp = path + ".tmp.png"
