@@ -158,6 +158,7 @@ def test_dnb_report_and_export_read_a_multi_board_run(mix_run, tmp_path):
     assert (tmp_path / "curves.png").stat().st_size > 0
     info = export_weights(str(out), str(tmp_path / "w.pt"))
     assert info["self_play_games"] == 10 and set(info["curriculum"]) == {"2x2", "2x3"}
+    assert info["self_play_positions"] == sum(r["positions"] for r in rows)
     assert load_checkpoint(str(tmp_path / "w.pt"))["boards"] == ["2x2", "2x3"]
 
 

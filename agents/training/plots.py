@@ -34,6 +34,17 @@ def _panel(ax, metrics: list[dict], keys: tuple[str, ...], title: str, empty: st
     ax.grid(alpha=0.3)
 
 
+def _save(fig, path: str) -> None:
+    """Write the figure to ``path`` atomically (a temporary file, then a rename) and close it."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    tmp = path + ".tmp.png"
+    fig.savefig(tmp, dpi=90)
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
 def plot_training(metrics: list[dict], path: str) -> None:
     import matplotlib
 
@@ -54,11 +65,7 @@ def plot_training(metrics: list[dict], path: str) -> None:
     start = per_board(("start_step",))
     _panel(axes[3], metrics, start[1:] if len(start) > 1 else start, "backward training: first searched move S",
            unit=False, drawstyle="steps-post")
-    fig.tight_layout()
-    tmp = path + ".tmp.png"
-    fig.savefig(tmp, dpi=90)
-    plt.close(fig)
-    os.replace(tmp, path)
+    _save(fig, path)
 
 
 def plot_runs(curves: list[dict], path: str) -> bool:
@@ -102,9 +109,5 @@ def plot_runs(curves: list[dict], path: str) -> bool:
             if k < 2:
                 ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     axes[2].set_ylim(0, 1)
-    fig.tight_layout()
-    tmp = path + ".tmp.png"
-    fig.savefig(tmp, dpi=90)
-    plt.close(fig)
-    os.replace(tmp, path)
+    _save(fig, path)
     return True

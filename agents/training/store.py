@@ -231,6 +231,7 @@ def export_weights(run: str, out: str) -> dict:
     metrics = committed.metrics
     info = {"config": committed.payload["extra"]["config"], "iterations": committed.iteration,
             "self_play_games": sum(m["games"] for m in metrics),
+            "self_play_positions": sum(m.get("positions", 0) for m in metrics),
             # the wall time of every iteration (older runs logged self-play and training only)
             "training_seconds": round(sum(m.get("iteration_s", m["self_play_s"] + m["train_s"]) for m in metrics), 3),
             "curriculum": committed.payload["extra"]["curriculum"]}
