@@ -386,10 +386,10 @@ def main(argv: list[str] | None = None) -> int:
     tour.add_argument("--out", default=None, help="folder for results (resumes if it holds the same tournament; a larger --games extends it)")
     tour.add_argument("--no-progress", action="store_true", help="no progress bar")
     tour.set_defaults(func=_tournament)
-    tr = sub.add_parser("train", help="self-play training of a model family (resnet = AlphaZero, dotsformer)",
+    tr = sub.add_parser("train", help="self-play training of a model family (resnet = AlphaZero, dotsformer, alphavit)",
                         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_train_settings)
-    tr.add_argument("algorithm", nargs="?", default=None, help="alphazero (= --model resnet) or dotsformer")
-    tr.add_argument("--model", default=None, help="model family: resnet or dotsformer (default: resnet)")
+    tr.add_argument("algorithm", nargs="?", default=None, help="alphazero (= --model resnet), dotsformer or alphavit")
+    tr.add_argument("--model", default=None, help="model family: resnet, dotsformer or alphavit (default: resnet)")
     tr.add_argument("--board", default="3x3", help="board as RxC boxes (default 3x3)")
     tr.add_argument("--preset", default="cpu", help="cpu (small, 2 cores; default) or paper (Dotsformer Table A1)")
     tr.add_argument("--out", required=True, help="run folder (config, manifest, iterations/, metrics, plot)")
@@ -397,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     tr.add_argument("--iterations", type=int, default=None, help="training iterations (default: the preset's, below)")
     tr.add_argument("--games", type=int, default=None, help="self-play games per iteration (default: the preset's)")
     tr.add_argument("--simulations", type=int, default=None, help="search simulations per move (default: the preset's)")
-    tr.add_argument("--encoder", default=None, help="input encoder (default: the family's, alphazero4 or chainloop6)")
+    tr.add_argument("--encoder", default=None, help="input encoder (default: the family's: alphazero4 for resnet, chainloop6 for the others)")
     tr.add_argument("--seed", type=int, default=None, help="seed of the run (default 0)")
     tr.add_argument("--device", default=None,
                     help="the learner's device: cpu (default), cuda, cuda:N or auto (a CUDA GPU if torch sees one)")
@@ -446,7 +446,7 @@ def main(argv: list[str] | None = None) -> int:
     te.set_defaults(func=_teach)
     ft = sub.add_parser("fit", help="supervised training of a model family on teacher datasets (dnb teach)",
                         formatter_class=_Defaults)
-    ft.add_argument("algorithm", nargs="?", default=None, help="alphazero (= --model resnet) or dotsformer")
+    ft.add_argument("algorithm", nargs="?", default=None, help="alphazero (= --model resnet), dotsformer or alphavit")
     ft.add_argument("--model", default=None, help="model family (default: resnet)")
     ft.add_argument("--board", default="5x5", help="board as RxC boxes")
     ft.add_argument("--preset", default="cpu", help="model preset: cpu or paper")
