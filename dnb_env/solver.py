@@ -181,6 +181,9 @@ class Solver:
             raise ValueError(f"threads must be an int in 1..64, got {threads!r}")
         self.threads = threads
         default_engine = "alphabeta" if engine != "retrograde" and native_available() else "retrograde"
+        # a board too large for alpha-beta falls back to the retrograde table, which holds 2^k values: the
+        # alpha-beta default of max_undrawn would ask for tens of gigabytes there
+        self._fallback_undrawn = DEFAULT_MAX_UNDRAWN["retrograde"] if max_undrawn is None else min(max_undrawn, 30)
         if max_undrawn is None:
             max_undrawn = DEFAULT_MAX_UNDRAWN[default_engine]
         top = 30 if default_engine == "retrograde" else 2 * _NATIVE_MAX_SIZE * (_NATIVE_MAX_SIZE + 1)
@@ -202,10 +205,13 @@ class Solver:
 
     def _check_size(self, state: GameState, engine: str) -> None:
         k = state.num_actions - state.edges.bit_count()
-        if k > self.max_undrawn:
+        limit = self.max_undrawn
+        if engine == "retrograde" and self.engine == "auto" and native_available():
+            limit = min(limit, self._fallback_undrawn)
+        if k > limit:
             what = "enumerates at most" if engine == "retrograde" else "is allowed at most"
             raise SolverTooLarge(f"position has {k} undrawn edges; this solver ({engine}) {what} "
-                                 f"{self.max_undrawn} (max_undrawn)")
+                                 f"{limit} (max_undrawn)")
 
     def _exact(self, state: GameState):
         key = (state.rows, state.cols)

@@ -278,6 +278,14 @@ def test_max_undrawn_and_engine_choice():
     for a in s.legal_actions()[:14]:
         s = s.apply(a)
     assert Solver().value(s) == Solver(engine="retrograde").value(s)
+    # a position past the retrograde table's limit on such a board is refused, not a 2^30-entry table
+    big = GameState.new(10, 10)
+    for a in big.legal_actions()[:190]:
+        big = big.apply(a)
+    with pytest.raises(SolverTooLarge, match="30 undrawn.*at most 24"):
+        Solver().move_values(big)
+    with pytest.raises(SolverTooLarge, match="at most 26"):
+        Solver(26).value(big)
 
 
 def test_retrograde_engine_still_reuses_its_table():

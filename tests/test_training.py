@@ -293,7 +293,16 @@ def test_labelled_positions_are_middle_and_late_game_with_exact_labels():
         values = solver.move_values(p.state)
         assert p.optimal == {a for a, v in values.items() if v == max(values.values())}
         assert p.optimal <= p.winning <= set(p.state.legal_actions())
-    assert labelled_positions("5x5", 3) == []
+    # larger boards: the late game only, labelled by the native solver
+    late = labelled_positions("5x5", 6, seed=5)
+    assert len(late) == 6
+    for p in late:
+        assert 3 <= 60 - len(p.state.history) <= 34 and not p.state.is_terminal()
+        values = solver.move_values(p.state)
+        best = max(values.values())
+        assert p.optimal == {a for a, v in values.items() if v == best}
+        assert p.winning == {a for a, v in values.items() if (v > 0) - (v < 0) == (best > 0) - (best < 0)}
+    assert labelled_positions("10x10", 2) == []  # beyond the native solver's boards
     with pytest.raises(ValueError, match="first"):
         labelled_positions("3x3", 1, first=30)
 

@@ -8,6 +8,10 @@ import os
 
 __all__ = ["plot_training", "plot_runs"]
 
+#: an accuracy panel without data: runs that recorded no exact labels (boards beyond the native solver, or
+#: runs of larger boards from before their late-game labels)
+NO_LABELS = "no exact labels in these metrics"
+
 
 def _panel(ax, metrics: list[dict], keys: tuple[str, ...], title: str, empty: str = "not measured yet",
            unit: bool = True, **style) -> None:
@@ -59,7 +63,7 @@ def plot_training(metrics: list[dict], path: str) -> None:
     _panel(axes[0], metrics, ("policy_loss", "value_loss", "initiative_loss", "move_class_loss"), "losses", unit=False)
     _panel(axes[1], metrics, per_board(("raw_accuracy", "search_accuracy", "raw_accuracy_greedy_hard",
                                         "search_accuracy_greedy_hard")),
-           "share of optimal moves (exact solver)", empty="no exact labels: the solver covers\nboards of at most 24 edges")
+           "share of optimal moves (exact solver)", empty=NO_LABELS)
     keys = tuple(sorted({k for m in metrics for k in m if k.startswith("win_rate_vs_")}))
     _panel(axes[2], metrics, keys, "raw policy's score per game", marker="o")
     start = per_board(("start_step",))
@@ -101,7 +105,7 @@ def plot_runs(curves: list[dict], path: str) -> bool:
         if ax.lines:
             ax.legend(fontsize=7)
         else:
-            ax.text(0.5, 0.5, "no exact labels: the solver covers\nboards of at most 24 edges", ha="center",
+            ax.text(0.5, 0.5, NO_LABELS, ha="center",
                     va="center", transform=ax.transAxes, color="grey")
     for k, ax in enumerate(axes):  # games, positions and start steps are whole numbers
         if ax.lines:
