@@ -222,7 +222,7 @@ class TrainConfig:
     selfplay_cache: str = "exact"  # self-play's evaluation cache: "off", "exact" or "canonical" (agents.search.cache)
     selfplay_runtime: str = "auto"  # self-play's forward passes: auto, eager, jit, nnpack, int8 or onnx (NetworkEvaluator)
     eval_every: int = 5  # iterations between evaluations (games against the opponents, search accuracy)
-    eval_positions: int = 200  # labelled positions for the accuracy metrics (boards the solver covers)
+    eval_positions: int = 200  # labelled positions for the accuracy metrics (5x5 and larger: the last 34 undrawn edges)
     eval_games: int = 20  # raw-policy games against each evaluation opponent (0: none)
     boards: str = ""  # weighted boards of self-play, "2x2:1,3x3:2" (agents.training.boards); "" = model.board alone
 
