@@ -201,3 +201,17 @@ def test_alphavit_batches_padded_gives_the_grouped_outputs():
     assert res["max_difference"] < 1e-4
     assert set(res["grouped_ms_per_sample"]) == {"2x2", "3x3"} and res["padded_mix_ms"] > 0
     assert sum(res["share"].values()) == pytest.approx(1.0) and res["share"]["3x3"] > res["share"]["2x2"]
+
+
+def test_checkpoint_accuracy_scores_a_network_on_its_run_evaluation_set():
+    from agents.checkpoint import load_network
+    from agents.training.evaluation import accuracy, labelled_positions
+
+    path = "agents/checkpoints/alphazero-3x3.pt"
+    res = load("checkpoint_accuracy").main([path, "--board", "3x3", "--positions", "30", "--run-seed", "1"])
+    net, _ = load_network(path)
+    want = accuracy(net, labelled_positions("3x3", 30, seed=1 + 12345))
+    assert res[path] == (want["raw_accuracy"], want.get("raw_accuracy_greedy_hard"))
+    assert set(res) == {"greedy", path} and 0 <= res["greedy"][0] <= 1
+    with pytest.raises(SystemExit):
+        load("checkpoint_accuracy").main([path, "--positions", "0"])
