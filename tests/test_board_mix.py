@@ -300,3 +300,20 @@ def test_a_multi_board_run_on_ray_plays_the_local_games(tmp_path):
         np.testing.assert_allclose(x[key], y[key], atol=1e-6) if x[key].dtype.kind == "f" else np.testing.assert_array_equal(x[key], y[key])
     scores = [k for k in local if k.startswith("win_rate_vs_")]
     assert len(scores) == 4 and {k: ray[k] for k in scores} == {k: local[k] for k in scores}
+
+
+def test_plot_runs_gives_each_run_one_colour_in_every_panel(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib", reason="the plot extra is not installed")
+    import agents.training.plots as plots
+
+    saved = {}
+    monkeypatch.setattr(plots, "_save", lambda fig, path: saved.setdefault("fig", fig))
+    scratch = dict(name="scratch", board="5x5", pretraining=0, games=[32, 64], positions=[900, 1800],
+                   start_step=[32, 31], raw_accuracy=[None, None])
+    curriculum = dict(name="curriculum", board="5x5", pretraining=800, games=[832, 864], positions=[9000, 9900],
+                      start_step=[32, 32], raw_accuracy=[0.7, 0.8])
+    plots.plot_runs([scratch, curriculum], str(tmp_path / "runs.png"))
+    s_games, _, accuracy = saved["fig"].axes
+    assert [line.get_label() for line in accuracy.lines] == ["curriculum (after 800 games of pretraining)"]
+    # the curriculum run's accuracy is drawn in its own colour, not the first colour of the panel
+    assert accuracy.lines[0].get_color() == s_games.lines[1].get_color() != s_games.lines[0].get_color()

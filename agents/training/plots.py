@@ -87,15 +87,16 @@ def plot_runs(curves: list[dict], path: str) -> bool:
 
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.2))
     board = curves[0]["board"] if curves else ""
-    for c in curves:
+    for k, c in enumerate(curves):  # one colour per run in every panel, also where a run has no points
         label = c["name"] + (f" (after {c['pretraining']:,} games of pretraining)" if c["pretraining"] else "")
+        colour = f"C{k % 10}"
         for ax, x in ((axes[0], "games"), (axes[1], "positions")):
             pts = [(a, s) for a, s in zip(c[x], c["start_step"]) if s is not None]
             if pts:
-                ax.plot(*zip(*pts), drawstyle="steps-post", label=label)
+                ax.plot(*zip(*pts), drawstyle="steps-post", label=label, color=colour)
         pts = [(a, s) for a, s in zip(c["games"], c["raw_accuracy"]) if s is not None]
         if pts:
-            axes[2].plot(*zip(*pts), marker="o", markersize=3, label=label)
+            axes[2].plot(*zip(*pts), marker="o", markersize=3, label=label, color=colour)
     titles = (f"first searched move S on {board}", f"first searched move S on {board}",
               f"raw policy: share of optimal moves on {board}")
     for ax, xlabel, title in zip(axes, ("self-play games", "self-play positions", "self-play games"), titles):
