@@ -1,7 +1,7 @@
 """Raw-policy accuracy of network checkpoints on the labelled positions a training run scores itself on.
 
 A run of seed ``s`` measures its network every iteration on ``labelled_positions(board, eval_positions,
-seed=s + 12345)`` (:mod:`agents.training.evaluation`: realistic play stopped in the middle game on boards of
+seed=s + EVAL_SEED_OFFSET)`` (:mod:`agents.training.evaluation`: realistic play stopped in the middle game on boards of
 up to 24 edges, in the last 34 undrawn edges on larger ones, every move labelled by the exact solver). This
 scores any checkpoints (exports, run checkpoints, the shipped files) on the same positions, so networks of
 runs that kept no metrics for them, or of different runs, compare on one set. A move counts when it is
@@ -18,7 +18,7 @@ import argparse
 
 from agents.arena import wilson_interval
 from agents.checkpoint import load_network
-from agents.training.evaluation import labelled_positions, policy_moves
+from agents.training.evaluation import EVAL_SEED_OFFSET, labelled_positions, policy_moves
 from baselines.greedy import GreedyAgent
 
 
@@ -41,7 +41,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.positions < 1:
         p.error("--positions must be >= 1")
-    positions = labelled_positions(args.board, args.positions, seed=args.run_seed + 12345)
+    positions = labelled_positions(args.board, args.positions, seed=args.run_seed + EVAL_SEED_OFFSET)
     if not positions:
         p.error(f"no exact labels for {args.board}: the native solver is not built or the board is too large")
     hard = [q.hard for q in positions]

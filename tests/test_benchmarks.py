@@ -205,12 +205,12 @@ def test_alphavit_batches_padded_gives_the_grouped_outputs():
 
 def test_checkpoint_accuracy_scores_a_network_on_its_run_evaluation_set():
     from agents.checkpoint import load_network
-    from agents.training.evaluation import accuracy, labelled_positions
+    from agents.training.evaluation import EVAL_SEED_OFFSET, accuracy, labelled_positions
 
     path = "agents/checkpoints/alphazero-3x3.pt"
     res = load("checkpoint_accuracy").main([path, "--board", "3x3", "--positions", "30", "--run-seed", "1"])
     net, _ = load_network(path)
-    want = accuracy(net, labelled_positions("3x3", 30, seed=1 + 12345))
+    want = accuracy(net, labelled_positions("3x3", 30, seed=1 + EVAL_SEED_OFFSET))
     assert res[path] == (want["raw_accuracy"], want.get("raw_accuracy_greedy_hard"))
     assert set(res) == {"greedy", path} and 0 <= res["greedy"][0] <= 1
     with pytest.raises(SystemExit):

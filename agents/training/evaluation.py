@@ -21,14 +21,18 @@ from agents.search.settings import default
 from dnb_env.core import MIDDLE_GAME, MIDGAME_STEPS, GameState, geometry
 from dnb_env.solver import Solver, SolverBudgetExceeded, SolverTooLarge, native_available
 
-__all__ = ["Labelled", "LATE_UNDRAWN", "MIDDLE_GAME", "MIDGAME_STEPS", "midgame_steps", "labelled_positions", "replay_positions",
-           "accuracy", "policy_moves", "search_moves", "score_against", "default_opponents", "evaluation_games",
+__all__ = ["Labelled", "LATE_UNDRAWN", "EVAL_SEED_OFFSET", "MIDDLE_GAME", "MIDGAME_STEPS", "midgame_steps",
+           "labelled_positions", "replay_positions", "accuracy", "policy_moves", "search_moves", "score_against",
+           "default_opponents", "evaluation_games",
            "play_evaluation_games", "evaluation_scores"]
 
 
 #: on boards of more than 24 edges, labelled positions have at most this many undrawn edges (5x5: from
 #: move 26 of 60 on); full move values there cost 0.02 s a position, median, with the native solver
 LATE_UNDRAWN = 34
+
+#: a training run of seed s scores its network on ``labelled_positions(board, eval_positions, s + EVAL_SEED_OFFSET)``
+EVAL_SEED_OFFSET = 12345
 
 
 class Labelled(NamedTuple):

@@ -40,7 +40,7 @@ from agents.models.evaluator import NetworkEvaluator
 from agents.training import config as config_mod
 from agents.training.boards import BoardMix
 from agents.training.curriculum import BoardCurricula, Curriculum, measure
-from agents.training.evaluation import accuracy, default_opponents, labelled_positions, score_against
+from agents.training.evaluation import EVAL_SEED_OFFSET, accuracy, default_opponents, labelled_positions, score_against
 from agents.training.losses import total_loss
 from agents.training.plots import plot_training
 from agents.training.replay import BoardReplays, Replay, has_future_head
@@ -219,7 +219,8 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
         store.write_config(config)
         opponents = default_opponents(config.seed) if opponents is None else opponents
         bar = _progress(config.iterations, start, progress)
-        positions = {b: labelled_positions(b, config.eval_positions, seed=config.seed + 12345) for b in mix.boards}
+        eval_seed = config.seed + EVAL_SEED_OFFSET
+        positions = {b: labelled_positions(b, config.eval_positions, seed=eval_seed) for b in mix.boards}
         teach = teacher[:2] if teacher is not None and config.teacher.fraction > 0 else None
         largest = max(mix.boards, key=lambda b: geometry(b).num_actions)
         for iteration in range(start + 1, config.iterations + 1):
