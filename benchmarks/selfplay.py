@@ -20,8 +20,10 @@ Networks (``--nets``): ``shipped`` (the shipped AlphaZero ResNet, ``agents/check
    C++ solver then takes most of the time of the small networks, which no network option changes). Variants
    ``cache/runtime`` (``--variants``): ``off/eager`` is the path before the options; ``exact`` and
    ``canonical`` are the evaluation cache's keys (:mod:`agents.search.cache`); ``jit``, ``nnpack``, ``int8``,
-   ``onnx`` and ``auto`` (self-play's default: nnpack for a ResNet, eager otherwise) the runtimes; ``exact/auto`` is
-   self-play's default path. Each row: positions/s, its ratio to ``off/eager``, network rows evaluated and the cache's hit
+   ``onnx`` and ``auto`` (self-play's default, :func:`agents.models.evaluator.auto_runtime`) the runtimes;
+   ``exact/auto`` is self-play's default path. A third part ``/wN`` plays the games in N processes of one thread
+   each, as a training run with ``workers=N`` does (every game has its own seed, so the games are the same;
+   each process keeps its own cache): the whole machine's rate against one core's. Each row: positions/s, its ratio to ``off/eager``, network rows evaluated and the cache's hit
    share, the share of time in the network, and the same-moves check against ``off/eager`` with the same
    seed: identical games, and identical moves (each game's moves up to its first difference, over all moves).
    The batch sizes the network saw in ``off/eager`` are listed (share of rows per size).
@@ -147,11 +149,24 @@ def self_play_run(net, family: str, board: str, games: int, start: int, solver: 
     """One self-play call under ``variant`` (``cache/runtime``): a dict of its measurements and moves."""
     from agents.training.selfplay import self_play
 
-    cache, runtime = variant.split("/")
+    cache, runtime, *procs = variant.split("/")
+    workers = int(procs[0].lstrip("w")) if procs else 1
     zones = {} if solver == "auto" else {"search.solve_leaf": 0, "search.solve_root": 0}
     cfg = make_train_config(family, "cpu", board=board, games_per_iteration=games, extra_nodes=False, seed=seed,
-                            selfplay_cache=cache, selfplay_runtime=runtime, **zones)
+                            selfplay_cache=cache, selfplay_runtime=runtime, workers=workers, **zones)
     cfg = dataclasses.replace(cfg, model=net.config)
+    if workers > 1:  # the training loop's pool: each process plays a contiguous share of the games
+        from agents.training.selfplay import SelfPlayPool
+
+        pool = SelfPlayPool(cfg)  # started before the clock, as a training run starts it once
+        try:
+            t = time.perf_counter()
+            samples, stats = pool.play(net, 1, start)
+            dt = time.perf_counter() - t
+        finally:
+            pool.close()
+        return {"variant": variant, "positions": stats["positions"], "seconds": dt, "rate": stats["positions"] / dt,
+                "network_share": None, "rows": None, "moves": samples.move.reshape(games, -1), "sizes": {}}
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -273,9 +288,11 @@ def main(argv=None):
             row = {k: v for k, v in r.items() if k not in ("moves",)}
             row.update(ratio=r["rate"] / ref["rate"], identical_games=games_same, identical_moves=moves_same)
             out["self_play"].append(row)
-            print(f"| {r['variant']} | {r['rate']:.2f} | {row['ratio']:.2f}x | {r['rows']:,} | "
-                  f"{1 - r['rows'] / ref['rows']:.0%} | {r['network_share']:.0%} | {games_same:.0%} | "
-                  f"{moves_same:.1%} |")
+            # a pool of processes (``/wN``) counts neither rows nor network time in this process: "-"
+            rows = "- | -" if r["rows"] is None else f"{r['rows']:,} | {1 - r['rows'] / ref['rows']:.0%}"
+            share = "-" if r["network_share"] is None else f"{r['network_share']:.0%}"
+            print(f"| {r['variant']} | {r['rate']:.2f} | {row['ratio']:.2f}x | {rows} | "
+                  f"{share} | {games_same:.0%} | {moves_same:.1%} |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res, f, indent=1, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o))

@@ -187,13 +187,15 @@ def test_fit_curves_plots_run_folders(tmp_path):
 
 def test_selfplay_benchmark_runs():
     res = load("selfplay").main(["--nets", "resnet", "--board", "3x3", "--games", "2", "--batches", "1,4", "--reps", "1",
-                                 "--held-out", "3", "--variants", "off/eager,exact/eager"])
+                                 "--held-out", "3", "--variants", "off/eager,exact/eager,exact/eager/w2"])
     net = res["nets"]["resnet"]
     assert net["mflops"] > 0 and all(r["eager"] > 0 and r["matmul"] > 0 for r in net["flops"])
     assert set(net["held_out"]) == {"eager", "jit", "nnpack", "int8", "onnx"}
-    old, new = net["self_play"]
+    old, new, pooled = net["self_play"]
     assert old["positions"] == new["positions"] == 2 * 24 and new["rows"] < old["rows"]
     assert new["identical_moves"] == 1.0
+    # two processes, one game each: the same games, no rows counted in this process
+    assert pooled["positions"] == 2 * 24 and pooled["identical_games"] == 1.0 and pooled["rows"] is None
 
 
 def test_alphavit_batches_padded_gives_the_grouped_outputs():
