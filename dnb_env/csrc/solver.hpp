@@ -101,6 +101,10 @@
 #include <unordered_map>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include "analysis.hpp"
 #include "engine.hpp"
 
@@ -715,6 +719,33 @@ inline uint64_t key_hash(const uint64_t* key) {
   return h ^ (h >> 32);
 }
 
+// Memory for the table aligned to 64 bytes, so that a two-entry bucket is one cache line (a plain vector
+// starts 16 bytes into a line, and every bucket then straddles two lines). A table of 2 MB or more is
+// aligned to 2 MB and, on Linux, asks for transparent huge pages: a probe is a random access into
+// hundreds of MB, and with 4 KB pages nearly every one also misses the TLB.
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr size_t kHuge = size_t(2) << 20;
+  CacheLineAllocator() = default;
+  template <class U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  static size_t alignment(size_t bytes) { return bytes >= kHuge ? kHuge : 64; }
+  T* allocate(size_t n) {
+    const size_t bytes = n * sizeof(T);
+    void* p = ::operator new(bytes, std::align_val_t(alignment(bytes)));
+#ifdef MADV_HUGEPAGE
+    if (bytes >= kHuge) madvise(p, bytes, MADV_HUGEPAGE);  // advice only: its failure changes nothing
+#endif
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t n) { ::operator delete(p, std::align_val_t(alignment(n * sizeof(T)))); }
+  template <class U>
+  bool operator==(const CacheLineAllocator<U>&) const { return true; }
+  template <class U>
+  bool operator!=(const CacheLineAllocator<U>&) const { return false; }
+};
+
 // Two-entry buckets indexed by the canonical hash. The table starts small and grows (x4, rehashing every
 // entry from its stored key) while it is more than half full, up to `limit` entries, so a small problem
 // does not pay for clearing a large table.
@@ -772,7 +803,7 @@ class TranspositionTable {
   }
   bool read(std::FILE* f, size_t n) {
     if (n < 2 || (n & (n - 1))) return false;
-    std::vector<TTEntry> fresh(n);
+    Entries fresh(n);
     if (std::fread(fresh.data(), sizeof(TTEntry), n, f) != n) return false;
     table_.swap(fresh);
     mask_ = n - 2;
@@ -819,7 +850,7 @@ class TranspositionTable {
   }
 
   void grow() {
-    std::vector<TTEntry> old;
+    Entries old;
     old.swap(table_);
     allocate(std::min(limit_, old.size() * 4));
     for (const TTEntry& e : old) {
@@ -834,7 +865,8 @@ class TranspositionTable {
   }
 
   static constexpr size_t kLocks = size_t(1) << 14;
-  std::vector<TTEntry> table_;
+  using Entries = std::vector<TTEntry, CacheLineAllocator<TTEntry>>;
+  Entries table_;
   size_t mask_ = 0, limit_ = 2;
   mutable size_t used_ = 0;     // filled slots (not counted while concurrent: recounted on demand)
   mutable bool stale_ = false;
@@ -1122,12 +1154,16 @@ class Solver {
 
   // search() of the root window, in threads_ threads when set_threads asked for them.
   int root_search(const Pos& p, int alpha, int beta) {
-    if (threads_ <= 1 || p.undrawn < kParallelUndrawn) return search(p, alpha, beta);
+    if (threads_ <= 1 || p.undrawn < kParallelUndrawn) {
+      Pos q = p;
+      return search(q, alpha, beta);
+    }
     {  // a short try in this thread first: most small searches end there, without the threads' cost
       const uint64_t limit = limit_;
       limit_ = std::min(limit, stats_.nodes + kSerialNodes);
       try {
-        const int v = search(p, alpha, beta);
+        Pos q = p;
+        const int v = search(q, alpha, beta);
         limit_ = limit;
         return v;
       } catch (const BudgetExceeded&) {
@@ -1144,7 +1180,8 @@ class Solver {
       try {
         s.stop_ = &stop;
         s.root_undrawn_ = p.undrawn;
-        const int v = s.search(p, alpha, beta);
+        Pos q = p;
+        const int v = s.search(q, alpha, beta);
         result[k] = v;
         int none = -1;
         if (winner.compare_exchange_strong(none, k)) stop = true;
@@ -1209,11 +1246,12 @@ class Solver {
     return s_best;
   }
 
-  // Fail-soft negamax on the null or open window (alpha, beta); value for the player to move.
-  int search(const Pos& start, int alpha, int beta) {
+  // Fail-soft negamax on the null or open window (alpha, beta); value for the player to move. `p` is the
+  // caller's scratch copy (a child drawn from its parent, or a copy of the root): forced captures are
+  // drawn on it in place, which saves copying the position (some 400 bytes) once more per node.
+  int search(Pos& p, int alpha, int beta) {
     if (++stats_.nodes > limit_) throw BudgetExceeded{};
     if (stop_ && stop_->load(std::memory_order_relaxed)) throw Stopped{};
-    Pos p = start;
     int gained = 0;
     Moves moves;
     NodeKind kind;
