@@ -23,8 +23,8 @@ Networks (``--nets``): ``shipped`` (the shipped AlphaZero ResNet, ``agents/check
    ``onnx`` and ``auto`` (self-play's default, :func:`agents.models.evaluator.auto_runtime`) the runtimes;
    ``exact/auto`` is self-play's default path. A third part ``/wN`` plays the games in N processes of one thread
    each, as a training run with ``workers=N`` does (every game has its own seed, so the games are the same;
-   each process keeps its own cache): the whole machine's rate against one core's. Each row: positions/s, its ratio to ``off/eager``, network rows evaluated and the cache's hit
-   share, the share of time in the network, and the same-moves check against ``off/eager`` with the same
+   each process keeps its own cache): the whole machine's rate against one core's. Each row: positions/s,
+   its ratio to ``off/eager``, network rows evaluated and the cache's hit share, the share of time in the network, and the same-moves check against ``off/eager`` with the same
    seed: identical games, and identical moves (each game's moves up to its first difference, over all moves).
    The batch sizes the network saw in ``off/eager`` are listed (share of rows per size).
 3. Held-out accuracy of the runtimes that change the numbers (``--held-out N`` positions; 0: none): 5x5
