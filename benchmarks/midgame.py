@@ -161,24 +161,34 @@ def main(argv=None):
             if not sets[k]:
                 cells.append("out of reach" if a - k > reach else "no positions")
                 continue
-            hits = 0
+            hits, n, unlabelled = 0, 0, 0
             tally = {c: [0, 0] for c in _CLASSES}  # class -> [right, chosen]
             for j, (s, winning) in enumerate(sets[k]):
                 t = time.perf_counter()
                 move = choose(k, j, s)
                 spent += time.perf_counter() - t
                 moves += 1
-                hits += move in winning
+                try:
+                    right = move in winning
+                except SolverBudgetExceeded:  # --label chosen: this move's label is past the node limit
+                    unlabelled += 1
+                    continue
+                n += 1
+                hits += right
                 if args.classes:
                     kind = tally[MoveClass(classes[k][j][move])]
                     kind[0] += move in winning
                     kind[1] += 1
             if args.classes:
                 res.update({(spec, k, c.name.lower()): tuple(v) for c, v in tally.items()})
-            n = len(sets[k])
+            if unlabelled:
+                res[(spec, k, "unlabelled")] = unlabelled
+            if not n:
+                cells.append(f"unlabelled n={unlabelled}")
+                continue
             lo, hi = wilson_interval(hits, n)
             res[(spec, k)] = hits / n
-            cells.append(f"{hits / n:.3f} [{lo:.3f}, {hi:.3f}] n={n}")
+            cells.append(f"{hits / n:.3f} [{lo:.3f}, {hi:.3f}] n={n}" + (f" ({unlabelled} unlabelled)" if unlabelled else ""))
         timing = "" if spec == REPLAY_LABEL else f"{spent / max(moves, 1):.3f} s/move"
         print(f"{spec[-47:]:<48}" + "".join(f"{c:<29}" for c in cells) + timing)
     if args.classes:

@@ -85,6 +85,24 @@ def test_midgame_benchmark_runs_and_the_solver_is_always_right():
     assert chosen == first
 
 
+def test_midgame_benchmark_leaves_out_a_move_whose_label_is_past_the_node_limit(monkeypatch):
+    midgame = load("midgame")
+    steps = midgame.midgame_steps("2x3")
+    asked = []
+
+    def too_dear(self, move):  # every second label query runs out of nodes
+        asked.append(move)
+        if len(asked) % 2 == 0:
+            raise midgame.SolverBudgetExceeded("node limit")
+        return self.solver.keeps_win(self.state, move)
+
+    monkeypatch.setattr(midgame.ChosenMoveLabels, "__contains__", too_dear)
+    res = midgame.main(["--board", "2x3", "--agents", "solver", "--positions", "8", "--label", "chosen"])
+    left_out = sum(res.get(("solver", k, "unlabelled"), 0) for k in steps)
+    assert len(asked) == 8 * len(steps) and left_out == len(asked) // 2
+    assert all(res[("solver", k)] == 1.0 for k in steps if ("solver", k) in res)
+
+
 def _replay_file(path, board: str, games: int, seed: int) -> str:
     """A replay of ``games`` random games whose label (pi) at every position is the solver's move, in
     iterations 1 and 2."""
