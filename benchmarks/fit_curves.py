@@ -4,7 +4,9 @@ Reads each run's ``metrics.jsonl`` and plots, against the training positions see
 a log scale, so that runs with other batch sizes share the axis), the share of winning held-out
 positions whose top move keeps the win on the greedy-hard positions (solid) and on all of them (dotted),
 with greedy's level as a grey line. The legend names each run by its folder, its training positions and
-its network's size.
+its network's size. ``--scaling FILE`` also draws each run's last greedy-hard score (Wilson 95%) against
+the number of positions it trained on, one line per family and size, with the steps it ran beside each
+point.
 
     python benchmarks/fit_curves.py runs/fit/df-10k runs/fit/df-10k-safe --out docs/teacher-fits.png
 """
@@ -28,10 +30,83 @@ def read_run(folder: str) -> tuple[dict, list[dict]]:
     return config, rows
 
 
+def dataset_positions(config: dict, folder: str | None = None) -> int | None:
+    """The positions a fit trained on: as its checkpoint records them, else its ``positions`` limit, else
+    the sum of its datasets' manifests as they are now (None when they are not on this machine)."""
+    ckpt = os.path.join(folder, "checkpoint.pt") if folder else None
+    if ckpt and os.path.exists(ckpt):
+        from agents.checkpoint import CheckpointError, load_checkpoint
+
+        try:
+            recorded = load_checkpoint(ckpt)["extra"].get("positions")
+        except (CheckpointError, OSError, KeyError):
+            recorded = None
+        if recorded:
+            return int(recorded)
+    if config.get("positions"):
+        return int(config["positions"])
+    total = 0
+    for folder in config.get("data", []):
+        try:
+            with open(os.path.join(folder, "manifest.json")) as f:
+                total += int(json.load(f)["positions"])
+        except (OSError, ValueError, KeyError):
+            return None
+    return total or None
+
+
+def network_label(config: dict) -> str:
+    model = config.get("model", {})
+    if "dim" in model:
+        return f"{model.get('family', '')} D {model['dim']}x{model.get('layers')}"
+    if "blocks" in model:
+        return f"{model.get('family', '')} {model['blocks']}x{model.get('width')}"
+    return model.get("family", "?")
+
+
+def plot_scaling(runs: dict, out: str, plt) -> dict:
+    """One line per network: last greedy-hard score against training positions. ``runs``: folder ->
+    (config, last network row)."""
+    from agents.arena import wilson_interval
+
+    series: dict[str, list] = {}
+    for folder, (config, row) in runs.items():
+        n = dataset_positions(config, folder)
+        if n is None:
+            print(f"{folder}: its datasets are not here, left out of the scaling plot")
+            continue
+        hits = round(row["keep_hard"] * row["n_hard"])
+        lo, hi = wilson_interval(hits, row["n_hard"])
+        series.setdefault(network_label(config), []).append((n, row["keep_hard"], lo, hi, row["step"], folder))
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for label, points in sorted(series.items()):
+        points.sort()
+        xs = [p[0] for p in points]
+        ys = [p[1] for p in points]
+        err = [[p[1] - p[2] for p in points], [p[3] - p[1] for p in points]]
+        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=label)
+        for x, y, _, _, step, _ in points:
+            ax.annotate(f"{step:,} steps", (x, y), textcoords="offset points", xytext=(6, -12), fontsize=7)
+    ax.set_xscale("log")
+    ax.set_xlabel("training positions (exact-labelled, 26-35 undrawn edges)")
+    ax.set_ylabel("greedy-hard held-out positions: keeps the win")
+    ax.set_title("Scaling the teacher data (last held-out score of each fit, Wilson 95%)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    tmp = out + ".tmp.png"
+    fig.savefig(tmp, dpi=110)
+    os.replace(tmp, out)
+    print(f"wrote {out} ({sum(map(len, series.values()))} runs)")
+    return series
+
+
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("runs", nargs="+", help="fit run folders")
     p.add_argument("--out", default="fit-curves.png", help="image to write (default: fit-curves.png)")
+    p.add_argument("--scaling", default=None, metavar="FILE",
+                   help="also write the last greedy-hard score of each run against its training positions")
     args = p.parse_args(argv)
     import matplotlib
 
@@ -39,7 +114,7 @@ def main(argv=None) -> dict:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(11, 5))
-    curves = {}
+    curves, last = {}, {}
     greedy = None
     colours = plt.cm.tab20.colors if len(args.runs) > 10 else plt.cm.tab10.colors
     for i, folder in enumerate(args.runs):
@@ -59,6 +134,7 @@ def main(argv=None) -> dict:
                  f"{', ' + size if size else ''})")
         line, = ax.plot(seen, [r["keep_hard"] for r in net], marker="o", label=label, color=colours[i % len(colours)])
         ax.plot(seen, [r["keep"] for r in net], linestyle=":", color=line.get_color())
+        last[folder] = (config, net[-1])
         curves[folder] = {"steps": steps, "seen": seen, "keep_hard": [r["keep_hard"] for r in net],
                           "keep": [r["keep"] for r in net]}
     if greedy is not None:
@@ -76,6 +152,8 @@ def main(argv=None) -> dict:
     fig.savefig(tmp, dpi=110)
     os.replace(tmp, args.out)
     print(f"wrote {args.out} ({len(curves)} runs)")
+    if args.scaling:
+        plot_scaling(last, args.scaling, plt)
     return curves
 
 

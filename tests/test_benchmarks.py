@@ -203,6 +203,30 @@ def test_fit_curves_plots_run_folders(tmp_path):
         load("fit_curves").main([str(tmp_path / "missing"), "--out", str(out)])
 
 
+def test_fit_curves_scaling_plot_takes_each_runs_last_score_and_its_dataset_size(tmp_path):
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fit_curves = load("fit_curves")
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "manifest.json").write_text(json.dumps({"positions": 5000}))
+    model = {"family": "dotsformer", "dim": 32, "layers": 3}
+    runs = {}
+    for name, config, hard in (("small", {"positions": 100}, 0.4), ("all", {"positions": 0, "data": [str(data)]}, 0.6),
+                               ("elsewhere", {"positions": 0, "data": [str(tmp_path / "gone")]}, 0.9)):
+        runs[name] = ({**config, "model": model}, {"step": 30, "keep_hard": hard, "n_hard": 50})
+    out = tmp_path / "scaling.png"
+    series = fit_curves.plot_scaling(runs, str(out), plt)
+    (points,) = series.values()
+    assert [(p[0], p[1], p[5]) for p in points] == [(100, 0.4, "small"), (5000, 0.6, "all")]
+    assert all(p[2] < p[1] < p[3] for p in points) and out.stat().st_size > 1000
+
+
 def test_selfplay_benchmark_runs():
     res = load("selfplay").main(["--nets", "resnet", "--board", "3x3", "--games", "2", "--batches", "1,4", "--reps", "1",
                                  "--held-out", "3", "--variants", "off/eager,exact/eager,exact/eager/w2"])
