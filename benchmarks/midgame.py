@@ -147,7 +147,8 @@ def main(argv=None):
     ref = args.board == "5x5"
     print(f"{'agent':<48}" + "".join(f"step {k:<24}" for k in steps))
     if ref:
-        print(f"{'BoxesZero 6b, 90 h, searched (Table 4)':<48}" + "".join(f"{BOXESZERO_90H.get(k, float('nan')):<29.3f}" for k in steps))
+        cells = (f"{BOXESZERO_90H[k]:<29.3f}" if k in BOXESZERO_90H else f"{'-':<29}" for k in steps)
+        print(f"{'BoxesZero 6b, 90 h, searched (Table 4)':<48}" + "".join(cells))
     res = {}
     classes = {k: [move_classes(s) for s, _ in sets[k]] for k in steps} if args.classes else {}
     players = [(REPLAY_LABEL, lambda k, j, s: labels[k][j])] if labels else []
