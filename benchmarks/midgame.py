@@ -191,7 +191,7 @@ def main(argv=None):
             res[(spec, k)] = hits / n
             cells.append(f"{hits / n:.3f} [{lo:.3f}, {hi:.3f}] n={n}" + (f" ({unlabelled} unlabelled)" if unlabelled else ""))
         timing = "" if spec == REPLAY_LABEL else f"{spent / max(moves, 1):.3f} s/move"
-        print(f"{spec[-47:]:<48}" + "".join(f"{c:<29}" for c in cells) + timing)
+        print(f"{spec[-47:]:<48}" + "".join(f"{c:<28} " for c in cells) + timing)
     if args.classes:
         _print_classes(sets, classes, res)
     return res
