@@ -56,12 +56,14 @@ def dataset_positions(config: dict, folder: str | None = None) -> int | None:
 
 
 def network_label(config: dict) -> str:
+    """Family, size and input of a fit's network: the runs of one scaling line share all three."""
     model = config.get("model", {})
+    encoder = f", {model['encoder']}" if model.get("encoder") else ""
     if "dim" in model:
-        return f"{model.get('family', '')} D {model['dim']}x{model.get('layers')}"
+        return f"{model.get('family', '')} D {model['dim']}x{model.get('layers')}{encoder}"
     if "blocks" in model:
-        return f"{model.get('family', '')} {model['blocks']}x{model.get('width')}"
-    return model.get("family", "?")
+        return f"{model.get('family', '')} {model['blocks']}x{model.get('width')}{encoder}"
+    return model.get("family", "?") + encoder
 
 
 def plot_scaling(runs: dict, out: str, plt) -> dict:
