@@ -5,8 +5,8 @@ a log scale, so that runs with other batch sizes share the axis), the share of w
 positions whose top move keeps the win on the greedy-hard positions (solid) and on all of them (dotted),
 with greedy's level as a grey line. The legend names each run by its folder, its training positions and
 its network's size. ``--scaling FILE`` also draws each run's last greedy-hard score (Wilson 95%) against
-the number of positions it trained on, one line per family and size, with the steps it ran beside each
-point.
+the number of positions it trained on, one line per family, size and input, with the steps it ran beside
+each point.
 
     python benchmarks/fit_curves.py runs/fit/df-10k runs/fit/df-10k-safe --out docs/teacher-fits.png
 """
@@ -46,9 +46,9 @@ def dataset_positions(config: dict, folder: str | None = None) -> int | None:
     if config.get("positions"):
         return int(config["positions"])
     total = 0
-    for folder in config.get("data", []):
+    for data in config.get("data", []):
         try:
-            with open(os.path.join(folder, "manifest.json")) as f:
+            with open(os.path.join(data, "manifest.json")) as f:
                 total += int(json.load(f)["positions"])
         except (OSError, ValueError, KeyError):
             return None
@@ -90,7 +90,7 @@ def plot_scaling(runs: dict, out: str, plt) -> dict:
         for x, y, _, _, step, _ in points:
             ax.annotate(f"{step:,} steps", (x, y), textcoords="offset points", xytext=(6, -12), fontsize=7)
     ax.set_xscale("log")
-    ax.set_xlabel("training positions (exact-labelled, 26-35 undrawn edges)")
+    ax.set_xlabel("training positions (exact-labelled)")
     ax.set_ylabel("greedy-hard held-out positions: keeps the win")
     ax.set_title("Scaling the teacher data (last held-out score of each fit, Wilson 95%)")
     ax.grid(alpha=0.3)
