@@ -55,15 +55,20 @@ def dataset_positions(config: dict, folder: str | None = None) -> int | None:
     return total or None
 
 
+def network_size(model: dict) -> str:
+    """A fit's network size as the legends write it: ``D 32x3`` (width x layers) or ``4x32`` (blocks x width)."""
+    if "dim" in model:
+        return f"D {model['dim']}x{model.get('layers')}"
+    if "blocks" in model:
+        return f"{model['blocks']}x{model.get('width')}"
+    return ""
+
+
 def network_label(config: dict) -> str:
     """Family, size and input of a fit's network: the runs of one scaling line share all three."""
     model = config.get("model", {})
-    encoder = f", {model['encoder']}" if model.get("encoder") else ""
-    if "dim" in model:
-        return f"{model.get('family', '')} D {model['dim']}x{model.get('layers')}{encoder}"
-    if "blocks" in model:
-        return f"{model.get('family', '')} {model['blocks']}x{model.get('width')}{encoder}"
-    return model.get("family", "?") + encoder
+    parts = [" ".join(p for p in (model.get("family", "?"), network_size(model)) if p), model.get("encoder")]
+    return ", ".join(p for p in parts if p)
 
 
 def plot_scaling(runs: dict, out: str, plt) -> dict:
@@ -129,9 +134,7 @@ def main(argv=None) -> dict:
             continue
         steps = [r["step"] for r in net]
         seen = [s * int(config.get("batch_size", 128)) for s in steps]
-        model = config.get("model", {})
-        size = f"D {model['dim']}x{model.get('layers')}" if "dim" in model else (
-            f"{model['blocks']}x{model.get('width')}" if "blocks" in model else "")
+        size = network_size(config.get("model", {}))
         label = (f"{os.path.basename(os.path.normpath(folder))} ({config.get('positions') or 'all'} positions"
                  f"{', ' + size if size else ''})")
         line, = ax.plot(seen, [r["keep_hard"] for r in net], marker="o", label=label, color=colours[i % len(colours)])
