@@ -78,6 +78,42 @@ def test_samples_are_columnar_and_rebuild_the_positions():
     assert b["planes"].shape == (2, 6, 5, 5)
 
 
+def _game_samples(seed: int, iteration: int) -> Samples:
+    """The positions of one random 3x3 game as samples of ``iteration``."""
+    rng = np.random.default_rng(seed)
+    s, records = GameState.new(3, 3), []
+    while not s.is_terminal():
+        move = int(rng.choice(s.legal_actions()))
+        records.append(Record(s, move, np.full(s.num_actions, 1 / s.num_actions), 0.0, z=0.0))
+        s = s.apply(move)
+    return Samples.from_records("3x3", records, iteration=iteration)
+
+
+def test_replay_encodes_each_sample_once_and_batches_as_before(monkeypatch):
+    import agents.training.replay as replay_mod
+
+    encoded = []
+    real = replay_mod.encode_batch
+    monkeypatch.setattr(replay_mod, "encode_batch", lambda name, states: encoded.append(len(states)) or real(name, states))
+    replay = Replay.empty("3x3")
+    for it in range(1, 6):
+        replay.add(_game_samples(it, it))
+        replay.keep_recent(it, window=3)  # the oldest game leaves once three are newer
+        for draw in range(3):
+            idx = np.random.default_rng([it, draw]).choice(len(replay), size=7)
+            encoded.clear()
+            cached = replay.batch(idx, "chainloop6_safe", 0.0, planes=replay.encoded("chainloop6_safe"))
+            encoded_now = sum(encoded)
+            fresh = Replay(replay.samples).batch(idx, "chainloop6_safe", 0.0)  # encodes the rows afresh
+            assert all(np.array_equal(cached[k], fresh[k]) for k in fresh)
+            # the first draw of an iteration encodes only the game just added; later draws nothing
+            assert encoded_now == (len(_game_samples(it, it)) if draw == 0 else 0)
+    assert len(replay.encoded("chainloop6_safe")) == len(replay) < sum(len(_game_samples(i, i)) for i in range(1, 6))
+    encoded.clear()
+    replay.encoded("chainloop6")  # another encoder: every row again
+    assert sum(encoded) == len(replay)
+
+
 def test_replay_file_errors_name_the_file(tmp_path):
     path = tmp_path / "replay.npz"
     Replay.empty("2x2").save(str(path))

@@ -106,7 +106,8 @@ def _with_teacher(arrays: dict, teacher: tuple[Replay, np.ndarray], n: int, conf
     if config.replay.augment:
         syms = symmetries(*geometry(config.board).size)
         sym = syms[int(rng.integers(len(syms)))]
-    extra = samples.batch(idx, config.model.encoder, 0.0, sym, has_future_head(config.model))
+    extra = samples.batch(idx, config.model.encoder, 0.0, sym, has_future_head(config.model),
+                          planes=samples.encoded(config.model.encoder))  # the dataset encoded at the first batch
     out = {k: np.concatenate([arrays[k], extra[k]]) for k in arrays}
     out["value_mask"] = np.concatenate([np.ones(len(arrays["value"]), np.float32), known[idx].astype(np.float32)])
     return out

@@ -63,6 +63,7 @@ class Replay:
     def __init__(self, samples: Samples):
         self.samples = samples
         self._decay: tuple | None = None  # (samples, iteration, gamma, weights, their sum): _decayed
+        self._planes: tuple | None = None  # (encoder, samples, planes of their first rows): encoded
 
     @classmethod
     def empty(cls, board: str) -> "Replay":
@@ -72,10 +73,30 @@ class Replay:
         return len(self.samples)
 
     def add(self, samples: Samples) -> None:
-        self.samples = self.samples.concat(samples)
+        old, self.samples = self.samples, self.samples.concat(samples)
+        if self._planes is not None and self._planes[1] is old:  # the encoded rows stay the first ones
+            self._planes = (self._planes[0], self.samples, self._planes[2])
 
     def keep_recent(self, iteration: int, window: int) -> None:
-        self.samples = self.samples.take(self.samples.iteration > iteration - window)
+        old, keep = self.samples, self.samples.iteration > iteration - window
+        self.samples = self.samples.take(keep)
+        if self._planes is not None and self._planes[1] is old:
+            encoder, _, planes = self._planes
+            self._planes = (encoder, self.samples, planes[keep[:len(planes)]])
+
+    def encoded(self, encoder: str) -> np.ndarray:
+        """``[len(self), C, H, W]``: every sample encoded by ``encoder``. A sample is encoded once and kept
+        while the replay keeps it (:meth:`add` and :meth:`keep_recent` carry the rows already encoded), so
+        the gradient steps of every iteration only gather rows: the computed-feature encoders spend about
+        half a millisecond a position in the safe-phase search."""
+        cached = self._planes
+        planes = cached[2] if cached is not None and cached[0] == encoder and cached[1] is self.samples else None
+        done = 0 if planes is None else len(planes)
+        if planes is None or done < len(self):
+            new = encode_batch(encoder, self.samples.states(np.arange(done, len(self))))
+            planes = new if planes is None else np.concatenate([planes, new])
+            self._planes = (encoder, self.samples, planes)
+        return planes
 
     def _decayed(self, iteration: int, gamma: float) -> tuple[np.ndarray, float]:
         """``(weights [n], their sum)``: ``gamma^(iteration - sample iteration)`` of every sample over the
@@ -145,7 +166,7 @@ class Replay:
         if augment:
             syms = symmetries(*geometry(self.samples.board).size)
             sym = syms[int(rng.integers(len(syms)))]
-        return self.batch(idx, encoder, q_mix, sym, future)
+        return self.batch(idx, encoder, q_mix, sym, future, planes=self.encoded(encoder))
 
     # ------------------------------------------------------------------ files
     def save(self, path: str) -> None:
