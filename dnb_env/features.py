@@ -28,10 +28,15 @@ from dnb_env.analysis import MoveClass, long_chain_count, move_classes
 from dnb_env.core import GameState
 from dnb_env.solver import Solver, SolverBudgetExceeded, SolverTooLarge
 
-__all__ = ["safe_phase_values", "safe_phase_value", "long_chain_rule_moves", "SAFE_PHASE_NODES"]
+__all__ = ["safe_phase_values", "safe_phase_value", "long_chain_rule_moves", "SAFE_PHASE_NODES", "SAFE_PHASE_MAX_SAFE"]
 
 #: Positions a safe-phase search may visit before it gives up (the feature is then unavailable).
 SAFE_PHASE_NODES = 20_000
+#: Positions with more safe moves than this get no safe-phase values, without a search: there the search
+#: runs out of its :data:`SAFE_PHASE_NODES` positions (none of about 12,000 positions of 5x5 games and
+#: teacher sets with more than 20 safe moves finished in it), and giving up took some 25 ms a position,
+#: the bulk of a network evaluation's time in the opening.
+SAFE_PHASE_MAX_SAFE = 24
 #: Exact-solver nodes allowed for one end-of-safe-phase position.
 _LEAF_NODES = 500_000
 
@@ -87,12 +92,15 @@ class _SafePhase:
         return -self.value(child)
 
 
-def safe_phase_values(state: GameState, nodes: int = SAFE_PHASE_NODES) -> np.ndarray | None:
+def safe_phase_values(state: GameState, nodes: int = SAFE_PHASE_NODES,
+                      max_safe: int | None = SAFE_PHASE_MAX_SAFE) -> np.ndarray | None:
     """float32 ``[num_actions]``: for each safe or capturing move, the margin (boxes still unclaimed) the
     mover gets when it is played and both players then draw only safe moves and captures until no safe
     move is left, the rest played exactly; NaN for the other moves (sacrifices, drawn edges). None when
-    the position has no safe move, or the search needs more than ``nodes`` positions or an end position
-    is beyond the exact solver's budget."""
+    the position has no safe move or more than ``max_safe`` of them (None: no such limit), or the search
+    needs more than ``nodes`` positions or an end position is beyond the exact solver's budget."""
+    if max_safe is not None and np.count_nonzero(move_classes(state) == MoveClass.SAFE) > max_safe:
+        return None
     out = _values(state.rows, state.cols, state.edges, nodes, native.handles(None, state.geometry))
     return None if out is None else np.array(out, dtype=np.float32)
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from dnb_env import native
+from dnb_env.core import GameState
 from dnb_env.analysis import MoveClass, long_chain_count, move_classes, realistic_position
 from dnb_env.features import long_chain_rule_moves, safe_phase_value, safe_phase_values
 from dnb_env.observations import encode
@@ -64,6 +65,29 @@ def test_a_tiny_budget_gives_up():
             assert safe_phase_values(s, nodes=1) is None
             return
     pytest.fail("no position with three safe moves")
+
+
+def test_positions_with_many_safe_moves_get_no_values_without_a_search(monkeypatch):
+    import dnb_env.features as features
+
+    searched = []
+    real = features._values
+    monkeypatch.setattr(features, "_values", lambda *a: searched.append(a) or real(*a))
+    opening = GameState.from_actions(5, 5, [0, 37])  # 58 undrawn edges, every one of them safe
+    assert safe_phase_values(opening) is None and not searched
+    assert safe_phase_values(opening, max_safe=None) is None and searched  # the search itself gives up
+    # at the limit and below, the values are those of the search without a limit
+    for s in [GameState.new(3, 3)] + positions(4, 30, 30, 40):
+        n_safe = int((move_classes(s) == MoveClass.SAFE).sum())
+        limited, free = safe_phase_values(s, max_safe=24), safe_phase_values(s, max_safe=None)
+        if n_safe <= 24:
+            assert (limited is None) == (free is None)
+            assert limited is None or np.array_equal(limited, free, equal_nan=True)
+        else:
+            assert limited is None
+    searched.clear()
+    safe_phase_values(GameState.new(3, 3))  # 24 safe moves: still searched
+    assert searched
 
 
 @needs_native
