@@ -259,3 +259,8 @@ def test_checkpoint_accuracy_scores_a_network_on_its_run_evaluation_set():
     assert set(res) == {"greedy", path} and 0 <= res["greedy"][0] <= 1
     with pytest.raises(SystemExit):
         load("checkpoint_accuracy").main([path, "--positions", "0"])
+
+
+def test_safe_feature_benchmark_runs():
+    res = load("safe_feature").main(["--games", "1", "--board", "4x4"])
+    assert res and all(row["positions"] > 0 and row["differ"] == 0 for row in res.values())
