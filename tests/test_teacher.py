@@ -350,6 +350,24 @@ def test_self_play_mixes_teacher_samples_and_starts_where_the_teacher_ends(tmp_p
         loop.train(other, str(tmp_path / "run3"), progress=False, echo=lambda *_: None)
 
 
+def test_self_play_mixes_several_teacher_datasets(tmp_path):
+    from agents.training import loop
+    from agents.training.config import make_train_config
+
+    near, far = str(tmp_path / "near"), str(tmp_path / "far")
+    for folder, lo, hi in ((near, 3, 5), (far, 6, 8)):
+        generate(TeachConfig(positions=8, **(SMALL | {"board": "2x2", "undrawn_min": lo, "undrawn_max": hi,
+                                                      "margin_max": 8})), folder, agent_from_spec, progress=False)
+    cfg = make_train_config("resnet", "cpu", board="2x2", **{"model.width": 8, "teacher.data": f"{near}, {far}",
+                                                             "teacher.fraction": 0.5})
+    samples, known, largest = loop.load_teacher(cfg)
+    both = TeacherData.load(near).concat(TeacherData.load(far))
+    assert len(samples) == len(both) == 16 and largest == int(both.undrawn.max()) > 5
+    assert np.array_equal(samples.samples.edges, both.samples.edges) and known.all()
+    with pytest.raises(ValueError, match="empty folder"):
+        make_train_config("resnet", "cpu", board="2x2", **{"teacher.data": f"{near},", "teacher.fraction": 0.5})
+
+
 def test_teacher_rules_benchmark_scores_the_rules(datasets):
     import importlib.util
     import pathlib

@@ -177,9 +177,10 @@ class CurriculumConfig:
 @dataclass(frozen=True)
 class TeacherMixConfig:
     """Teacher samples in self-play training: ``fraction`` of every batch is drawn from the teacher dataset
-    ``data`` (a folder of ``dnb teach``; its targets as in :func:`agents.training.teacher.to_samples` at
-    ``temperature``), the rest from the replay. With a dataset and no ``curriculum.start_step``, backward
-    training starts where the teacher zone ends: S = num_actions - the dataset's largest undrawn count."""
+    ``data`` (a folder of ``dnb teach``, or several joined by commas, e.g. the 26-35 and the 36-38 zones;
+    its targets as in :func:`agents.training.teacher.to_samples` at ``temperature``), the rest from the
+    replay. With a dataset and no ``curriculum.start_step``, backward training starts where the teacher
+    zone ends: S = num_actions - the largest undrawn count of the datasets."""
 
     data: str = ""
     fraction: float = 0.0
@@ -192,6 +193,13 @@ class TeacherMixConfig:
             raise ValueError(f"teacher temperature must be >= 0, got {self.temperature}")
         if self.fraction > 0 and not self.data:
             raise ValueError("teacher.fraction > 0 needs a teacher dataset (teacher.data)")
+        if self.data and not all(self.folders):
+            raise ValueError(f"teacher.data {self.data!r} names an empty folder (folders are joined by commas)")
+
+    @property
+    def folders(self) -> tuple[str, ...]:
+        """The dataset folders of ``data``, in order (none for "")."""
+        return tuple(f.strip() for f in self.data.split(",")) if self.data else ()
 
 
 def _model_default():

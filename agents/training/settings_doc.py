@@ -69,7 +69,8 @@ DESCRIPTIONS: dict[str, str] = {
     "curriculum.node_q": "extra samples: smallest |Q| of a node",
     "curriculum.q_mix": "value target (1 - q_mix) z + q_mix Q of searched positions (z: the game's result)",
     # teacher.*: teacher samples (dnb teach) in the batches
-    "teacher.data": "teacher dataset folder (dnb teach) whose samples are mixed into the batches",
+    "teacher.data": "teacher dataset folder (dnb teach) whose samples are mixed into the batches; several "
+                    "folders joined by commas",
     "teacher.fraction": "share of every batch drawn from the teacher dataset, in [0, 1)",
     "teacher.temperature": "policy target of teacher samples: 0 uniform over the best moves, else a softmax of "
                            "the move labels",
