@@ -264,3 +264,9 @@ def test_checkpoint_accuracy_scores_a_network_on_its_run_evaluation_set():
 def test_safe_feature_benchmark_runs():
     res = load("safe_feature").main(["--games", "1", "--board", "4x4"])
     assert res and all(row["positions"] > 0 and row["differ"] == 0 for row in res.values())
+
+
+def test_value_sign_benchmark_scores_a_network_against_exact_values():
+    res = load("value_sign").main(["--board", "3x3", "--move", "12", "--positions", "6",
+                                   f"az={ROOT / 'agents/checkpoints/alphazero-3x3.pt'}"])
+    assert 0 <= res["mover_wins"] <= 1 and 0 <= res["az"]["sign"] <= 1 and res["az"]["mean_abs"] > 0
