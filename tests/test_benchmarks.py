@@ -270,3 +270,9 @@ def test_value_sign_benchmark_scores_a_network_against_exact_values():
     res = load("value_sign").main(["--board", "3x3", "--move", "12", "--positions", "6",
                                    f"az={ROOT / 'agents/checkpoints/alphazero-3x3.pt'}"])
     assert 0 <= res["mover_wins"] <= 1 and 0 <= res["az"]["sign"] <= 1 and res["az"]["mean_abs"] > 0
+
+
+def test_replay_encoding_benchmark_draws_the_same_batches_both_ways():
+    res = load("replay_encoding").main(["--data", str(ROOT / "data/teach5-held"), "--positions", "40", "--steps", "2",
+                                        "--batch-size", "8", "--model", "resnet", "--cold"])
+    assert res["same_batches"] and res["kept"] > 0 and res["every_batch"] > 0
