@@ -17,12 +17,11 @@ import time
 import numpy as np
 
 from agents.arena.ratings import wilson_interval
-from agents.checkpoint import load_checkpoint
-from agents.models import family_agents
+from agents.checkpoint import load_network
+from agents.models.evaluator import NetworkEvaluator
 from agents.training.selfplay import opening_move
 from dnb_env.core import GameState
 from dnb_env.solver import Solver
-from registry import make_agent
 
 
 def openings(board: str, move: int, count: int, seed: int, random_share: float) -> list[GameState]:
@@ -59,10 +58,8 @@ def main(argv=None) -> dict:
     for spec in args.checkpoints:
         name, _, path = spec.rpartition("=")
         name = name or path
-        family = load_checkpoint(path)["model"]["family"]
-        plays_as = next(a for a, f in family_agents().items() if f == family)
-        agent = make_agent(plays_as, board=args.board, seed=0, checkpoint=path, simulations=0)
-        values = np.array([agent.analyse(s)["value"] for s in states], dtype=float)
+        net, _ = load_network(path, args.board)
+        values = np.asarray(NetworkEvaluator(net, "cpu").evaluate(states)[1], dtype=float)
         right = int(np.sum(np.sign(values) == np.sign(exact)))
         lo, hi = wilson_interval(right, len(states))
         corr = float(np.corrcoef(values, exact)[0, 1]) if values.std() > 0 and exact.std() > 0 else float("nan")
