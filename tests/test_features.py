@@ -3,7 +3,10 @@ against the exact solver where the safe phase ends at once), the long chain rule
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -104,6 +107,24 @@ def test_cpp_search_matches_the_python_reference():
             np.testing.assert_array_equal(a, b)
             compared += 1
     assert compared >= 10
+
+
+@needs_native
+def test_the_interpreter_exits_cleanly_after_native_searches():
+    # the extension once kept Python strings in C++ statics, released by the exit handlers after the
+    # interpreter was gone: Python 3.12 crashed at exit (signal 11) after any safe-phase search
+    code = ("import random\n"
+            "from dnb_env import native\n"
+            "from dnb_env.analysis import realistic_position\n"
+            "from dnb_env.features import safe_phase_values\n"
+            "assert native.available()\n"
+            "found = [safe_phase_values(realistic_position('5x5', 34, random.Random(seed))) for seed in range(20)]\n"
+            "assert any(v is not None for v in found)\n"
+            "print('searched')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert done.stdout.strip() == "searched"
 
 
 @needs_native

@@ -257,6 +257,8 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
     :func:`encode_all`) change the speed, not the run: they are not part of its config, and a run may
     resume on another device."""
     device = resolve_device(device)
+    if device.startswith("cuda"):  # float32 matrix products on the tensor cores (TF32): several times faster, same training
+        torch.set_float32_matmul_precision("high")
     if os.path.exists(out) and not os.path.isdir(out):
         raise ValueError(f"{out} exists and is not a folder")
     cfg_path, ckpt_path, metrics_path = (os.path.join(out, n) for n in ("config.json", "checkpoint.pt", "metrics.jsonl"))

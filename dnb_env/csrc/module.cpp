@@ -122,18 +122,23 @@ void int_words(py::handle x, uint64_t* w, int nwords) {
 // A dnb_env.core.GameState (its attributes edges, owner0, owner1, current_player) of board `g` as a Board.
 // GameState objects are valid by construction: bits are masked to the board, scores are counted.
 void load_state(const Geometry& g, py::handle state, Board& b) {
-  static const py::str kEdges("edges"), kOwner0("owner0"), kOwner1("owner1"), kPlayer("current_player");
+  // Leaked on purpose: a static py::str would be released by the C++ exit handlers after the interpreter is
+  // gone, which crashes Python 3.12 at exit.
+  static const py::str* const kEdges = new py::str("edges");
+  static const py::str* const kOwner0 = new py::str("owner0");
+  static const py::str* const kOwner1 = new py::str("owner1");
+  static const py::str* const kPlayer = new py::str("current_player");
   b = empty_board();
-  int_words(state.attr(kEdges), b.edges, (g.num_actions + 63) / 64);
-  int_words(state.attr(kOwner0), b.owners[0], (g.num_boxes + 63) / 64);
-  int_words(state.attr(kOwner1), b.owners[1], (g.num_boxes + 63) / 64);
+  int_words(state.attr(*kEdges), b.edges, (g.num_actions + 63) / 64);
+  int_words(state.attr(*kOwner0), b.owners[0], (g.num_boxes + 63) / 64);
+  int_words(state.attr(*kOwner1), b.owners[1], (g.num_boxes + 63) / 64);
   int drawn = 0, s0 = 0, s1 = 0;
   for (int w = 0; w < kEdgeWords; ++w) drawn += popcount64(b.edges[w] &= g.full[w]);
   for (int w = 0; w < kBoxWords; ++w) s0 += popcount64(b.owners[0][w]), s1 += popcount64(b.owners[1][w]);
   b.drawn = int16_t(drawn);
   b.score[0] = int16_t(s0);
   b.score[1] = int16_t(s1);
-  b.player = int8_t(state.attr(kPlayer).cast<int>() & 1);
+  b.player = int8_t(state.attr(*kPlayer).cast<int>() & 1);
 }
 
 Encoder encoder_named(const std::string& name) {
