@@ -119,14 +119,7 @@ def load_teacher(config) -> tuple[Replay, np.ndarray, int] | None:
         return None
     from agents.training.teacher import TeacherData, to_samples
 
-    data = None
-    for folder in config.teacher.folders:
-        part = TeacherData.load(folder)
-        if part.config.board != config.board:
-            raise ValueError(f"teacher dataset {folder} is for {part.config.board}, the run for {config.board}")
-        if not len(part):
-            raise ValueError(f"teacher dataset {folder} holds no positions")
-        data = part if data is None else data.concat(part)
+    data = TeacherData.load_many(config.teacher.folders, config.board)
     samples, known = to_samples(data, config.model.value, config.teacher.temperature)
     return Replay(samples), known, int(data.undrawn.max())
 

@@ -235,14 +235,7 @@ def encode_all(samples, encoder: str | None, workers: int = 1, chunk: int = 2000
 
 
 def _load_data(config: FitConfig) -> TeacherData:
-    parts = [TeacherData.load(folder) for folder in config.data]
-    board = config.model.board
-    for folder, part in zip(config.data, parts):
-        if part.samples.board != board:
-            raise ValueError(f"{folder} holds {part.samples.board} positions; the model is for {board}")
-    data = parts[0]
-    for part in parts[1:]:
-        data = data.concat(part)
+    data = TeacherData.load_many(config.data, config.model.board)
     if config.positions:
         if config.positions > len(data):
             raise ValueError(f"positions={config.positions} but the data hold {len(data)}")

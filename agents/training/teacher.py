@@ -368,6 +368,23 @@ class TeacherData:
                                        for (c, v), t in zip(extra.items(), EXTRA_COLUMNS.values())})
 
 
+    @classmethod
+    def load_many(cls, folders, board: str) -> "TeacherData":
+        """The datasets ``folders`` (at least one) joined in order, each checked to hold positions of
+        ``board`` and at least one position; the config is the first one's."""
+        data = None
+        for folder in folders:
+            part = cls.load(folder)
+            if part.samples.board != board:
+                raise TeacherError(f"teacher dataset {folder} is for {part.samples.board}, the model for {board}")
+            if not len(part):
+                raise TeacherError(f"teacher dataset {folder} holds no positions")
+            data = part if data is None else data.concat(part)
+        if data is None:
+            raise TeacherError("no teacher dataset given")
+        return data
+
+
 def _read_shard(folder: str, entry, config: TeachConfig, verify: bool):
     if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
         raise TeacherError(f"{folder}/{MANIFEST}: bad shard entry {entry!r}")
