@@ -5,7 +5,8 @@ Any checkpoint that plays (shipped weights, ``dnb export`` files, a fit's or a t
 can win) where the policy's top move keeps the win, "hard" the same on the greedy-hard ones (a move the
 greedy rule allows throws the win away), "optimal" the share of positions where the top move reaches
 the best label, "value sign" the share of decided positions where the value head has the sign of the
-exact result; then "keep" by moves played. Greedy's expected score is the first row. Intervals are
+exact result; then "keep" by moves played, and a second table of the value sign by moves played beside
+the share of positions the mover wins, and the value's AUC (won against lost positions; 0.5 knows nothing). Greedy's expected score is the first row. Intervals are
 Wilson 95%. Positions labelled win/loss only (past ``--margin-max`` of ``dnb teach``) count for
 "keep" and "hard"; "optimal" there means a winning move.
 
@@ -75,6 +76,18 @@ def main(argv=None) -> dict:
         move = priors.argmax(axis=1)
         keep = held.keeps[np.arange(len(move)), move].astype(float)
         show(name, keep, held_out_report(held, priors, values))
+    truth = np.asarray(data.samples.z)
+    at_steps = sorted(set(held.step[truth != 0].tolist()))
+    if len(rows) > 1 and at_steps:
+        print("\nvalue sign by moves played (decided positions)")
+        print("| network | " + " | ".join(str(k) for k in at_steps) + " | value AUC |")
+        print("|---|" + "---|" * (len(at_steps) + 1))
+        base = [float((truth[held.step == k] > 0).sum() / max(1, (truth[held.step == k] != 0).sum())) for k in at_steps]
+        print("| the mover wins (base rate) | " + " | ".join(f"{b:.2f}" for b in base) + " | |")
+        for name, report in rows.items():
+            if "value_sign" in report:
+                print(f"| {name} | " + " | ".join(f"{report.get(f'value_sign@{k}', float('nan')):.2f}" for k in at_steps)
+                      + f" | {report['value_auc']:.3f} |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"held": args.held, "positions": len(data), "rows": rows}, f, indent=1)

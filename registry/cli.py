@@ -176,7 +176,7 @@ def _fit(args: argparse.Namespace) -> int:
     config = FitConfig(model=train_cfg.model, loss=train_cfg.loss, data=tuple(args.data), held=args.held,
                        positions=args.positions, steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                        lr_schedule=args.lr_schedule, temperature=args.temperature, eval_every=args.eval_every,
-                       eval_positions=args.eval_positions, seed=args.seed, threads=args.threads)
+                       eval_positions=args.eval_positions, seed=args.seed, threads=args.threads, init=args.init)
     rows = fit(config, args.out, resume=args.resume, progress=not args.no_progress, device=args.device,
                workers=args.workers)
     last = rows[-1] if rows else {}
@@ -464,6 +464,8 @@ def main(argv: list[str] | None = None) -> int:
     ft.add_argument("--eval-positions", type=int, default=2000, help="held-out positions scored")
     ft.add_argument("--seed", type=int, default=0, help="seed of the network and of the batches")
     ft.add_argument("--threads", type=int, default=1, help="torch threads")
+    ft.add_argument("--init", default=None, metavar="CHECKPOINT",
+                    help="start from these weights (a fit, a training run or playing weights of the same model)")
     ft.add_argument("--device", default="auto", help="auto (a CUDA GPU if torch sees one, else the CPU), cpu, cuda or cuda:N")
     ft.add_argument("--workers", type=int, default=1, help="processes that encode the data once before the first step")
     ft.add_argument("--set", action="append", metavar="KEY=VALUE",

@@ -272,6 +272,76 @@ def test_fit_memorises_its_positions(datasets, tmp_path):
     assert rows[-1]["optimal"] > rows[1]["optimal"] and rows[-1]["optimal"] >= 0.6
 
 
+def test_fit_starts_from_init_weights_and_refuses_another_model(datasets, tmp_path):
+    """``init``: the fit's first network is the checkpoint's (at a vanishing learning rate its weights stay
+    the checkpoint's, where a fit without it starts elsewhere), a resume does not load it again, and weights
+    of another model are refused before the run folder is made."""
+    import torch
+
+    from agents.checkpoint import load_network
+    from agents.training.supervised import fit
+
+    train, held = datasets
+    base = str(tmp_path / "base")
+    fit(dataclasses.replace(_fit_config(train, held), steps=30, eval_every=30, lr=3e-3), base, progress=False,
+        echo=lambda *a: None)
+    start = os.path.join(base, "checkpoint.pt")
+    tuned = str(tmp_path / "tuned")
+    config = dataclasses.replace(_fit_config(train, held), lr=1e-9, lr_schedule="constant", init=start)
+    fit(config, tuned, progress=False, echo=lambda *a: None)
+    a, _ = load_network(start)
+    b, _ = load_network(os.path.join(tuned, "checkpoint.pt"))
+    for (name, x), (_, y) in zip(a.named_parameters(), b.named_parameters()):  # not the norms' running statistics
+        assert torch.allclose(x, y, atol=1e-5), name
+    fresh = str(tmp_path / "fresh")
+    fit(dataclasses.replace(config, init=None), fresh, progress=False, echo=lambda *a: None)
+    c, _ = load_network(os.path.join(fresh, "checkpoint.pt"))
+    assert any(not torch.allclose(x, y, atol=1e-3) for (_, x), (_, y) in zip(b.named_parameters(), c.named_parameters()))
+    # a resume continues its own weights, not the init checkpoint's
+    longer = dataclasses.replace(config, steps=9)
+    torch.save({"not": "a checkpoint"}, start + ".gone")
+    os.replace(start + ".gone", start)
+    fit(longer, tuned, resume=True, progress=False, echo=lambda *a: None)
+    # another model: a clear error, and no folder
+    from agents.training.config import make_train_config
+
+    other = make_train_config("dotsformer", "cpu", board="2x3", **(TINY_DF | {"model.dim": 16})).model
+    with pytest.raises(ValueError, match="another model"):
+        fit(dataclasses.replace(config, model=other, init=os.path.join(fresh, "checkpoint.pt")),
+            str(tmp_path / "other"), progress=False)
+    assert not os.path.exists(tmp_path / "other")
+
+
+def test_value_sign_by_step_adds_up(datasets):
+    from agents.training.supervised import HeldOut, held_out_report
+
+    _, held = datasets
+    h = HeldOut.of(TeacherData.load(held))
+    truth = np.asarray(h.data.samples.z)
+    report = held_out_report(h, h.keeps.astype(np.float32), truth.astype(np.float32))  # the exact values
+    assert report["value_sign"] == 1.0
+    flipped = held_out_report(h, h.keeps.astype(np.float32), -truth.astype(np.float32))
+    decided = truth != 0
+    steps = sorted(set(h.step[decided].tolist()))
+    assert steps and all(report[f"value_sign@{k}"] == 1.0 and flipped[f"value_sign@{k}"] == 0.0 for k in steps)
+    half = np.where(h.step == steps[0], truth, -truth).astype(np.float32)  # right at the first step only
+    mixed = held_out_report(h, h.keeps.astype(np.float32), half)
+    assert mixed[f"value_sign@{steps[0]}"] == 1.0
+    n_first = int((decided & (h.step == steps[0])).sum())
+    assert mixed["value_sign"] == pytest.approx(n_first / int(decided.sum()))
+    assert report["value_auc"] == 1.0 and flipped["value_auc"] == 0.0
+
+
+def test_value_auc_counts_pairs():
+    from agents.training.supervised import value_auc
+
+    truth = np.array([1, 1, -1, -1, 0])
+    assert value_auc(np.array([0.9, 0.1, 0.5, -0.2, 7.0]), truth) == 0.75  # 3 of the 4 won-lost pairs ordered
+    assert value_auc(np.zeros(5), truth) == 0.5  # ties count half
+    assert value_auc(np.array([0.3, 0.3, 0.3, 0.1, 0.0]), truth) == 0.75  # each won one: a tie and a win
+    assert np.isnan(value_auc(np.ones(3), np.array([1, 1, 0])))
+
+
 def test_held_out_scores_agree_with_the_solver(datasets):
     from agents.training.supervised import HeldOut, held_out_report
     from baselines.greedy import GreedyAgent

@@ -42,7 +42,8 @@ from dnb_env.io import atomic_write
 from dnb_env.observations import encode_batch
 from dnb_env.symmetry import symmetries
 
-__all__ = ["FitConfig", "fit", "held_out_report", "HeldOut", "encode_all", "policy_and_value", "resolve_device"]
+__all__ = ["FitConfig", "fit", "held_out_report", "HeldOut", "encode_all", "policy_and_value", "resolve_device",
+           "value_auc"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class FitConfig:
     eval_positions: int = 2000  # held-out positions scored (the first N)
     seed: int = 0
     threads: int = 1
+    init: str | None = None  # start from the weights of this checkpoint (a fit, a training run, playing weights)
 
     def __post_init__(self):
         object.__setattr__(self, "data", tuple(self.data))
@@ -143,8 +145,9 @@ def policy_and_value(net, data: TeacherData, batch: int = 512, device: str = "cp
 def held_out_report(held: HeldOut, priors: np.ndarray | None = None, values: np.ndarray | None = None) -> dict:
     """Scores of a policy (``priors [N, A]``, its top move played; None: greedy's expected score) on
     ``held``: ``keep`` (winning positions), ``keep_hard`` (winning and greedy-hard), ``optimal`` (all),
-    each overall and per step (``keep@22``), with the counts ``n`` / ``n_hard``; ``value_sign`` when
-    ``values`` are given."""
+    each overall and per step (``keep@22``), with the counts ``n`` / ``n_hard``; ``value_sign`` (the
+    value's sign against the exact result's on decided positions), overall and per step, and
+    ``value_auc`` (:func:`value_auc`) when ``values`` are given."""
     out: dict = {}
     n = len(held.winning)
     if priors is None:
@@ -169,8 +172,28 @@ def held_out_report(held: HeldOut, priors: np.ndarray | None = None, values: np.
     if values is not None:
         truth = np.asarray(held.data.samples.z)
         decided = truth != 0
-        out["value_sign"] = float((np.sign(values[decided]) == truth[decided]).mean()) if decided.any() else float("nan")
+        right = np.sign(values) == truth
+        out["value_sign"] = float(right[decided].mean()) if decided.any() else float("nan")
+        out["value_auc"] = value_auc(values, truth)
+        for k in sorted(set(held.step.tolist())):
+            at = decided & (held.step == k)
+            if at.any():
+                out[f"value_sign@{k}"] = float(right[at].mean())
     return out
+
+
+def value_auc(values: np.ndarray, truth: np.ndarray) -> float:
+    """The chance that a won position (``truth > 0``) gets a higher value than a lost one (``truth < 0``),
+    ties counted half: the area under the ROC curve, 0.5 for a value that knows nothing whatever share of
+    positions the mover wins (the sign's accuracy does not say that when most positions are won). NaN
+    without both kinds."""
+    values, truth = np.asarray(values, dtype=float), np.asarray(truth)
+    won, lost = values[truth > 0], np.sort(values[truth < 0])
+    if not len(won) or not len(lost):
+        return float("nan")
+    below = np.searchsorted(lost, won, side="left")
+    level = np.searchsorted(lost, won, side="right") - below
+    return float((below + 0.5 * level).sum() / (len(won) * len(lost)))
 
 
 # ---------------------------------------------------------------------------------------------- training
@@ -269,12 +292,20 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
         differs = sorted(k for k in mine if k != "steps" and mine[k] != saved.get(k))
         if differs:
             raise ValueError(f"the run in {out} has another config (differs in {differs})")
+    init_state = None
+    if config.init and not (resume and os.path.exists(ckpt_path)):  # checked before the folder is written
+        from agents.training.loop import initial_weights
+
+        init_state = initial_weights(config)
     os.makedirs(out, exist_ok=True)
     atomic_write(cfg_path, json.dumps(config.to_dict(), indent=1))
 
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
-    net = build_model(config.model).to(device)
+    net = build_model(config.model)
+    if init_state is not None:
+        net.load_state_dict(init_state)
+    net = net.to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.loss.l2)
     step = 0
     if resume and os.path.exists(ckpt_path):
