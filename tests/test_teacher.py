@@ -330,6 +330,7 @@ def test_value_sign_by_step_adds_up(datasets):
     n_first = int((decided & (h.step == steps[0])).sum())
     assert mixed["value_sign"] == pytest.approx(n_first / int(decided.sum()))
     assert report["value_auc"] == 1.0 and flipped["value_auc"] == 0.0
+    assert all(np.isnan(report[f"value_auc@{k}"]) or report[f"value_auc@{k}"] == 1.0 for k in steps)
 
 
 def test_value_auc_counts_pairs():

@@ -147,7 +147,7 @@ def held_out_report(held: HeldOut, priors: np.ndarray | None = None, values: np.
     ``held``: ``keep`` (winning positions), ``keep_hard`` (winning and greedy-hard), ``optimal`` (all),
     each overall and per step (``keep@22``), with the counts ``n`` / ``n_hard``; ``value_sign`` (the
     value's sign against the exact result's on decided positions), overall and per step, and
-    ``value_auc`` (:func:`value_auc`) when ``values`` are given."""
+    ``value_auc`` (:func:`value_auc`), overall and per step, when ``values`` are given."""
     out: dict = {}
     n = len(held.winning)
     if priors is None:
@@ -179,6 +179,7 @@ def held_out_report(held: HeldOut, priors: np.ndarray | None = None, values: np.
             at = decided & (held.step == k)
             if at.any():
                 out[f"value_sign@{k}"] = float(right[at].mean())
+                out[f"value_auc@{k}"] = value_auc(values[at], truth[at])
     return out
 
 

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Fine-tunes of the paper-size 5x5 pair on the zone where backward training starts (35-40 undrawn edges of
+# greedy openings, data/teach5-gfar) mixed with the greedy-opening set, scored on data/teach5-gfar-held.
+#   runs/value35.sh df|rs NGFAR [TAG]     (one core; NGFAR: how many data/teach5-gfar positions)
+set -eu
+cd "$(dirname "$0")/.."
+fam=$1; n=$2; tag=${3:-$fam-v35-$n}
+case $fam in
+  df) model=(dotsformer); init=runs/exports/df-paper-mix.pt ;;
+  rs) model=(--model resnet --set model.paper_heads=true); init=runs/exports/rs-paper-mix.pt ;;
+esac
+mkdir -p runs/fit
+exec dnb fit "${model[@]}" --board 5x5 --preset paper --encoder chainloop6_safe --init "$init" \
+    --data data/teach5-gfar --data data/teach5-greedy --positions $((n + 25000)) \
+    --held data/teach5-gfar-held --eval-positions 1000 --steps 800 --batch-size 128 --lr 3e-4 \
+    --eval-every 200 --out runs/fit/$tag --no-progress ${RESUME:+--resume} >> runs/fit/$tag.log 2>&1
