@@ -2,6 +2,7 @@
 # Fine-tunes of the paper-size 5x5 pair on the zone where backward training starts (35-40 undrawn edges of
 # greedy openings, data/teach5-gfar) mixed with the greedy-opening set, scored on data/teach5-gfar-held.
 #   runs/value35.sh df|rs NGFAR [TAG]     (one core; NGFAR: how many data/teach5-gfar positions)
+#   STEPS=400 VW=4 runs/value35.sh df 29000 df-v35-vw4     (fewer steps, value loss weight 4)
 set -eu
 cd "$(dirname "$0")/.."
 fam=$1; n=$2; tag=${3:-$fam-v35-$n}
@@ -12,5 +13,5 @@ esac
 mkdir -p runs/fit
 exec dnb fit "${model[@]}" --board 5x5 --preset paper --encoder chainloop6_safe --init "$init" \
     --data data/teach5-gfar --data data/teach5-greedy --positions $((n + 25000)) \
-    --held data/teach5-gfar-held --eval-positions 1000 --steps 800 --batch-size 128 --lr 3e-4 \
-    --eval-every 200 --out runs/fit/$tag --no-progress ${RESUME:+--resume} >> runs/fit/$tag.log 2>&1
+    --held data/teach5-gfar-held --eval-positions 1000 --steps ${STEPS:-800} --batch-size 128 --lr 3e-4 \
+    --eval-every 200 --out runs/fit/$tag --no-progress ${VW:+--set loss.value_weight=$VW} ${RESUME:+--resume} >> runs/fit/$tag.log 2>&1
