@@ -47,7 +47,7 @@ from agents.training.replay import BoardReplays, Replay, has_future_head
 from agents.training.selfplay import SelfPlayPool
 from agents.training.selfplay_ray import RaySelfPlay
 from agents.training.store import RunError, RunStore
-from agents.training.supervised import resolve_device
+from agents.training.supervised import initial_weights, resolve_device
 from dnb_env.core import geometry
 
 __all__ = ["train", "train_steps", "load_teacher", "make_pool", "initial_weights"]
@@ -139,24 +139,6 @@ def _check_resume(saved, config) -> list[str]:
     if differs:
         raise ValueError(f"the run was trained with another config (differs in {differs}); use another --out")
     return [f"{k} {theirs.get(k)} -> {mine[k]}" for k in mine if k in config_mod.RESUMABLE and mine[k] != theirs.get(k)]
-
-
-def initial_weights(config) -> dict:
-    """The state dict of ``config.init`` (a checkpoint of any run or fit), checked to be of the run's model:
-    the same family and config (but for the board, for a family whose networks play every board), else a
-    ValueError naming what differs."""
-    from agents.checkpoint import load_checkpoint
-    from agents.models import config_to_dict, family_of, get_family
-
-    payload = load_checkpoint(config.init)
-    mine, theirs = config_to_dict(config.model), payload["model"]
-    differs = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
-    if family_of(config.model) == theirs.get("family") and get_family(theirs["family"]).any_board:
-        differs = [k for k in differs if k != "board"]  # one network for every board: pretrained on another
-    if differs:
-        raise ValueError(f"init checkpoint {config.init} is another model than the run's (differs in "
-                         + ", ".join(f"{k}: {theirs.get(k)!r} there, {mine.get(k)!r} here" for k in differs) + ")")
-    return payload["state_dict"]
 
 
 def train(config, out: str, resume: bool = False, progress: bool = True, echo=print, eval_simulations: int = 200,

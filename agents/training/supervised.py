@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from agents.checkpoint import atomic_torch_save, load_checkpoint, save_checkpoint
-from agents.models import build_model, config_from_dict, config_to_dict
+from agents.models import build_model, config_from_dict, config_to_dict, family_of, get_family
 from agents.training.config import LossConfig
 from agents.training.events import EventLog
 from agents.training.losses import total_loss
@@ -43,7 +43,7 @@ from dnb_env.observations import encode_batch
 from dnb_env.symmetry import symmetries
 
 __all__ = ["FitConfig", "fit", "held_out_report", "HeldOut", "encode_all", "policy_and_value", "resolve_device",
-           "value_auc"]
+           "value_auc", "initial_weights"]
 
 
 @dataclass(frozen=True)
@@ -198,6 +198,21 @@ def value_auc(values: np.ndarray, truth: np.ndarray) -> float:
 
 
 # ---------------------------------------------------------------------------------------------- training
+def initial_weights(config) -> dict:
+    """The state dict of ``config.init`` (a checkpoint of any run or fit), checked to be of the run's model:
+    the same family and config (but for the board, for a family whose networks play every board), else a
+    ValueError naming what differs."""
+    payload = load_checkpoint(config.init)
+    mine, theirs = config_to_dict(config.model), payload["model"]
+    differs = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+    if family_of(config.model) == theirs.get("family") and get_family(theirs["family"]).any_board:
+        differs = [k for k in differs if k != "board"]  # one network for every board: pretrained on another
+    if differs:
+        raise ValueError(f"init checkpoint {config.init} is another model than the run's (differs in "
+                         + ", ".join(f"{k}: {theirs.get(k)!r} there, {mine.get(k)!r} here" for k in differs) + ")")
+    return payload["state_dict"]
+
+
 def resolve_device(device: str) -> str:
     """``"auto"`` (CUDA when torch sees a GPU, else the CPU), ``"cpu"``, ``"cuda"`` or ``"cuda:N"``; a GPU
     asked for but not there is an error."""
@@ -295,8 +310,6 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
             raise ValueError(f"the run in {out} has another config (differs in {differs})")
     init_state = None
     if config.init and not (resume and os.path.exists(ckpt_path)):  # checked before the folder is written
-        from agents.training.loop import initial_weights
-
         init_state = initial_weights(config)
     os.makedirs(out, exist_ok=True)
     atomic_write(cfg_path, json.dumps(config.to_dict(), indent=1))
