@@ -1,8 +1,8 @@
 """Self-play at the CPU's limit: the 5x5 networks' FLOP/s against a plain matmul, and self-play positions/s
 before and after the inference options, side by side in one run on one torch thread.
 
-Networks (``--nets``): ``shipped`` (the shipped AlphaZero ResNet, ``agents/checkpoints/alphazero-5x5.pt``,
-6 blocks x 64), and the ``cpu`` presets of the families ``resnet`` (3 x 32), ``dotsformer`` (D 32, T R R) and
+Networks (``--nets``): ``resnet6x64`` (the AlphaZero ResNet of 6 blocks x 64 trained by self-play on a GPU,
+shipped for 5x5 until the teacher-trained pair replaced it, kept as ``runs/exports/az5-selfplay.pt``), and the ``cpu`` presets of the families ``resnet`` (3 x 32), ``dotsformer`` (D 32, T R R) and
 ``alphavit`` (random weights, seed 0: speed does not depend on them).
 
 1. FLOPs per position (``torch.utils.flop_counter``, multiply-adds x 2) and the forward pass's achieved
@@ -33,7 +33,7 @@ Networks (``--nets``): ``shipped`` (the shipped AlphaZero ResNet, ``agents/check
    BoxesZero's criterion, as in ``benchmarks/midgame.py``): per runtime the raw policy's accuracy, its top
    move's agreement with eager's, and the largest change of a prior and of a value.
 
-    python benchmarks/selfplay.py [--nets shipped,resnet,dotsformer] [--games 8] [--solver off] [--json out.json]
+    python benchmarks/selfplay.py [--nets resnet6x64,resnet,dotsformer] [--games 8] [--solver off] [--json out.json]
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from agents.training.config import make_train_config
 from dnb_env.core import GameState
 from dnb_env.observations import encode_batch
 
-SHIPPED = "agents/checkpoints/alphazero-5x5.pt"
+RESNET6X64 = "runs/exports/az5-selfplay.pt"
 try:  # the optional ONNX Runtime joins the tables when it is installed (pip install 'dnb[onnx]')
     import onnx  # noqa: F401
     import onnxruntime  # noqa: F401
@@ -70,10 +70,10 @@ RUNTIMES = ("eager", "jit", "nnpack", "int8") + (("onnx",) if HAVE_ONNX else ())
 
 def network(name: str, board: str):
     """``(net, family)`` of a ``--nets`` entry."""
-    if name == "shipped":
+    if name == "resnet6x64":
         from agents.checkpoint import load_network
 
-        return load_network(SHIPPED, board=board)[0], "resnet"
+        return load_network(RESNET6X64, board=board)[0], "resnet"
     torch.manual_seed(0)
     return build_model(make_train_config(name, "cpu", board=board).model).eval(), name
 
@@ -225,7 +225,7 @@ def same_moves(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--board", default="5x5")
-    p.add_argument("--nets", default="shipped,resnet,dotsformer", help="shipped, resnet, dotsformer, alphavit")
+    p.add_argument("--nets", default="resnet6x64,resnet,dotsformer", help="resnet6x64, resnet, dotsformer, alphavit")
     p.add_argument("--batches", default="1,8,32,64,128,256", help="batch sizes of the FLOP/s table")
     p.add_argument("--reps", type=int, default=7, help="timed forward passes per batch size")
     p.add_argument("--games", type=int, default=8, help="self-play games in lockstep")

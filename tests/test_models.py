@@ -124,10 +124,10 @@ def test_checkpoint_round_trip_and_errors(tmp_path):
 
 @pytest.mark.parametrize("board", ["3x3", "5x5"])
 def test_version_1_checkpoints_load_and_play_the_same_moves_after_conversion(board, tmp_path):
-    """AlphaZero files of format version 1 (the shipped 5x5 one; the 3x3 one shipped before the teacher-trained
-    weights, kept as a test fixture): read as version 2 (and re-saved as such) they give the same network
-    outputs and the same moves."""
-    path = shipped_checkpoint(board) if board == "5x5" else str(FIXTURES / "alphazero-3x3-v1.pt")
+    """AlphaZero files of format version 1 (the ones shipped before the teacher-trained weights, kept as test
+    fixtures): read as version 2 (and re-saved as such) they give the same network outputs and the same
+    moves."""
+    path = str(FIXTURES / f"alphazero-{board}-v1.pt")
     assert torch.load(path, weights_only=True)["version"] == 1
     old, payload = load_network(path, board=board, family="resnet")
     assert payload["version"] == 2 and old.config.value == payload["model"]["value"]
@@ -156,7 +156,8 @@ def test_missing_shipped_weights_say_so():
                                         ("dotsformer", "5x5")])
 def test_shipped_weights_load_and_play(name, board):
     agent = make_agent(name, board=board, simulations=32, seed=0)
-    assert agent.search.config.value == "margin"  # the units the shipped nets were trained in
+    trained_in = load_network(shipped_checkpoint(board, name), board=board)[0].config.value
+    assert agent.search.config.value == trained_in  # the search runs in the units the net was trained in
     s = GameState.new(board)
     while not s.is_terminal():
         s = s.apply(agent.select_action(s))

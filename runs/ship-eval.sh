@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The ship gate of the paper-size 5x5 pair (runs/exports/{df,rs}-paper-mix.pt), at the play defaults
+# (200 simulations, the solver's zones on). Every tournament resumes from its folder.
+# The weights shipped before them are kept as runs/exports/df5-selfplay.pt and az5-selfplay.pt.
+# usage: runs/ship-eval.sh PART...   (PART: h2h, old-df, old-rs, base-df, base-rs, raw-old, old-base)
+set -eu
+cd "$(dirname "$0")/.."
+source .venv/bin/activate
+DF=dotsformer:checkpoint=runs/exports/df-paper-mix.pt
+RS=alphazero:checkpoint=runs/exports/rs-paper-mix.pt
+OLD="dotsformer:checkpoint=runs/exports/df5-selfplay.pt,alphazero:checkpoint=runs/exports/az5-selfplay.pt"
+BASE="random,greedy,alphabeta:depth=4,mcts,prsboxes"
+common=(--board 5x5 --openings 15:guided --seed 0 --workers 2 --no-progress)
+for p in "$@"; do
+  case $p in
+    h2h) dnb tournament "${common[@]}" --agents "$DF,$RS" --games 400 --out runs/ship-eval/h2h-search ;;
+    old-df) dnb tournament "${common[@]}" --mode gauntlet --agents "$DF,$OLD" --games 100 --out runs/ship-eval/old-df ;;
+    old-rs) dnb tournament "${common[@]}" --mode gauntlet --agents "$RS,$OLD" --games 100 --out runs/ship-eval/old-rs ;;
+    base-df) dnb tournament "${common[@]}" --mode gauntlet --agents "$DF,$BASE" --games 50 --out runs/ship-eval/base-df ;;
+    base-rs) dnb tournament "${common[@]}" --mode gauntlet --agents "$RS,$BASE" --games 50 --out runs/ship-eval/base-rs ;;
+    raw-old) dnb tournament "${common[@]}" --agents "$DF,simulations=0,$RS,simulations=0,${OLD//selfplay.pt/selfplay.pt,simulations=0}" \
+               --games 100 --out runs/ship-eval/raw-old ;;
+    old-base) dnb tournament "${common[@]}" --mode gauntlet --agents "prsboxes,$OLD" --games 50 --out runs/ship-eval/old-base ;;
+    *) echo "unknown part $p" >&2; exit 2 ;;
+  esac
+done
