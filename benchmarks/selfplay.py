@@ -2,8 +2,9 @@
 before and after the inference options, side by side in one run on one torch thread.
 
 Networks (``--nets``): ``resnet6x64`` (the AlphaZero ResNet of 6 blocks x 64 trained by self-play on a GPU,
-shipped for 5x5 until the teacher-trained pair replaced it, kept as ``runs/exports/az5-selfplay.pt``), and the ``cpu`` presets of the families ``resnet`` (3 x 32), ``dotsformer`` (D 32, T R R) and
-``alphavit`` (random weights, seed 0: speed does not depend on them).
+shipped for 5x5 until the teacher-trained pair replaced it, kept as ``runs/exports/az5-selfplay.pt``), and the
+``cpu`` presets of the families ``resnet`` (3 x 32), ``dotsformer`` (D 32, T R R) and ``alphavit`` (random
+weights, seed 0: speed does not depend on them).
 
 1. FLOPs per position (``torch.utils.flop_counter``, multiply-adds x 2) and the forward pass's achieved
    GFLOP/s at the batch sizes self-play gives the network (``--batches``) for each runtime

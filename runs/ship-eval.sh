@@ -8,7 +8,10 @@ cd "$(dirname "$0")/.."
 source .venv/bin/activate
 DF=dotsformer:checkpoint=runs/exports/df-paper-mix.pt
 RS=alphazero:checkpoint=runs/exports/rs-paper-mix.pt
-OLD="dotsformer:checkpoint=runs/exports/df5-selfplay.pt,alphazero:checkpoint=runs/exports/az5-selfplay.pt"
+OLD_DF=dotsformer:checkpoint=runs/exports/df5-selfplay.pt
+OLD_AZ=alphazero:checkpoint=runs/exports/az5-selfplay.pt
+OLD="$OLD_DF,$OLD_AZ"
+RAW=simulations=0
 BASE="random,greedy,alphabeta:depth=4,mcts,prsboxes"
 common=(--board 5x5 --openings 15:guided --seed 0 --workers 2 --no-progress)
 for p in "$@"; do
@@ -18,8 +21,8 @@ for p in "$@"; do
     old-rs) dnb tournament "${common[@]}" --mode gauntlet --agents "$RS,$OLD" --games 100 --out runs/ship-eval/old-rs ;;
     base-df) dnb tournament "${common[@]}" --mode gauntlet --agents "$DF,$BASE" --games 50 --out runs/ship-eval/base-df ;;
     base-rs) dnb tournament "${common[@]}" --mode gauntlet --agents "$RS,$BASE" --games 50 --out runs/ship-eval/base-rs ;;
-    raw-old) dnb tournament "${common[@]}" --agents "$DF,simulations=0,$RS,simulations=0,${OLD//selfplay.pt/selfplay.pt,simulations=0}" \
-               --games 100 --out runs/ship-eval/raw-old ;;
+    raw-old) dnb tournament "${common[@]}" --agents "$DF,$RAW,$RS,$RAW,$OLD_DF,$RAW,$OLD_AZ,$RAW" --games 100 \
+               --out runs/ship-eval/raw-old ;;
     old-base) dnb tournament "${common[@]}" --mode gauntlet --agents "prsboxes,$OLD" --games 50 --out runs/ship-eval/old-base ;;
     *) echo "unknown part $p" >&2; exit 2 ;;
   esac
