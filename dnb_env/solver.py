@@ -40,6 +40,8 @@ agent stays there).
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from dnb_env.core import GameState
@@ -192,6 +194,18 @@ class Solver:
         self.max_undrawn = max_undrawn
         self._table: _Table | None = None
         self._native: dict[tuple[int, int], object] = {}
+        self._deadline: float | None = None  # set_deadline: a time.perf_counter() time
+
+    def set_deadline(self, seconds: float | None) -> None:
+        """Stop every alpha-beta query still searching ``seconds`` from now (a move's clock), as if its node
+        budget were spent (:class:`SolverBudgetExceeded`); ``None`` lifts the deadline. The search reads
+        the clock every 1,024 nodes; a query started past the deadline stops at once. The retrograde engine
+        (small positions only) ignores it."""
+        if seconds is not None and not seconds >= 0:
+            raise ValueError(f"seconds must be >= 0 or None, got {seconds!r}")
+        self._deadline = None if seconds is None else time.perf_counter() + seconds
+        for native in self._native.values():
+            native.set_deadline(-1.0 if seconds is None else seconds)
 
     # ------------------------------------------------------------------ engine plumbing
     def _uses_alphabeta(self, state: GameState) -> bool:
@@ -213,12 +227,18 @@ class Solver:
             raise SolverTooLarge(f"position has {k} undrawn edges; this solver ({engine}) {what} "
                                  f"{limit} (max_undrawn)")
 
+    def past_deadline(self) -> bool:
+        """Whether the deadline of :meth:`set_deadline` has passed (False without one)."""
+        return self._deadline is not None and time.perf_counter() >= self._deadline
+
     def _exact(self, state: GameState):
         key = (state.rows, state.cols)
         solver = self._native.get(key)
         if solver is None:
             solver = self._native[key] = _native.ExactSolver(state.rows, state.cols, tt_mb=self.tt_mb,
                                                                  threads=self.threads)
+            if self._deadline is not None:
+                solver.set_deadline(max(0.0, self._deadline - time.perf_counter()))
         return solver
 
     def _table_for(self, state: GameState) -> _Table:
@@ -232,6 +252,9 @@ class Solver:
     def _budget_error(self, state: GameState, what: str, bounds=None) -> SolverBudgetExceeded:
         k = state.num_actions - state.edges.bit_count()
         extra = f"; the value lies in [{bounds[0]}, {bounds[1]}]" if bounds else ""
+        if self.past_deadline():
+            return SolverBudgetExceeded(f"{what} of a position with {k} undrawn edges was not found before the "
+                                        f"deadline (set_deadline){extra}", bounds=bounds, nodes=self.node_limit)
         return SolverBudgetExceeded(
             f"{what} of a position with {k} undrawn edges needs more than node_limit={self.node_limit} "
             f"alpha-beta nodes{extra}", bounds=bounds, nodes=self.node_limit)

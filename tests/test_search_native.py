@@ -6,6 +6,7 @@ sum is exact in any order and the two searches must agree exactly, not merely cl
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 
@@ -460,6 +461,31 @@ def test_solver_leaves_match_python_and_budgets_run_out_alike(board, moves, budg
             py.run(t), nat.run(t)
             same_search(py, nat)
     assert (ran_out > 0) if budget < 20_000 else (ran_out == 0)
+
+
+@pytest.mark.parametrize("value", ["win", "margin"])
+def test_a_solve_deadline_turns_leaf_solves_off_until_it_is_lifted(value):
+    """A passed deadline stops every leaf solve, so both searches then search as without the solver zone
+    (and the zone is not lowered for later searches); lifted, the leaves are solved again."""
+    s = position(5, 5, 30, seed=1)
+    undrawn = s.num_actions - s.edges.bit_count()
+    cfg = MCTSConfig(simulations=120, value=value, batch_size=4, solve_leaf=undrawn - 1, solve_nodes=10**6,
+                     reuse_tree=False)
+    off = dataclasses.replace(cfg, solve_leaf=0)
+
+    def counts(config, deadline):
+        py, nat = MCTS(Dyadic(0), config, np.random.default_rng(0)), NativeMCTS(Dyadic(0), config, np.random.default_rng(0))
+        py.set_solve_deadline(deadline), nat.set_solve_deadline(deadline)
+        first = (py.run(s), nat.run(s))
+        py.set_solve_deadline(None), nat.set_solve_deadline(None)
+        return first, (py.run(s), nat.run(s))
+
+    (py_late, nat_late), (py_free, nat_free) = counts(cfg, 0.0)
+    (py_off, nat_off), _ = counts(off, None)
+    (py_on, nat_on), _ = counts(cfg, None)
+    assert np.array_equal(py_late, py_off) and np.array_equal(nat_late, nat_off)
+    assert np.array_equal(py_free, py_on) and np.array_equal(nat_free, nat_on)
+    assert not np.array_equal(py_on, py_off)  # the zone matters for this position
 
 
 def test_solver_leaves_are_exact_values():

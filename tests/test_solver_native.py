@@ -263,6 +263,37 @@ def test_node_budget_raises_with_bounds():
     assert _native.ExactSolver(5, 5).at_least(s.edges, 0, node_limit=50) is None
 
 
+def test_a_deadline_stops_a_query_as_a_spent_node_budget_would():
+    hard = _rule_positions("5x5", 44, 1, seed=3)[0]  # far beyond a second of search
+    easy = _rule_positions("5x5", 20, 1, seed=3)[0]
+    solver = Solver(60, engine="alphabeta", node_limit=0)
+    want = solver.best_moves(easy)
+    solver.set_deadline(0.0)  # already past: every query stops at its first node
+    for query in (solver.value, solver.move_values, solver.best_moves, solver.can_win):
+        with pytest.raises(SolverBudgetExceeded, match="deadline"):
+            query(easy)
+    assert solver.past_deadline()
+    solver.set_deadline(0.05)
+    with pytest.raises(SolverBudgetExceeded, match="deadline"):  # unlimited nodes: only the clock stops it
+        solver.move_values(hard)
+    solver.set_deadline(None)
+    assert not solver.past_deadline() and solver.best_moves(easy) == want
+    solver.set_deadline(3600.0)  # a far deadline changes nothing
+    assert solver.best_moves(easy) == want
+    fresh = Solver(engine="alphabeta")
+    fresh.set_deadline(0.0)  # set before the board's native solver exists: it gets the deadline too
+    with pytest.raises(SolverBudgetExceeded, match="deadline"):
+        fresh.value(easy)
+    for bad in (-1.0, float("nan")):
+        with pytest.raises(ValueError, match="seconds"):
+            fresh.set_deadline(bad)
+    with pytest.raises(SolverBudgetExceeded, match="deadline"):  # a refused setting changed nothing
+        fresh.value(easy)
+    native = _native.ExactSolver(5, 5, threads=2)  # helper threads stop too
+    native.set_deadline(0.05)
+    assert native.move_values(hard.edges, node_limit=0) is None
+
+
 def test_max_undrawn_and_engine_choice():
     with pytest.raises(SolverTooLarge, match="60 undrawn"):
         Solver().value(GameState.new(5, 5))

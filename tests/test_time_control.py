@@ -198,6 +198,46 @@ def test_mcts_on_a_clock_grows_one_tree_in_rounds_until_the_next_would_pass_it(o
     assert state.is_legal(agent.select_action(state)) and clock.now == pytest.approx(0.3)
 
 
+@pytest.mark.parametrize("search", ["python", "native"])
+def test_mcts_on_a_clock_gives_its_solves_the_clock_too(search):
+    """In the solver zone the root solve may take half the move time and the leaf solves stop at the
+    move's deadline; a root solve out of time hands the rest of the clock to the search."""
+    if search == "native":
+        pytest.importorskip("dnb_env._native")
+    clock = Clock()
+    agent = make_agent("alphazero", board="3x3", seed=0, simulations=5, search=search, solve_root=24, solve_leaf=20)
+    root, told = agent.search.exact_root, []
+    policy, set_leaf = root.policy, agent.search.set_solve_deadline
+
+    def slow_root(state, seconds=None):  # the root solve takes 0.3 s of the fake clock, then runs out
+        told.append(("root", seconds))
+        clock.now += 0.3
+        return None
+
+    def leaf_deadline(seconds):
+        told.append(("leaf", seconds))
+        set_leaf(seconds)
+
+    run = agent.search.run
+
+    def timed_run(state):
+        clock.now += 0.1
+        return run(state)
+
+    root.policy, agent.search.set_solve_deadline, agent.search.run, agent.clock = slow_root, leaf_deadline, timed_run, clock
+    agent.set_move_time(0.75)
+    state = GameState.from_actions(3, 3, [0, 5, 12])
+    agent.action_probabilities(state)
+    # the root solve got 0.375 s; the leaves the 0.45 s left; rounds end at 0.4, 0.5, 0.6 and 0.7 s
+    assert told == [("root", pytest.approx(0.375)), ("leaf", pytest.approx(0.45)), ("leaf", None)]
+    assert clock.now == pytest.approx(0.7)
+    root.policy = policy  # the real root solve: exact within its deadline, nothing once it has passed
+    assert root.policy(state, 60.0) is not None and root.policy(state) is not None
+    assert root.policy(state, 0.0) is None
+    agent.set_move_time(0.0)  # a move time of nothing: the solves stop at once, the search plays a round
+    assert state.is_legal(agent.select_action(state))
+
+
 def test_prsboxes_on_a_clock_deepens_both_searches_until_it():
     agent = make_agent("prsboxes", board="3x3", seed=0)
     agent.set_move_time(2.0)

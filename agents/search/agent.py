@@ -45,24 +45,29 @@ class MCTSAgent:
         self.move_time: float | None = None  # set_move_time: search until a clock instead of the simulations
         self.clock = time.perf_counter
 
+    #: The part of a timed move the exact root solve may take (the solver zone); the search gets the rest.
+    ROOT_SOLVE_SHARE = 0.5
+
     def set_move_time(self, seconds: float) -> None:
         """Search ``seconds`` a move (a tournament's time control) instead of ``simulations``: the search
         grows one tree in rounds of :meth:`round_size` simulations while another round, as long as the
         last, still ends within the clock, and the move comes from its visits as before (anytime: the best
-        move so far when time is up; one round at least)."""
+        move so far when time is up; one round at least). In the solver zone the exact root solve stops
+        after :data:`ROOT_SOLVE_SHARE` of the move time (the search then takes the rest), and leaf solves
+        stop at the move's deadline."""
         self.move_time = seconds
 
     def round_size(self) -> int:
-        """Simulations of one timed round: four evaluator batches, at least 16 (the clock is read between
-        rounds)."""
-        return max(16, 4 * self.search.config.batch_size)
+        """Simulations of one timed round: one evaluator batch, at least 8 (the clock is read between
+        rounds, and leaf solves stop at the deadline, so a move overruns by one batch at most)."""
+        return max(8, self.search.config.batch_size)
 
-    def _timed_counts(self, state: GameState) -> np.ndarray:
+    def _timed_counts(self, state: GameState, deadline: float) -> np.ndarray:
         search, config = self.search, self.search.config
-        deadline = self.clock() + self.move_time
         if not config.reuse_tree:
             search.root = None  # a fresh tree for this move, grown by every round below
         search.config = dataclasses.replace(config, simulations=self.round_size(), reuse_tree=True)
+        search.set_solve_deadline(max(0.0, deadline - self.clock()))
         try:
             while True:
                 start = self.clock()
@@ -72,6 +77,7 @@ class MCTSAgent:
                     break
         finally:
             search.config = config
+            search.set_solve_deadline(None)
         return counts
 
     def seed(self, seed: int) -> None:
@@ -86,10 +92,12 @@ class MCTSAgent:
 
     def action_probabilities(self, state: GameState) -> np.ndarray:
         check_state(self, state)  # select_action starts here too
-        exact = self.search.exact_root.policy(state)
+        timed = self.move_time is not None
+        deadline = self.clock() + self.move_time if timed else None
+        exact = self.search.exact_root.policy(state, self.move_time * self.ROOT_SOLVE_SHARE if timed else None)
         if exact is not None:  # in the solver zone: every move of best margin, uniform
             return exact[0]
-        counts = self.search.run(state) if self.move_time is None else self._timed_counts(state)
+        counts = self._timed_counts(state, deadline) if timed else self.search.run(state)
         config = self.search.config
         if self.greedy and config.selection == "uct":  # the most visited move, ties to the one tried first
             p = np.zeros_like(counts)

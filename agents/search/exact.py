@@ -48,12 +48,15 @@ class ExactRoot:
         self.config = config
         self._solver = None
 
-    def policy(self, state: GameState) -> tuple[np.ndarray, float] | None:
+    def policy(self, state: GameState, seconds: float | None = None) -> tuple[np.ndarray, float] | None:
+        """The exact root policy and value of ``state``, or None; ``seconds``: a deadline for the solve
+        (a timed move), past which it gives None as when out of nodes."""
         cfg = self.config
         if not cfg.solve_root or state.num_actions - state.edges.bit_count() > cfg.solve_root:
             return None
         if self._solver is None:
             self._solver = exact_solver(cfg, cfg.solve_root_nodes)
+        self._solver.set_deadline(seconds)
         try:
             best, moves = self._solver.best_moves(state)
         except SolverBudgetExceeded:

@@ -184,6 +184,11 @@ class NativeMCTS:
         self._root_state: GameState | None = None
         self._batch: NativeBatch | None = None
 
+    def set_solve_deadline(self, seconds: float | None) -> None:
+        """Leaf solves stop ``seconds`` from now as if out of nodes (a timed move), without lowering the
+        zone for the rest of the search; None lifts the deadline."""
+        self._tree.set_solve_deadline(-1.0 if seconds is None else float(seconds))
+
     # ------------------------------------------------------------------ tree and root
     @property
     def root(self):

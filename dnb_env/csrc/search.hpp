@@ -209,6 +209,19 @@ class Tree {
     zone_ = s_.solve_undrawn;
   }
 
+  // Leaf solves stop `seconds` from now as if out of nodes (a timed move), without lowering the zone;
+  // a negative value lifts the deadline.
+  void set_solve_deadline(double seconds) {
+    solve_timed_ = seconds >= 0;
+    if (solve_timed_) {
+      solve_deadline_ = exact::Solver::Clock::now() +
+                        std::chrono::duration_cast<exact::Solver::Clock::duration>(std::chrono::duration<double>(seconds));
+    }
+    if (!solver_) return;
+    if (solve_timed_) solver_->set_deadline(solve_deadline_);
+    else solver_->clear_deadline();
+  }
+
   // The evaluator's priors [A] of the root.
   void set_root_priors(const double* row) { store_pending(root_, row); }
 
@@ -583,7 +596,7 @@ class Tree {
         if (solve(n.board, e)) {
           n.exact = final_value(*g_, n.board, s_.margin, e);
           n.flags |= kHasExact;
-        } else {
+        } else if (!solver_->past_deadline()) {  // out of nodes, not out of time
           zone_ = undrawn - 1;
         }
       }
@@ -597,7 +610,10 @@ class Tree {
   // need: the exact margin (margin units), or one margin of the right sign (win units: one or two
   // null-window tests, as baselines.solver.Solver.outcome). False when solve_nodes ran out.
   bool solve(const Board& b, int& extra) {
-    if (!solver_) solver_ = std::make_unique<exact::Solver>(g_->rows, g_->cols, s_.solve_entries, exact::kAllRules);
+    if (!solver_) {
+      solver_ = std::make_unique<exact::Solver>(g_->rows, g_->cols, s_.solve_entries, exact::kAllRules);
+      if (solve_timed_) solver_->set_deadline(solve_deadline_);
+    }
     const exact::Pos p = exact::make_pos(solver_->topo(), b.edges);
     if (s_.margin) {
       int lo = 0, hi = 0;
@@ -690,6 +706,8 @@ class Tree {
   Settings s_;
   const Geometry* g_ = nullptr;
   std::unique_ptr<exact::Solver> solver_;  // exact leaves (solve_undrawn), made on first use
+  bool solve_timed_ = false;               // set_solve_deadline: leaf solves stop at solve_deadline_
+  exact::Solver::Clock::time_point solve_deadline_{};
   int zone_ = 0;                           // this search's solve_undrawn (lowered when a solve runs out)
   std::vector<Node> nodes_;
   std::vector<double> P_, N_, W_, Q_, U_;

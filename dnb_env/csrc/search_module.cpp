@@ -373,6 +373,8 @@ Leaves are collected and completed through a SearchForest.
            }, py::arg("noise"), py::arg("epsilon"), "P = (1 - epsilon) P + epsilon noise at the root, U = P / (1 + N).")
       .def("advance", [](Tree& t, int64_t action) { return t.advance(action); }, py::arg("action"),
            "Keep the subtree of ``action`` as the root; False (and an empty tree) when there is none.")
+      .def("set_solve_deadline", &Tree::set_solve_deadline, py::arg("seconds"),
+           "Leaf solves stop `seconds` from now as if out of nodes (negative: no deadline).")
       .def("clear", &Tree::clear)
       .def_property_readonly("has_root", &Tree::has_root)
       .def_property_readonly("done", &Tree::done)

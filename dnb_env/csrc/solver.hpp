@@ -86,6 +86,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <thread>
 #include <cstdint>
@@ -904,6 +905,17 @@ class Solver {
   }
   int threads() const { return threads_; }
 
+  // A wall-clock deadline for every query from now on: a query still searching at `at` stops as if its
+  // node budget were spent (the clock is read every 1,024 nodes, and a query started past the deadline
+  // stops at its first node). clear_deadline() lifts it; helper threads share it.
+  using Clock = std::chrono::steady_clock;
+  void set_deadline(Clock::time_point at) {
+    timed_ = true;
+    deadline_ = at;
+  }
+  void clear_deadline() { timed_ = false; }
+  bool past_deadline() const { return timed_ && Clock::now() >= deadline_; }
+
   const Topology& topo() const { return t_; }
   uint32_t rules() const { return rules_; }
   SearchStats& stats() { return stats_; }
@@ -1129,6 +1141,7 @@ class Solver {
   void begin(const Pos& p, uint64_t node_limit) {
     (void)p;
     limit_ = node_limit ? stats_.nodes + node_limit : std::numeric_limits<uint64_t>::max();
+    if (past_deadline()) limit_ = stats_.nodes;  // the first node of the query stops it
   }
 
   // The exact value of p by MTD(f) from 0 (BudgetExceeded past the budget).
@@ -1168,7 +1181,7 @@ class Solver {
         return v;
       } catch (const BudgetExceeded&) {
         limit_ = limit;
-        if (stats_.nodes >= limit) throw;
+        if (stats_.nodes >= limit || past_deadline()) throw;
       }
     }
     tt_.set_concurrent(true);
@@ -1199,6 +1212,8 @@ class Solver {
     for (int k = 1; k < threads_; ++k) {
       Solver& h = *helpers_[k - 1];
       h.limit_ = limit_ == std::numeric_limits<uint64_t>::max() ? limit_ : h.stats_.nodes + (limit_ - stats_.nodes);
+      h.timed_ = timed_;
+      h.deadline_ = deadline_;
       pool.emplace_back(run, std::ref(h), k);
     }
     run(*this, 0);
@@ -1251,6 +1266,7 @@ class Solver {
   // drawn on it in place, which saves copying the position (some 400 bytes) once more per node.
   int search(Pos& p, int alpha, int beta) {
     if (++stats_.nodes > limit_) throw BudgetExceeded{};
+    if (timed_ && (stats_.nodes & 1023) == 0 && Clock::now() >= deadline_) throw BudgetExceeded{};
     if (stop_ && stop_->load(std::memory_order_relaxed)) throw Stopped{};
     int gained = 0;
     Moves moves;
@@ -1371,6 +1387,8 @@ class Solver {
   const Topology& t_;
   uint32_t rules_;
   uint64_t limit_ = 0;
+  bool timed_ = false;                          // set_deadline: stop at deadline_ as well
+  Clock::time_point deadline_{};
   std::unique_ptr<TranspositionTable> own_tt_;  // null in a helper thread's solver
   TranspositionTable& tt_;
   Scratch scratch_;

@@ -83,6 +83,16 @@ class PyExactSolver {
   }
   int threads() const { return solver_.threads(); }
 
+  void set_deadline(double seconds) {
+    Busy busy(lock_);
+    if (seconds < 0) {
+      solver_.clear_deadline();
+      return;
+    }
+    solver_.set_deadline(exact::Solver::Clock::now() + std::chrono::duration_cast<exact::Solver::Clock::duration>(
+                                                           std::chrono::duration<double>(seconds)));
+  }
+
   int rows() const { return solver_.topo().g->rows; }
   int cols() const { return solver_.topo().g->cols; }
   uint32_t rules() const { return solver_.rules(); }
@@ -278,6 +288,9 @@ megabytes at most, grown with the problem) persists across calls. Searches relea
            "safe moves and captures while any safe move is left and play exactly after that (each end of the "
            "safe phase solved within node_limit nodes); {} without a safe move; None when the search needs "
            "more than `positions` positions or an end position more than node_limit nodes.")
+      .def("set_deadline", &PyExactSolver::set_deadline, py::arg("seconds"),
+           "Every query from now on stops `seconds` from now as if its node budget were spent (negative: "
+           "no deadline).")
       .def("best_moves", &PyExactSolver::best_moves, py::arg("edges"), py::arg("node_limit") = 0,
            "(value, [actions]): the exact value and every move that keeps it (one null-window test per move, "
            "cheaper than move_values); None when the budget ran out.")
