@@ -188,7 +188,7 @@ class SpielMCTSAgent(SpielBotAgent):
     The bot cannot grow one tree in rounds (each ``mcts_search`` starts a new root), so on a clock its
     ``max_simulations`` is chosen from a measured rate: ``simulations = 0.9 x rate x seconds`` (at least 1),
     where ``rate`` (simulations a second) is measured on the agent's earlier searches (half the old rate,
-    half the last search's: :class:`baselines.clock.MeasuredRate`, the rule of the solver's node clock).
+    half the last search's: :class:`baselines.clock.MeasuredRate`).
     Before the first timed search a probe of ``probe`` simulations on the same position measures it (its
     tree is thrown away; its seconds come off the move's). Rollouts shorten as a game goes on, so the rate
     of the last move rarely overestimates the next one's. The bot's own ``max_simulations`` is back after

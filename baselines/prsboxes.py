@@ -79,7 +79,6 @@ class PRsBoxesAgent:
                        extend_captures=True, decline_only_double_deal=True, seed=seed,
                        solve_leaf=solver_edges if native else 0)
         self.move_time: float | None = None  # set_move_time: a clock instead of the budgets
-        self._node_clock = None
         self.searcher = AlphaBetaAgent(**options)  # every move, except needless declines
         self.safe_searcher = AlphaBetaAgent(safe_only=True, **options)  # no sacrifice while safe moves last
 
@@ -92,13 +91,10 @@ class PRsBoxesAgent:
         pass
 
     def set_move_time(self, seconds: float) -> None:
-        """Play within ``seconds`` a move (a tournament's time control): the exact solver gets about half of
-        them as a node budget (:class:`baselines.clock.NodeClock`), and both alpha-beta searches deepen
-        until the time left instead of ``search_depth`` / ``search_nodes``."""
-        from baselines.clock import NodeClock
-
+        """Play within ``seconds`` a move (a tournament's time control): the exact solver searches for half
+        of them instead of its node budget (:meth:`~dnb_env.solver.Solver.set_deadline`), and both
+        alpha-beta searches deepen until the time left instead of ``search_depth`` / ``search_nodes``."""
         self.move_time = seconds
-        self._node_clock = self._node_clock or NodeClock()
         self.searcher.set_move_time(seconds)
         self.safe_searcher.set_move_time(seconds)
 
@@ -109,7 +105,7 @@ class PRsBoxesAgent:
     # -------------------------------------------------------------- rule 1
     def _solver_move(self, state: GameState) -> int | None:
         try:
-            return self._pick(best_solver_moves(self.solver, state, self.move_time, self._node_clock))
+            return self._pick(best_solver_moves(self.solver, state, self.move_time))
         except SolverBudgetExceeded:
             return None
 

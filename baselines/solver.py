@@ -25,14 +25,20 @@ from dnb_env.solver import DEFAULT_NODE_LIMIT, Solver, SolverBudgetExceeded, Sol
 __all__ = ["SolverAgent", "best_solver_moves"]
 
 
-def best_solver_moves(solver: Solver, state: GameState, move_time: float | None = None,
-                      node_clock=None) -> list[int]:
+def best_solver_moves(solver: Solver, state: GameState, move_time: float | None = None) -> list[int]:
     """The moves of best margin by the exact solver (:meth:`Solver.best_moves`), in increasing order. Under
-    a move time the solver gets about half of it as a node budget (``node_clock``, a
-    :class:`baselines.clock.NodeClock`); past its budget :class:`SolverBudgetExceeded` is raised."""
+    a move time the solver searches for half of it, whatever its node budget (:meth:`Solver.set_deadline`);
+    past its budget or deadline :class:`SolverBudgetExceeded` is raised."""
     if move_time is None:
         return sorted(solver.best_moves(state)[1])
-    return sorted(node_clock.run(solver, move_time / 2, solver.best_moves, state)[1])
+    saved = solver.node_limit
+    solver.node_limit = 0
+    solver.set_deadline(move_time / 2)
+    try:
+        return sorted(solver.best_moves(state)[1])
+    finally:
+        solver.node_limit = saved
+        solver.set_deadline(None)
 
 
 class SolverAgent:
@@ -59,7 +65,6 @@ class SolverAgent:
         self.fallback = fallback
         self.fallbacks = 0
         self.move_time: float | None = None  # set_move_time: a clock instead of the node budget
-        self._node_clock = None
         self._fallback_agent = fallback if hasattr(fallback, "select_action") else None
         self._seed = seed
 
@@ -76,19 +81,16 @@ class SolverAgent:
         return self.solver.move_values(state)
 
     def set_move_time(self, seconds: float) -> None:
-        """Play within ``seconds`` a move (a tournament's time control): the solver gets about half of them
-        as a node budget (:class:`baselines.clock.NodeClock`), the fallback what is left."""
-        from baselines.clock import NodeClock
-
+        """Play within ``seconds`` a move (a tournament's time control): the solver searches for half of
+        them instead of its node budget, the fallback gets what is left."""
         self.move_time = seconds
-        self._node_clock = self._node_clock or NodeClock()
 
     def select_action(self, state: GameState) -> int:
         check_state(self, state)
         start = time.perf_counter()
         move_time = self.move_time
         try:
-            choices = best_solver_moves(self.solver, state, move_time, self._node_clock)
+            choices = best_solver_moves(self.solver, state, move_time)
         except SolverTooLarge:
             if self.fallback is None:
                 raise

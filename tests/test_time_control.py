@@ -4,6 +4,7 @@ fake clocks (no test here depends on the machine's speed)."""
 from __future__ import annotations
 
 import json
+import random
 
 import numpy as np
 import pytest
@@ -245,48 +246,30 @@ def test_prsboxes_on_a_clock_deepens_both_searches_until_it():
         assert (search.move_time, search.time_limit, search.node_limit) == (2.0, 2.0, None)
 
 
-class FakeSolver:
-    """Counts ``nodes`` a call on the fake clock at ``rate`` nodes a second; past its node_limit it raises."""
+def test_the_solver_on_a_clock_searches_half_of_it_whatever_its_node_budget():
+    from baselines.solver import best_solver_moves
+    from dnb_env.analysis import realistic_position
+    from dnb_env.solver import Solver, SolverBudgetExceeded, native_available
 
-    def __init__(self, clock, nodes, rate):
-        self.clock, self.nodes, self.rate, self.node_limit, self.total = clock, nodes, rate, 123, 0
-
-    def stats(self):
-        return {"nodes": self.total}
-
-    def move_values(self, state):
-        from dnb_env.solver import SolverBudgetExceeded
-
-        spent = min(self.nodes, self.node_limit + 1)
-        self.total += spent
-        self.clock.now += spent / self.rate
-        if spent > self.node_limit:
-            raise SolverBudgetExceeded("over budget")
-        return {0: 1}
-
-
-def test_node_clock_turns_seconds_into_nodes_at_the_measured_rate():
-    from baselines.clock import NodeClock
-    from dnb_env.solver import SolverBudgetExceeded
-
-    clock = Clock()
-    solver = FakeSolver(clock, nodes=10**9, rate=4_000_000)  # a position too hard for any budget here
-    nodes = NodeClock(rate=1_000_000, clock=clock)
-    with pytest.raises(SolverBudgetExceeded):
-        nodes.run(solver, 0.5, solver.move_values, None)  # 500,000 nodes at the guessed rate
-    assert solver.node_limit == 123 and nodes.rate == pytest.approx(2_500_000, rel=1e-3)  # halfway to 4M
-    for _ in range(20):
-        with pytest.raises(SolverBudgetExceeded):
-            nodes.run(solver, 0.5, solver.move_values, None)
-    clock.now = 0.0
-    with pytest.raises(SolverBudgetExceeded):
-        nodes.run(solver, 0.5, solver.move_values, None)
-    assert clock.now == pytest.approx(0.5, rel=1e-3)  # the budget now lasts the half second it was given
-    solver.nodes = 1000
-    assert nodes.run(solver, 0.5, solver.move_values, None) == {0: 1}
+    if not native_available():
+        pytest.skip("the deadline is the C++ solver's")
+    solver, seen = Solver(60, node_limit=1_000), []
+    set_deadline, best_moves = solver.set_deadline, solver.best_moves
+    solver.set_deadline = lambda seconds: (seen.append(("deadline", seconds)), set_deadline(seconds))
+    solver.best_moves = lambda state: (seen.append(("nodes", solver.node_limit)), best_moves(state))[1]
+    easy = realistic_position("5x5", 24, random.Random(0))
+    assert best_solver_moves(solver, easy, 3600.0) == best_solver_moves(Solver(), easy)
+    assert seen == [("deadline", 1800.0), ("nodes", 0), ("deadline", None)]  # no node budget on a clock
+    assert solver.node_limit == 1_000 and not solver.past_deadline()  # both back after the move
+    with pytest.raises(SolverBudgetExceeded, match="deadline"):
+        best_solver_moves(solver, easy, 0.0)  # a clock already spent stops it at once
+    agent = make_agent("solver", board="5x5", seed=0, max_undrawn=60)
+    agent.set_move_time(0.0)
+    hard = realistic_position("5x5", 44, random.Random(0))  # hours of search: only the clock stops it
+    assert hard.is_legal(agent.select_action(hard)) and agent.fallbacks == 1
 
 
-def test_one_measured_rate_for_nodes_and_simulations():
+def test_a_measured_rate_of_simulations():
     from baselines.clock import MeasuredRate
 
     sims = MeasuredRate()  # openspiel_mcts: no guess, a quick search counts as a millisecond
@@ -296,12 +279,10 @@ def test_one_measured_rate_for_nodes_and_simulations():
     sims.add(0, 1.0)  # no work: nothing measured
     sims.add(4_000, 1.0)
     assert sims.rate == 10_000
-    nodes = MeasuredRate(1_000_000, least_work=1_000, skip_quick=True)  # the solver's node clock
-    nodes.add(999, 1.0)
-    nodes.add(10_000, 0.0005)
-    assert nodes.rate == 1_000_000  # too little work, or too quick to time: skipped
-    nodes.add(3_000_000, 1.0)
-    assert nodes.rate == 2_000_000
+    guess = MeasuredRate(1_000)  # a first guess, moved halfway by the first measurement
+    assert guess.work_in(2.0) == 2_000
+    guess.add(3_000, 1.0)
+    assert guess.rate == 2_000
 
 
 def test_solver_and_prsboxes_on_a_clock_hand_the_rest_of_it_on():
