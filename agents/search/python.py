@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from typing import Sequence
 
 import numpy as np
@@ -152,14 +151,17 @@ class MCTS:
         self.exact_root = ExactRoot(config)
         self._solver = None  # exact leaves (config.solve_leaf), made on first use
         self._zone = config.solve_leaf
-        self._solve_deadline: float | None = None  # set_solve_deadline, a time.perf_counter() time
 
     def set_solve_deadline(self, seconds: float | None) -> None:
         """Leaf solves stop ``seconds`` from now as if out of nodes (a timed move), without lowering the
         zone for the rest of the search; None lifts the deadline."""
-        self._solve_deadline = None if seconds is None else time.perf_counter() + seconds
-        if self._solver is not None:
-            self._solver.set_deadline(seconds)
+        if self.config.solve_leaf:
+            self._leaf_solver().set_deadline(seconds)
+
+    def _leaf_solver(self):
+        if self._solver is None:
+            self._solver = exact_solver(self.config, self.config.solve_nodes)
+        return self._solver
 
     def _leaf_value(self, node: Node) -> float | None:
         """Exact value of a leaf for its mover, where one is known without the evaluator."""
@@ -173,11 +175,7 @@ class MCTS:
         if node.solved is None:
             undrawn = node.state.num_actions - node.state.edges.bit_count()
             if undrawn <= self._zone:
-                if self._solver is None:
-                    self._solver = exact_solver(cfg, cfg.solve_nodes)
-                    if self._solve_deadline is not None:
-                        self._solver.set_deadline(max(0.0, self._solve_deadline - time.perf_counter()))
-                e = solve_extra(self._solver, node.state, cfg.value)
+                e = solve_extra(self._leaf_solver(), node.state, cfg.value)
                 if e is None:
                     node.solved = False
                     if not self._solver.past_deadline():  # out of nodes, not out of time
