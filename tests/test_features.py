@@ -171,6 +171,21 @@ def test_sacrifices_hand_over_at_most_two_boxes():
     assert min(checked.values()) >= 3, checked
 
 
+def test_sacrifice_search_skips_positions_with_many_safe_moves(monkeypatch):
+    import dnb_env.features as features
+
+    searched = []
+    real = features._values
+    monkeypatch.setattr(features, "_values", lambda *a: searched.append(a) or real(*a))
+    many = next(s for s in positions(15, 40, 38, 44)
+                if features.SACRIFICE_MAX_SAFE < (move_classes(s) == MoveClass.SAFE).sum() <= features.SAFE_PHASE_MAX_SAFE)
+    assert safe_phase_values(many, sacrifices=2) is None and not searched
+    assert safe_phase_values(many) is not None or searched  # the safe-only search still runs there
+    searched.clear()
+    safe_phase_values(many, sacrifices=2, max_safe=None)
+    assert searched
+
+
 def test_sacrifices_are_checked():
     s = positions(14, 1, 34, 34)[0]
     for bad in (-1, 1.5, True, "1"):
