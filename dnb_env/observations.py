@@ -334,19 +334,25 @@ def _chainloop6_safe(states, g):
          budget), else 0
     ===  ==========================================================================================
     """
+    out, flat = _feature_planes(states, g, 9)
+    _search_planes(states, g, out, flat, 6, sacrifices=0)
+    return out
+
+
+def _search_planes(states, g, out, flat, first: int, sacrifices: int) -> None:
+    """Channels ``first`` to ``first + 2`` of the safe-phase encoders: each move's value of
+    :func:`dnb_env.features.safe_phase_values` over R*C, its best moves, and the flag "values present"."""
     from dnb_env.features import safe_phase_values
 
-    out, flat = _feature_planes(states, g, 9)
     af = g.action_flat
     for i, s in enumerate(states):
-        values = safe_phase_values(s)
+        values = safe_phase_values(s, sacrifices=sacrifices)
         if values is None:
             continue
         known = ~np.isnan(values)
-        flat[i, 6, af[known]] = values[known] / g.num_boxes
-        flat[i, 7, af[known & (values == np.nanmax(values))]] = 1.0
-        out[i, 8] = 1.0
-    return out
+        flat[i, first, af[known]] = values[known] / g.num_boxes
+        flat[i, first + 1, af[known & (values == np.nanmax(values))]] = 1.0
+        out[i, first + 2] = 1.0
 
 
 def _chainloop6_sac2(states, g):
@@ -364,20 +370,9 @@ def _chainloop6_sac2(states, g):
     11   1 everywhere when channels 9-10 are filled, else 0
     ===  ==========================================================================================
     """
-    from dnb_env.features import safe_phase_values
-
-    out = np.zeros((len(states), 12, g.height, g.width), dtype=np.float32)
-    out[:, :9] = _chainloop6_safe(states, g)
-    flat = out.reshape(len(states), 12, -1)
-    af = g.action_flat
-    for i, s in enumerate(states):
-        values = safe_phase_values(s, sacrifices=2)
-        if values is None:
-            continue
-        known = ~np.isnan(values)
-        flat[i, 9, af[known]] = values[known] / g.num_boxes
-        flat[i, 10, af[known & (values == np.nanmax(values))]] = 1.0
-        out[i, 11] = 1.0
+    out, flat = _feature_planes(states, g, 12)
+    _search_planes(states, g, out, flat, 6, sacrifices=0)
+    _search_planes(states, g, out, flat, 9, sacrifices=2)
     return out
 
 
