@@ -145,6 +145,37 @@ def test_cpp_sacrifice_search_matches_the_python_reference(sacrifices, n3, lo, h
     assert compared >= 12 and with_sacrifice >= 10
 
 
+@needs_native
+def test_the_sacrifice_search_in_a_window_bounds_the_exact_values():
+    """Fail-soft: a move whose value lies outside the window gets a bound between it and the window's
+    edge, one inside gets its exact value."""
+    solver = Solver(node_limit=500_000)
+    seen = {"below": 0, "inside": 0, "above": 0}
+    for s in positions(16, 25, 28, 34):
+        ex = solver._exact(s)
+        full = ex.sacrifice_phase_values(s.edges, 2, 20_000, 500_000)
+        if not full:
+            continue
+        for lo, hi in ((-1, 1), (0, 2), (-4, -1), (-3, 3), (-6, 4)):
+            win = ex.sacrifice_phase_values(s.edges, 2, 20_000, 500_000, lo, hi)
+            if win is None:
+                continue
+            assert set(win) == set(full)
+            for a, v in full.items():
+                if v <= lo:
+                    assert v <= win[a] <= lo, (s.edges, a, v, win[a])
+                    seen["below"] += 1
+                elif v >= hi:
+                    assert hi <= win[a] <= v, (s.edges, a, v, win[a])
+                    seen["above"] += 1
+                else:
+                    assert win[a] == v
+                    seen["inside"] += 1
+    assert min(seen.values()) >= 5, seen
+    with pytest.raises(ValueError, match="window"):
+        ex.sacrifice_phase_values(s.edges, 2, 20_000, 500_000, 1, 1)
+
+
 def test_sacrifices_hand_over_at_most_two_boxes():
     """Only conceding moves that hand over one or two boxes get values, and the count of boxes handed
     over follows the run: a lone box, a 2-chain opened at its end, a 3-chain."""

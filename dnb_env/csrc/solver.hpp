@@ -1071,8 +1071,12 @@ class Solver {
   // bounds; with `sacrifices` 0 it gives the values of safe_phase_values. False when it needs more than
   // `position_limit` positions or an end position is beyond the leaf budget; empty without a safe move.
   static constexpr int kSacrificeBoxes = 2;
+  // With a window (alpha, beta) narrower than the default, each move's value is searched in that window
+  // only (fail-soft): exact inside it, else a bound on the side it fails (at most alpha, or at least beta),
+  // which is what a win/draw/loss question needs, and cheaper.
   bool sacrifice_phase_values(const Pos& given, int sacrifices, uint64_t position_limit, uint64_t leaf_node_limit,
-                              std::vector<std::pair<int, int>>& out) {
+                              std::vector<std::pair<int, int>>& out, int alpha = -kInf, int beta = kInf) {
+    if (alpha >= beta) throw std::invalid_argument("the window must have alpha < beta");
     if (sacrifices < 0) throw std::invalid_argument("sacrifices must be >= 0");
     const Pos p = prepared(given);
     out.clear();
@@ -1086,7 +1090,7 @@ class Solver {
           if (left == 0 || sp.handout(p, e) > kSacrificeBoxes) continue;
           --left;
         }
-        out.emplace_back(e, sp.after(p, e, left, -kInf, kInf));
+        out.emplace_back(e, sp.after(p, e, left, alpha, beta));
       }
     } catch (const BudgetExceeded&) {
       out.clear();
