@@ -13,7 +13,12 @@ first long chain. Each rule falls back to greedy's moves where no move qualifies
 expected result of a uniform pick among its moves. "keep" is the share of winning positions where the
 rule keeps the win, "hard" the same on the greedy-hard ones, then "keep" by moves played.
 
-    python benchmarks/teacher_rules.py --held data/teach5-held --positions 2000
+``--sacrifices 0,1,2`` gives one safe-phase row per sacrifice budget (``safe_phase_values(state,
+sacrifices=k)``), and a second table: each search's value of the position (the mover's lead plus its best
+move's value) as a predictor of the exact result on the decided positions it has values for: the share
+of signs right beside the share the mover wins there, the AUC, and the search's time per position.
+
+    python benchmarks/teacher_rules.py --held data/teach5-held --positions 2000 --sacrifices 0,1,2
 """
 
 from __future__ import annotations
@@ -72,23 +77,35 @@ def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--held", required=True, help="teacher dataset folder (dnb teach)")
     p.add_argument("--positions", type=int, default=2000, help="its first N positions (0: all)")
+    p.add_argument("--sacrifices", default="0", help="comma-separated sacrifice budgets of the safe-phase "
+                   "search, one row each (0: safe moves and captures only)")
+    p.add_argument("--nodes", type=int, default=None, help="positions a safe-phase search may visit "
+                   "(default: the feature's budget)")
     args = p.parse_args(argv)
+    budgets = [int(k) for k in args.sacrifices.split(",")]
+    if any(k < 0 for k in budgets):
+        p.error("--sacrifices takes budgets >= 0")
     data = TeacherData.load(args.held)
     if args.positions:
         data = data.take(np.arange(min(args.positions, len(data))))
     held = HeldOut.of(data)
     win, hard = held.winning, held.winning & held.hard
-    safe = held.greedy_keep.copy()
+    safe = {k: held.greedy_keep.copy() for k in budgets}
+    best = {k: np.full(len(held.winning), np.nan) for k in budgets}  # the position's value by the search
+    search_s = {k: [] for k in budgets}
     chain = held.greedy_keep.copy()
     parity = held.greedy_keep.copy()
     parity_short = held.greedy_keep.copy()
-    found = 0
+    nodes = {} if args.nodes is None else {"nodes": args.nodes}
     t0 = time.perf_counter()
     for i, state in enumerate(data.samples.states()):
-        values = safe_phase_values(state)
-        if values is not None:
-            found += 1
-            safe[i] = held.keeps[i, np.flatnonzero(values == np.nanmax(values))].mean()
+        for k in budgets:
+            t = time.perf_counter()
+            values = safe_phase_values(state, sacrifices=k, **nodes)
+            search_s[k].append(time.perf_counter() - t)
+            if values is not None:
+                best[k][i] = np.nanmax(values)
+                safe[k][i] = held.keeps[i, np.flatnonzero(values == best[k][i])].mean()
         good = set(np.flatnonzero(long_chain_rule_moves(state)).tolist())
         moves = [a for a in GreedyAgent.candidates(state) if a in good]
         if moves:
@@ -99,20 +116,57 @@ def main(argv=None) -> dict:
                 column[i] = held.keeps[i, moves].mean()
     seconds = time.perf_counter() - t0
     steps = sorted(set(held.step.tolist()))
+    found = {k: int((~np.isnan(best[k])).sum()) for k in budgets}
     print(f"{len(data)} positions ({int(win.sum())} winning, {int(hard.sum())} greedy-hard); the safe-phase "
-          f"feature on {found}; {seconds:.1f} s")
-    print(f"{'rule':<28}{'keep':>7}{'hard':>7}  " + " ".join(f"{k:>5}" for k in steps))
+          f"feature on {found} (by sacrifices allowed); {seconds:.1f} s")
+    print(f"{'rule':<34}{'keep':>7}{'hard':>7}  " + " ".join(f"{k:>5}" for k in steps))
     out = {}
     rows = (("greedy", held.greedy_keep), ("long chain rule", chain), ("safe parity", parity),
-            ("safe parity + short chains", parity_short), ("safe-phase search", safe))
+            ("safe parity + short chains", parity_short)) + tuple(
+        ("safe-phase search" + (f", {k} sacrifice{'s' if k > 1 else ''}" if k else ""), safe[k]) for k in budgets)
     for name, keep in rows:
         by_step = [float(keep[win & (held.step == k)].mean()) if (win & (held.step == k)).any() else float("nan")
                    for k in steps]
         out[name] = {"keep": float(keep[win].mean()), "keep_hard": float(keep[hard].mean()) if hard.any() else float("nan"),
                      "by_step": dict(zip(steps, by_step))}
-        print(f"{name:<28}{out[name]['keep']:>7.3f}{out[name]['keep_hard']:>7.3f}  "
+        print(f"{name:<34}{out[name]['keep']:>7.3f}{out[name]['keep_hard']:>7.3f}  "
               + " ".join(f"{v:>5.2f}" for v in by_step))
+    # the search's value of the position as a predictor of the exact result (decided positions with values)
+    outcome = _outcomes(held)
+    print(f"\n{'search':<34}{'values':>7}{'sign':>7}{'base':>7}{'AUC':>7}{'median ms':>11}{'p90 ms':>8}")
+    for k in budgets:
+        have = ~np.isnan(best[k]) & (outcome != 0)
+        pred = np.sign(data.lead + best[k])
+        sign = float((pred[have] == outcome[have]).mean()) if have.any() else float("nan")
+        base = float((outcome[have] > 0).mean()) if have.any() else float("nan")
+        auc = _auc(data.lead[have] + best[k][have], outcome[have] > 0)
+        ms = 1000 * np.array(search_s[k])
+        out[f"value, {k} sacrifices"] = {"positions": int(have.sum()), "sign": sign, "base_rate": base, "auc": auc,
+                                         "median_ms": float(np.median(ms)), "p90_ms": float(np.percentile(ms, 90))}
+        print(f"{f'{k} sacrifices':<34}{int(have.sum()):>7}{sign:>7.3f}{base:>7.3f}{auc:>7.3f}"
+              f"{np.median(ms):>11.2f}{np.percentile(ms, 90):>8.1f}")
     return out
+
+
+def _outcomes(held) -> np.ndarray:
+    """+1 / 0 / -1: the exact result for the mover of each held-out position."""
+    data = held.data
+    from agents.training.teacher import MARGIN, NO_VALUE
+
+    legal = data.values != NO_VALUE
+    vals = data.values.astype(np.int64)
+    result = np.where(data.kind[:, None] == MARGIN, np.sign(data.lead[:, None] + vals), vals)
+    return np.where(legal, result, -9).max(axis=1)
+
+
+def _auc(score: np.ndarray, won: np.ndarray) -> float:
+    """The chance that a won position scores higher than a lost one (ties count one half)."""
+    pos, neg = score[won], score[~won]
+    if not len(pos) or not len(neg):
+        return float("nan")
+    greater = (pos[:, None] > neg[None, :]).mean()
+    ties = (pos[:, None] == neg[None, :]).mean()
+    return float(greater + ties / 2)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ from the position instead of asking a network to infer it from the drawn edges.
 * :func:`safe_phase_values`: for each move, the margin the mover gets if both players draw only safe
   moves (no box gets its third side) and free captures while any safe move is left, and play exactly
   once none is (the exact solver scores the end of the safe phase). A search over safe moves only, with
-  a transposition table; sacrifices before the safe phase ends are the one thing it leaves out.
+  a transposition table; sacrifices before the safe phase ends are the one thing it leaves out. With
+  ``sacrifices=k`` the players may also make k short sacrifices between them (each handing over at most
+  two boxes) while safe moves are left, and those sacrifices get values too: an alpha-beta search in C++.
 * :func:`long_chain_rule_moves`: the safe moves after which Berlekamp's long chain rule favours the
   mover (dots + long chains even for the first player), the PRsBoxes heuristic.
 
@@ -28,7 +30,9 @@ from dnb_env.analysis import MoveClass, long_chain_count, move_classes
 from dnb_env.core import GameState
 from dnb_env.solver import Solver, SolverBudgetExceeded, SolverTooLarge
 
-__all__ = ["safe_phase_values", "safe_phase_value", "long_chain_rule_moves", "SAFE_PHASE_NODES", "SAFE_PHASE_MAX_SAFE"]
+__all__ = ["safe_phase_values", "safe_phase_value", "long_chain_rule_moves", "handout", "SAFE_PHASE_NODES",
+           "SAFE_PHASE_MAX_SAFE", "SACRIFICE_BOXES",
+           "SACRIFICE_MAX_SAFE"]
 
 #: Positions a safe-phase search may visit before it gives up (the feature is then unavailable).
 SAFE_PHASE_NODES = 20_000
@@ -37,6 +41,10 @@ SAFE_PHASE_NODES = 20_000
 #: teacher sets with more than 20 safe moves finished in it), and giving up took some 25 ms a position,
 #: the bulk of a network evaluation's time in the opening.
 SAFE_PHASE_MAX_SAFE = 24
+#: With sacrifices allowed, positions with more safe moves than this get no values, without a search: on
+#: 1,000 held-out 5x5 positions of 26-40 undrawn edges the search with two sacrifices finished within its
+#: :data:`SAFE_PHASE_NODES` positions on 8 of the 119 with 13-15 safe moves and on none of the 152 with more.
+SACRIFICE_MAX_SAFE = 14
 #: Exact-solver nodes allowed for one end-of-safe-phase position.
 _LEAF_NODES = 500_000
 
@@ -54,15 +62,58 @@ def _claimed(state: GameState) -> int:
     return (state.owner0 | state.owner1).bit_count()
 
 
+#: The most boxes a sacrifice of the safe-phase search with sacrifices may hand over.
+SACRIFICE_BOXES = 2
+
+
+def handout(state: GameState, action: int) -> int:
+    """Boxes the opponent can take in a row after the conceding move ``action`` (counted up to
+    ``SACRIFICE_BOXES + 1``)."""
+    geo = state.geometry
+    edges = state.edges | 1 << action
+
+    def undrawn(box: int) -> list[int]:
+        return [e for e in geo.box_sides[box] if not edges >> e & 1]
+
+    taken = 0
+    for start in geo.action_boxes[action]:
+        if len(undrawn(start)) != 1:
+            continue
+        box, came = start, action
+        while True:  # walk the run the opponent can take: each box's last side leads to the next box
+            taken += 1
+            if taken > SACRIFICE_BOXES:
+                return taken
+            sides = [e for e in undrawn(box) if e != came]
+            if not sides:
+                break
+            nxt = [b for b in geo.action_boxes[sides[0]] if b != box]
+            if not nxt or nxt[0] == start or len(undrawn(nxt[0])) != 2:
+                break
+            box, came = nxt[0], sides[0]
+    return taken
+
+
 class _SafePhase:
-    """One safe-phase search: values of positions (by drawn edges) for their mover, remaining boxes."""
+    """One safe-phase search: values of positions (by drawn edges, and sacrifices left) for their mover,
+    remaining boxes. A plain minimax, the reference of the C++ searches."""
 
-    def __init__(self, nodes: int):
-        self.table: dict[int, int] = {}
+    def __init__(self, nodes: int, sacrifices: int = 0):
+        self.table: dict[tuple[int, int], int] = {}
         self.budget = nodes
+        self.sacrifices = sacrifices
 
-    def value(self, state: GameState) -> int:
-        key = state.edges
+    def moves(self, state: GameState, left: int) -> list[tuple[int, int]]:
+        """(action, sacrifices left after it) for the moves of the phase."""
+        classes = move_classes(state)
+        out = [(int(a), left) for a in np.flatnonzero((classes == MoveClass.SAFE) | (classes == MoveClass.SCORING))]
+        if left:
+            out += [(int(a), left - 1) for a in np.flatnonzero(classes == MoveClass.CONCEDING)
+                    if handout(state, int(a)) <= SACRIFICE_BOXES]
+        return out
+
+    def value(self, state: GameState, left: int = 0) -> int:
+        key = (state.edges, left)
         hit = self.table.get(key)
         if hit is not None:
             return hit
@@ -79,64 +130,72 @@ class _SafePhase:
                 except (SolverBudgetExceeded, SolverTooLarge):
                     raise _OutOfBudget from None
             else:
-                v = max(self.after(state, int(a)) for a in
-                        np.flatnonzero((classes == MoveClass.SAFE) | (classes == MoveClass.SCORING)))
+                v = max(self.after(state, a, after) for a, after in self.moves(state, left))
         self.table[key] = v
         return v
 
-    def after(self, state: GameState, action: int) -> int:
-        """The mover's margin (remaining boxes) if ``action`` is played and the safe phase follows."""
+    def after(self, state: GameState, action: int, left: int = 0) -> int:
+        """The mover's margin (remaining boxes) if ``action`` is played and the safe phase follows, with
+        ``left`` sacrifices left after it."""
         child = state.apply(action)
         if child.current_player == state.current_player:
-            return _claimed(child) - _claimed(state) + self.value(child)
-        return -self.value(child)
+            return _claimed(child) - _claimed(state) + self.value(child, left)
+        return -self.value(child, left)
 
 
 def safe_phase_values(state: GameState, nodes: int = SAFE_PHASE_NODES,
-                      max_safe: int | None = SAFE_PHASE_MAX_SAFE) -> np.ndarray | None:
+                      max_safe: int | None = SAFE_PHASE_MAX_SAFE, sacrifices: int = 0) -> np.ndarray | None:
     """float32 ``[num_actions]``: for each safe or capturing move, the margin (boxes still unclaimed) the
     mover gets when it is played and both players then draw only safe moves and captures until no safe
     move is left, the rest played exactly; NaN for the other moves (sacrifices, drawn edges). None when
-    the position has no safe move or more than ``max_safe`` of them (None: no such limit), or the search
-    needs more than ``nodes`` positions or an end position is beyond the exact solver's budget."""
+    the position has no safe move or more than ``max_safe`` of them (None: no such limit; with sacrifices
+    at most :data:`SACRIFICE_MAX_SAFE`), or the search
+    needs more than ``nodes`` positions or an end position is beyond the exact solver's budget.
+
+    ``sacrifices`` > 0: the players may also make that many sacrifices between them while safe moves are
+    left, each handing over at most :data:`SACRIFICE_BOXES` boxes; such a sacrifice at the root uses one
+    and gets a value too (the native backend only; the Python reference is for tests)."""
+    if isinstance(sacrifices, bool) or not isinstance(sacrifices, int) or sacrifices < 0:
+        raise ValueError(f"sacrifices must be an int >= 0, got {sacrifices!r}")
+    if max_safe is not None and sacrifices:
+        max_safe = min(max_safe, SACRIFICE_MAX_SAFE)
     if max_safe is not None and np.count_nonzero(move_classes(state) == MoveClass.SAFE) > max_safe:
         return None
-    out = _values(state.rows, state.cols, state.edges, nodes, native.handles(None, state.geometry))
+    out = _values(state.rows, state.cols, state.edges, nodes, native.handles(None, state.geometry), sacrifices)
     return None if out is None else np.array(out, dtype=np.float32)
 
 
 @functools.lru_cache(maxsize=1 << 18)
-def _values(rows: int, cols: int, edges: int, nodes: int, in_cpp: bool) -> tuple | None:
+def _values(rows: int, cols: int, edges: int, nodes: int, in_cpp: bool, sacrifices: int = 0) -> tuple | None:
     # the values depend on the drawn edges only: any order of drawing them gives the same answer
     state = GameState.from_actions(rows, cols, [a for a in range(edges.bit_length()) if edges >> a & 1])
     out = [float("nan")] * state.num_actions
     if in_cpp:
-        found = _solver().safe_phase_values(state, nodes)
+        found = _solver().safe_phase_values(state, nodes, sacrifices)
         if not found:  # None (over budget) or {} (no safe move)
             return None
         for a, v in found.items():
             out[a] = float(v)
         return tuple(out)
-    return _reference_values(state, nodes, out)
+    return _reference_values(state, nodes, out, sacrifices)
 
 
-def _reference_values(state: GameState, nodes: int, out: list) -> tuple | None:
-    """The Python reference of the search (the C++ one in ``solver.hpp`` is tested against it)."""
-    classes = move_classes(state)
-    if not (classes == MoveClass.SAFE).any():
+def _reference_values(state: GameState, nodes: int, out: list, sacrifices: int = 0) -> tuple | None:
+    """The Python reference of the search (the C++ ones in ``solver.hpp`` are tested against it)."""
+    if not (move_classes(state) == MoveClass.SAFE).any():
         return None
-    search = _SafePhase(nodes)
+    search = _SafePhase(nodes, sacrifices)
     try:
-        for a in np.flatnonzero((classes == MoveClass.SAFE) | (classes == MoveClass.SCORING)):
-            out[a] = float(search.after(state, int(a)))
+        for a, left in search.moves(state, sacrifices):
+            out[a] = float(search.after(state, a, left))
     except _OutOfBudget:
         return None
     return tuple(out)
 
 
-def safe_phase_value(state: GameState, nodes: int = SAFE_PHASE_NODES) -> float | None:
+def safe_phase_value(state: GameState, nodes: int = SAFE_PHASE_NODES, sacrifices: int = 0) -> float | None:
     """The best of :func:`safe_phase_values` (the mover's margin over the unclaimed boxes), or None."""
-    values = safe_phase_values(state, nodes)
+    values = safe_phase_values(state, nodes, sacrifices=sacrifices)
     return None if values is None else float(np.nanmax(values))
 
 

@@ -12,6 +12,7 @@ name                      shape                 source
 ``alphazero4``            (4, 2R+1, 2C+1)       AlphaZero Dots-and-Boxes report, Fig. 4 (L, P, O, B)
 ``chainloop6_safe``       (9, 2R+1, 2C+1)       ChainLoop6 + each move's safe-phase value (dnb_env.features)
 ``chainloop6_safevalue``  (8, 2R+1, 2C+1)       ChainLoop6 + the position's safe-phase value only
+``chainloop6_sac2``       (12, 2R+1, 2C+1)      ``chainloop6_safe`` + each move's value with two sacrifices allowed
 ``chainloop6_lcr``        (7, 2R+1, 2C+1)       ChainLoop6 + the long chain rule of each safe move
 ========================  ====================  ============================================================
 
@@ -333,18 +334,45 @@ def _chainloop6_safe(states, g):
          budget), else 0
     ===  ==========================================================================================
     """
+    out, flat = _feature_planes(states, g, 9)
+    _search_planes(states, g, out, flat, 6, sacrifices=0)
+    return out
+
+
+def _search_planes(states, g, out, flat, first: int, sacrifices: int) -> None:
+    """Channels ``first`` to ``first + 2`` of the safe-phase encoders: each move's value of
+    :func:`dnb_env.features.safe_phase_values` over R*C, its best moves, and the flag "values present"."""
     from dnb_env.features import safe_phase_values
 
-    out, flat = _feature_planes(states, g, 9)
     af = g.action_flat
     for i, s in enumerate(states):
-        values = safe_phase_values(s)
+        values = safe_phase_values(s, sacrifices=sacrifices)
         if values is None:
             continue
         known = ~np.isnan(values)
-        flat[i, 6, af[known]] = values[known] / g.num_boxes
-        flat[i, 7, af[known & (values == np.nanmax(values))]] = 1.0
-        out[i, 8] = 1.0
+        flat[i, first, af[known]] = values[known] / g.num_boxes
+        flat[i, first + 1, af[known & (values == np.nanmax(values))]] = 1.0
+        out[i, first + 2] = 1.0
+
+
+def _chainloop6_sac2(states, g):
+    """``chainloop6_sac2``: ``chainloop6_safe`` plus the same search with two sacrifices allowed
+    (:func:`dnb_env.features.safe_phase_values` with ``sacrifices=2``: while safe moves are left the
+    players may also make two sacrifices between them, each handing over at most two boxes).
+
+    ===  ==========================================================================================
+    ch   value
+    ===  ==========================================================================================
+    0-8  as ``chainloop6_safe``
+    9    on each safe, capturing or short sacrificing move's edge: the mover's margin under that
+         search, over R*C
+    10   1 on the edges of the moves with the best value of channel 9
+    11   1 everywhere when channels 9-10 are filled, else 0
+    ===  ==========================================================================================
+    """
+    out, flat = _feature_planes(states, g, 12)
+    _search_planes(states, g, out, flat, 6, sacrifices=0)
+    _search_planes(states, g, out, flat, 9, sacrifices=2)
     return out
 
 
@@ -403,6 +431,7 @@ ENCODERS: dict[str, tuple[Callable, int, str]] = {
     "alphazero4": (_alphazero4, 4, "grid"),
     "chainloop6_safe": (_chainloop6_safe, 9, "grid"),
     "chainloop6_safevalue": (_chainloop6_safevalue, 8, "grid"),
+    "chainloop6_sac2": (_chainloop6_sac2, 12, "grid"),
     "chainloop6_lcr": (_chainloop6_lcr, 7, "grid"),
 }
 

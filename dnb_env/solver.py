@@ -348,16 +348,22 @@ class Solver:
         # the opponent moves next: the win is kept when the opponent cannot reach a draw
         return not self.at_least(child, -self._owned_margin(child))
 
-    def safe_phase_values(self, state: GameState, positions: int) -> dict[int, int] | None:
+    def safe_phase_values(self, state: GameState, positions: int, sacrifices: int = 0) -> dict[int, int] | None:
         """The safe-phase search of :func:`dnb_env.features.safe_phase_values` in C++ (alpha-beta engine
         only): ``{action: margin}`` for the safe and capturing moves, ``{}`` without a safe move, None past
-        ``positions`` positions or when an end of the safe phase needs more than ``node_limit`` nodes."""
+        ``positions`` positions or when an end of the safe phase needs more than ``node_limit`` nodes.
+        ``sacrifices`` > 0: the players may also make that many sacrifices between them while safe moves
+        are left, each handing over at most two boxes, and such sacrifices get values too."""
         if not self._uses_alphabeta(state):
             raise SolverTooLarge("the safe-phase search runs in the native alpha-beta engine only")
         if positions < 1:
             raise ValueError(f"positions must be >= 1, got {positions}")
+        if isinstance(sacrifices, bool) or not isinstance(sacrifices, int) or sacrifices < 0:
+            raise ValueError(f"sacrifices must be an int >= 0, got {sacrifices!r}")
         limit = self.node_limit or 2 ** 63
-        return self._exact(state).safe_phase_values(state.edges, positions, limit)
+        if sacrifices == 0:
+            return self._exact(state).safe_phase_values(state.edges, positions, limit)
+        return self._exact(state).sacrifice_phase_values(state.edges, sacrifices, positions, limit)
 
     def outcome(self, state: GameState) -> int:
         """+1, 0 or -1: the game's result for the player to move under optimal play (one or two

@@ -264,6 +264,20 @@ def test_checkpoint_accuracy_scores_a_network_on_its_run_evaluation_set():
 def test_safe_feature_benchmark_runs():
     res = load("safe_feature").main(["--games", "1", "--board", "4x4"])
     assert res and all(row["positions"] > 0 and row["differ"] == 0 for row in res.values())
+    res = load("safe_feature").main(["--games", "1", "--board", "4x4", "--sacrifices", "2"])
+    assert res and all(row["positions"] > 0 and row["differ"] == 0 for row in res.values())
+
+
+def test_teacher_rules_benchmark_scores_each_sacrifice_budget():
+    res = load("teacher_rules").main(["--held", str(ROOT / "data/teach5-held"), "--positions", "60",
+                                      "--sacrifices", "0,2"])
+    for row in ("greedy", "safe-phase search", "safe-phase search, 2 sacrifices"):
+        assert 0 <= res[row]["keep"] <= 1, row
+    for k in (0, 2):
+        value = res[f"value, {k} sacrifices"]
+        assert 0 < value["positions"] <= 60 and 0 <= value["sign"] <= 1 and 0 <= value["auc"] <= 1
+    with pytest.raises(SystemExit):
+        load("teacher_rules").main(["--held", str(ROOT / "data/teach5-held"), "--sacrifices", "-1"])
 
 
 def test_value_sign_benchmark_scores_a_network_against_exact_values():

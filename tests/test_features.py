@@ -110,6 +110,124 @@ def test_cpp_search_matches_the_python_reference():
 
 
 @needs_native
+def test_the_sacrifice_search_without_sacrifices_is_the_safe_phase_search():
+    """The alpha-beta search of the sacrifice variant, with no sacrifice allowed, gives the plain search's
+    values on every move."""
+    solver = Solver(node_limit=500_000)
+    compared = 0
+    for s in positions(6, 30, 30, 38) + positions(7, 10, 8, 16, board="3x3"):
+        plain = solver.safe_phase_values(s, 20_000)
+        ab = solver._exact(s).sacrifice_phase_values(s.edges, 0, 20_000, 500_000)
+        assert (plain is None) == (ab is None), s.edges
+        if plain:
+            assert ab == plain, s.edges
+            compared += 1
+    assert compared >= 15
+
+
+@needs_native
+@pytest.mark.parametrize("sacrifices, n3, lo, hi, n5", [(1, 24, 12, 19, 4), (2, 16, 10, 16, 3)])
+def test_cpp_sacrifice_search_matches_the_python_reference(sacrifices, n3, lo, hi, n5):
+    states = positions(8 + sacrifices, n3, lo, hi, board="3x3") + positions(10 + sacrifices, n5, 31, 33)
+    compared = with_sacrifice = 0
+    for s in states:
+        with native.use_backend("native"):
+            fast = safe_phase_values(s, nodes=200_000, max_safe=None, sacrifices=sacrifices)
+        with native.use_backend("python"):
+            slow = safe_phase_values(s, nodes=200_000, max_safe=None, sacrifices=sacrifices)
+        assert (fast is None) == (slow is None), s.edges
+        if fast is None:
+            continue
+        np.testing.assert_array_equal(fast, slow, err_msg=str(s.edges))
+        compared += 1
+        conceding = move_classes(s) == MoveClass.CONCEDING
+        with_sacrifice += bool((~np.isnan(fast[conceding])).any())
+    assert compared >= 12 and with_sacrifice >= 10
+
+
+@needs_native
+def test_the_sacrifice_search_in_a_window_bounds_the_exact_values():
+    """Fail-soft: a move whose value lies outside the window gets a bound between it and the window's
+    edge, one inside gets its exact value."""
+    solver = Solver(node_limit=500_000)
+    seen = {"below": 0, "inside": 0, "above": 0}
+    for s in positions(16, 25, 28, 34):
+        ex = solver._exact(s)
+        full = ex.sacrifice_phase_values(s.edges, 2, 20_000, 500_000)
+        if not full:
+            continue
+        for lo, hi in ((-1, 1), (0, 2), (-4, -1), (-3, 3), (-6, 4)):
+            win = ex.sacrifice_phase_values(s.edges, 2, 20_000, 500_000, lo, hi)
+            if win is None:
+                continue
+            assert set(win) == set(full)
+            for a, v in full.items():
+                if v <= lo:
+                    assert v <= win[a] <= lo, (s.edges, a, v, win[a])
+                    seen["below"] += 1
+                elif v >= hi:
+                    assert hi <= win[a] <= v, (s.edges, a, v, win[a])
+                    seen["above"] += 1
+                else:
+                    assert win[a] == v
+                    seen["inside"] += 1
+    assert min(seen.values()) >= 5, seen
+    with pytest.raises(ValueError, match="window"):
+        ex.sacrifice_phase_values(s.edges, 2, 20_000, 500_000, 1, 1)
+
+
+def test_sacrifices_hand_over_at_most_two_boxes():
+    """Only conceding moves that hand over one or two boxes get values, and the count of boxes handed
+    over follows the run: a lone box, a 2-chain opened at its end, a 3-chain."""
+    from dnb_env.features import SACRIFICE_BOXES, handout
+
+    checked = {1: 0, 2: 0, 3: 0}
+    for s in positions(13, 40, 28, 36):
+        for a in np.flatnonzero(move_classes(s) == MoveClass.CONCEDING):
+            n = handout(s, int(a))
+            # play the captures out: the opponent takes n boxes in a row (at least that many; counts stop
+            # at SACRIFICE_BOXES + 1)
+            child, taken = s.apply(int(a)), 0
+            while taken < n:
+                scoring = [int(e) for e in np.flatnonzero(move_classes(child) == MoveClass.SCORING)]
+                assert scoring, (s.edges, a, n, taken)
+                before = (child.owner0 | child.owner1).bit_count()
+                child = child.apply(scoring[0])
+                taken += (child.owner0 | child.owner1).bit_count() - before
+            checked[min(n, SACRIFICE_BOXES + 1)] += 1
+        values = safe_phase_values(s, max_safe=None, sacrifices=1)
+        if values is not None:
+            for a in np.flatnonzero(move_classes(s) == MoveClass.CONCEDING):
+                assert np.isnan(values[a]) == (handout(s, int(a)) > SACRIFICE_BOXES), (s.edges, a)
+    assert min(checked.values()) >= 3, checked
+
+
+def test_sacrifice_search_skips_positions_with_many_safe_moves(monkeypatch):
+    import dnb_env.features as features
+
+    searched = []
+    real = features._values
+    monkeypatch.setattr(features, "_values", lambda *a: searched.append(a) or real(*a))
+    many = next(s for s in positions(15, 40, 38, 44)
+                if features.SACRIFICE_MAX_SAFE < (move_classes(s) == MoveClass.SAFE).sum() <= features.SAFE_PHASE_MAX_SAFE)
+    assert safe_phase_values(many, sacrifices=2) is None and not searched
+    assert safe_phase_values(many) is not None or searched  # the safe-only search still runs there
+    searched.clear()
+    safe_phase_values(many, sacrifices=2, max_safe=None)
+    assert searched
+
+
+def test_sacrifices_are_checked():
+    s = positions(14, 1, 34, 34)[0]
+    for bad in (-1, 1.5, True, "1"):
+        with pytest.raises(ValueError, match="sacrifices"):
+            safe_phase_values(s, sacrifices=bad)
+    if native_available():
+        with pytest.raises(ValueError, match="sacrifices"):
+            Solver().safe_phase_values(s, 100, sacrifices=-1)
+
+
+@needs_native
 def test_the_interpreter_exits_cleanly_after_native_searches():
     # the extension once kept Python strings in C++ statics, released by the exit handlers after the
     # interpreter was gone: Python 3.12 crashed at exit (signal 11) after any safe-phase search

@@ -1063,7 +1063,62 @@ class Solver {
     return true;
   }
 
+  // The safe-phase search with sacrifices (dnb_env.features): as safe_phase_values, but while safe moves
+  // are left the players may also make up to `sacrifices` sacrifices between them, each a move that gives
+  // a box its third side and hands over at most kSacrificeBoxes boxes (the boxes the opponent can then
+  // take in a row). For each safe, capturing or such sacrificing move (a sacrifice at the root uses one
+  // of the budget), the mover's exact margin under those rules. An alpha-beta search with a table of
+  // bounds; with `sacrifices` 0 it gives the values of safe_phase_values. False when it needs more than
+  // `position_limit` positions or an end position is beyond the leaf budget; empty without a safe move.
+  static constexpr int kSacrificeBoxes = 2;
+  // With a window (alpha, beta) narrower than the default, each move's value is searched in that window
+  // only (fail-soft): exact inside it, else a bound on the side it fails (at most alpha, or at least beta),
+  // which is what a win/draw/loss question needs, and cheaper.
+  bool sacrifice_phase_values(const Pos& given, int sacrifices, uint64_t position_limit, uint64_t leaf_node_limit,
+                              std::vector<std::pair<int, int>>& out, int alpha = -kInf, int beta = kInf) {
+    if (alpha >= beta) throw std::invalid_argument("the window must have alpha < beta");
+    if (sacrifices < 0) throw std::invalid_argument("sacrifices must be >= 0");
+    const Pos p = prepared(given);
+    out.clear();
+    SacrificePhase sp{*this, {}, position_limit, leaf_node_limit};
+    if (!has_safe_move(p)) return true;
+    try {
+      for (int e = 0; e < t_.num_edges; ++e) {
+        if (drawn(p, e)) continue;
+        int left = sacrifices;
+        if (phase_class(p, e) == kPhaseConceding) {
+          if (left == 0 || sp.handout(p, e) > kSacrificeBoxes) continue;
+          --left;
+        }
+        out.emplace_back(e, sp.after(p, e, left, alpha, beta));
+      }
+    } catch (const BudgetExceeded&) {
+      out.clear();
+      return false;
+    }
+    return true;
+  }
+
  private:
+  // Kinds of a move for the safe-phase searches: safe (no box gets its third side), scoring (completes a
+  // box), conceding (gives a box its third side and completes none).
+  enum { kPhaseSafe, kPhaseScoring, kPhaseConceding };
+  int phase_class(const Pos& p, int e) const {
+    int cls = kPhaseSafe;
+    for (int b : t_.edge_boxes[e]) {
+      if (b < 0) break;
+      if (p.val[b] == 1) return kPhaseScoring;
+      if (p.val[b] == 2) cls = kPhaseConceding;
+    }
+    return cls;
+  }
+  bool has_safe_move(const Pos& p) const {
+    for (int e = 0; e < t_.num_edges; ++e) {
+      if (!drawn(p, e) && phase_class(p, e) == kPhaseSafe) return true;
+    }
+    return false;
+  }
+
   struct EdgeKey {
     uint64_t w[kEdgeWords];
     bool operator==(const EdgeKey& o) const {
@@ -1079,27 +1134,14 @@ class Solver {
     }
   };
   struct SafePhase {
-    enum { kSafe, kScoring, kConceding };
+    enum { kSafe = kPhaseSafe, kScoring = kPhaseScoring, kConceding = kPhaseConceding };
     Solver& solver;
     std::unordered_map<EdgeKey, int, EdgeKeyHash> table;
     uint64_t positions_left;
     uint64_t leaf_node_limit;
 
-    int edge_class(const Pos& p, int e) const {
-      int cls = kSafe;
-      for (int b : solver.t_.edge_boxes[e]) {
-        if (b < 0) break;
-        if (p.val[b] == 1) return kScoring;
-        if (p.val[b] == 2) cls = kConceding;
-      }
-      return cls;
-    }
-    bool has_safe(const Pos& p) const {
-      for (int e = 0; e < solver.t_.num_edges; ++e) {
-        if (!drawn(p, e) && edge_class(p, e) == kSafe) return true;
-      }
-      return false;
-    }
+    int edge_class(const Pos& p, int e) const { return solver.phase_class(p, e); }
+    bool has_safe(const Pos& p) const { return solver.has_safe_move(p); }
     // margin for the mover of p if it draws e, then the safe phase
     int after(const Pos& p, int e) {
       Pos c = p;
@@ -1128,6 +1170,96 @@ class Solver {
         }
       }
       table.emplace(key, v);
+      return v;
+    }
+  };
+
+  // The search of sacrifice_phase_values: fail-soft alpha-beta over safe moves, captures and short
+  // sacrifices (while the budget `left` lasts), with a table of bounds keyed by the drawn edges and the
+  // sacrifices left. Exact values at the end of the safe phase come from the solver.
+  struct SacrificePhase {
+    struct Key {
+      EdgeKey edges;
+      int left;
+      bool operator==(const Key& o) const { return left == o.left && edges == o.edges; }
+    };
+    struct KeyHash {
+      size_t operator()(const Key& k) const { return EdgeKeyHash()(k.edges) ^ size_t(k.left) * 0x9E3779B97F4A7C15ull; }
+    };
+    struct Bounds {
+      int lo, hi;
+    };
+    Solver& solver;
+    std::unordered_map<Key, Bounds, KeyHash> table;
+    uint64_t positions_left;
+    uint64_t leaf_node_limit;
+
+    // boxes the opponent can take in a row after the sacrifice e (counted up to kSacrificeBoxes + 1)
+    int handout(const Pos& p, int e) const {
+      const Topology& t = solver.t_;
+      Pos c = p;
+      draw(t, c, e);
+      int n = 0;
+      for (int b : t.edge_boxes[e]) {
+        if (b < 0) break;
+        if (c.val[b] != 1) continue;
+        int cur = b, from = e;
+        while (true) {
+          if (++n > kSacrificeBoxes) return n;
+          const int side = other_undrawn_side(t, c, cur, from);
+          const int next = side < 0 ? -1 : t.across(cur, side);
+          if (next < 0 || next == b || c.val[next] != 2) break;
+          from = side;
+          cur = next;
+        }
+      }
+      return n;
+    }
+    // the mover's margin if it draws e (with `left` sacrifices left after it), then the phase
+    int after(const Pos& p, int e, int left, int alpha, int beta) {
+      Pos c = p;
+      const int gain = draw(solver.t_, c, e);
+      return gain ? gain + value(c, left, alpha - gain, beta - gain) : -value(c, left, -beta, -alpha);
+    }
+    int value(const Pos& p, int left, int alpha, int beta) {
+      if (p.undrawn == 0) return 0;
+      Key key;
+      for (int i = 0; i < kEdgeWords; ++i) key.edges.w[i] = p.edges[i];
+      key.left = left;
+      auto hit = table.find(key);
+      Bounds b = hit != table.end() ? hit->second : Bounds{-p.remaining, p.remaining};
+      if (b.lo == b.hi || b.lo >= beta) return b.lo;
+      if (b.hi <= alpha) return b.hi;
+      alpha = std::max(alpha, b.lo);
+      beta = std::min(beta, b.hi);
+      if (positions_left == 0) throw BudgetExceeded{};
+      --positions_left;
+      int v;
+      if (!solver.has_safe_move(p)) {
+        int lo, hi;
+        if (!solver.value(p, 0, leaf_node_limit, lo, hi)) throw BudgetExceeded{};
+        table[key] = Bounds{lo, lo};
+        return lo;
+      }
+      // captures first, then safe moves, then sacrifices
+      v = -kInf;
+      for (int pass = 0; pass < 3 && v < beta; ++pass) {
+        for (int e = 0; e < solver.t_.num_edges && v < beta; ++e) {
+          if (drawn(p, e)) continue;
+          const int cls = solver.phase_class(p, e);
+          if (cls != (pass == 0 ? kPhaseScoring : pass == 1 ? kPhaseSafe : kPhaseConceding)) continue;
+          int after_left = left;
+          if (cls == kPhaseConceding) {
+            if (left == 0 || handout(p, e) > kSacrificeBoxes) continue;
+            --after_left;
+          }
+          v = std::max(v, after(p, e, after_left, std::max(alpha, v), beta));
+        }
+      }
+      if (v <= alpha) b.hi = v;
+      else if (v >= beta) b.lo = v;
+      else b.lo = b.hi = v;
+      table[key] = b;
       return v;
     }
   };

@@ -174,6 +174,27 @@ class PyExactSolver {
     return d;
   }
 
+  py::object sacrifice_phase_values(py::handle edges, int sacrifices, uint64_t positions, uint64_t node_limit,
+                                    int alpha, int beta) {
+    if (sacrifices < 0) throw py::value_error("sacrifices must be >= 0, got " + std::to_string(sacrifices));
+    if (alpha >= beta) {
+      throw py::value_error("the window must have alpha < beta, got (" + std::to_string(alpha) + ", " +
+                            std::to_string(beta) + ")");
+    }
+    const exact::Pos p = load(edges);
+    std::vector<std::pair<int, int>> out;
+    bool done;
+    {
+      Busy busy(lock_);
+      py::gil_scoped_release release;
+      done = solver_.sacrifice_phase_values(p, sacrifices, positions, node_limit, out, alpha, beta);
+    }
+    if (!done) return py::none();
+    py::dict d;
+    for (const auto& [a, v] : out) d[py::int_(a)] = v;
+    return d;
+  }
+
   py::dict stats() {
     Busy busy(lock_);  // never block while holding the GIL: a searching thread needs it to return
     const auto& s = solver_.stats();
@@ -288,6 +309,12 @@ megabytes at most, grown with the problem) persists across calls. Searches relea
            "safe moves and captures while any safe move is left and play exactly after that (each end of the "
            "safe phase solved within node_limit nodes); {} without a safe move; None when the search needs "
            "more than `positions` positions or an end position more than node_limit nodes.")
+      .def("sacrifice_phase_values", &PyExactSolver::sacrifice_phase_values, py::arg("edges"), py::arg("sacrifices"),
+           py::arg("positions"), py::arg("node_limit"), py::arg("alpha") = -exact::kInf, py::arg("beta") = exact::kInf,
+           "As safe_phase_values, but while safe moves are left the players may also make up to `sacrifices` "
+           "sacrifices between them, each handing over at most two boxes; such sacrifices get values too (one at "
+           "the root uses one of the budget). With sacrifices=0 the values of safe_phase_values. A window "
+           "(alpha, beta) searches each move in it only: exact inside, else a bound (<= alpha or >= beta).")
       .def("set_deadline", &PyExactSolver::set_deadline, py::arg("seconds"),
            "Every query from now on stops `seconds` from now as if its node budget were spent (negative: "
            "no deadline).")
