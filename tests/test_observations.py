@@ -26,8 +26,9 @@ def cells(plane: np.ndarray) -> dict[tuple[int, int], float]:
 
 def test_names_and_shapes():
     assert set(ALL) == {"chainloop6", "chainloop64", "edgequad4", "edgequad9", "edgequad44", "baseline4", "alphazero4",
-                        "chainloop6_safe", "chainloop6_safevalue", "chainloop6_lcr"}
+                        "chainloop6_safe", "chainloop6_safevalue", "chainloop6_lcr", "chainloop6_sac2"}
     assert encoder_shape("chainloop6", 5, 5) == (6, 11, 11)
+    assert encoder_shape("chainloop6_sac2", 5, 5) == (12, 11, 11)
     assert encoder_shape("chainloop64", 5, 5) == (64, 11, 11)
     assert encoder_shape("edgequad44", 3, 4) == (44, 3, 4)
     assert encoder_shape("alphazero4", "2x3") == (4, 5, 7)
