@@ -69,7 +69,7 @@ def parity_rule_moves(state, short_chains: bool) -> list[int]:
 
 
 def main(argv=None) -> dict:
-    from agents.training.supervised import HeldOut
+    from agents.training.supervised import HeldOut, value_auc
     from agents.training.teacher import TeacherData
     from baselines.greedy import GreedyAgent
     from dnb_env.features import long_chain_rule_moves, safe_phase_values
@@ -132,41 +132,20 @@ def main(argv=None) -> dict:
         print(f"{name:<34}{out[name]['keep']:>7.3f}{out[name]['keep_hard']:>7.3f}  "
               + " ".join(f"{v:>5.2f}" for v in by_step))
     # the search's value of the position as a predictor of the exact result (decided positions with values)
-    outcome = _outcomes(held)
+    outcome = np.asarray(data.samples.z)
     print(f"\n{'search':<34}{'values':>7}{'sign':>7}{'base':>7}{'AUC':>7}{'median ms':>11}{'p90 ms':>8}")
     for k in budgets:
         have = ~np.isnan(best[k]) & (outcome != 0)
         pred = np.sign(data.lead + best[k])
         sign = float((pred[have] == outcome[have]).mean()) if have.any() else float("nan")
         base = float((outcome[have] > 0).mean()) if have.any() else float("nan")
-        auc = _auc(data.lead[have] + best[k][have], outcome[have] > 0)
+        auc = value_auc(data.lead[have] + best[k][have], outcome[have])
         ms = 1000 * np.array(search_s[k])
         out[f"value, {k} sacrifices"] = {"positions": int(have.sum()), "sign": sign, "base_rate": base, "auc": auc,
                                          "median_ms": float(np.median(ms)), "p90_ms": float(np.percentile(ms, 90))}
         print(f"{f'{k} sacrifices':<34}{int(have.sum()):>7}{sign:>7.3f}{base:>7.3f}{auc:>7.3f}"
               f"{np.median(ms):>11.2f}{np.percentile(ms, 90):>8.1f}")
     return out
-
-
-def _outcomes(held) -> np.ndarray:
-    """+1 / 0 / -1: the exact result for the mover of each held-out position."""
-    data = held.data
-    from agents.training.teacher import MARGIN, NO_VALUE
-
-    legal = data.values != NO_VALUE
-    vals = data.values.astype(np.int64)
-    result = np.where(data.kind[:, None] == MARGIN, np.sign(data.lead[:, None] + vals), vals)
-    return np.where(legal, result, -9).max(axis=1)
-
-
-def _auc(score: np.ndarray, won: np.ndarray) -> float:
-    """The chance that a won position scores higher than a lost one (ties count one half)."""
-    pos, neg = score[won], score[~won]
-    if not len(pos) or not len(neg):
-        return float("nan")
-    greater = (pos[:, None] > neg[None, :]).mean()
-    ties = (pos[:, None] == neg[None, :]).mean()
-    return float(greater + ties / 2)
 
 
 if __name__ == "__main__":

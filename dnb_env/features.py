@@ -31,8 +31,7 @@ from dnb_env.core import GameState
 from dnb_env.solver import Solver, SolverBudgetExceeded, SolverTooLarge
 
 __all__ = ["safe_phase_values", "safe_phase_value", "long_chain_rule_moves", "handout", "SAFE_PHASE_NODES",
-           "SAFE_PHASE_MAX_SAFE", "SACRIFICE_BOXES",
-           "SACRIFICE_MAX_SAFE"]
+           "SAFE_PHASE_MAX_SAFE", "SACRIFICE_BOXES", "SACRIFICE_MAX_SAFE"]
 
 #: Positions a safe-phase search may visit before it gives up (the feature is then unavailable).
 SAFE_PHASE_NODES = 20_000
@@ -98,10 +97,9 @@ class _SafePhase:
     """One safe-phase search: values of positions (by drawn edges, and sacrifices left) for their mover,
     remaining boxes. A plain minimax, the reference of the C++ searches."""
 
-    def __init__(self, nodes: int, sacrifices: int = 0):
+    def __init__(self, nodes: int):
         self.table: dict[tuple[int, int], int] = {}
         self.budget = nodes
-        self.sacrifices = sacrifices
 
     def moves(self, state: GameState, left: int) -> list[tuple[int, int]]:
         """(action, sacrifices left after it) for the moves of the phase."""
@@ -184,7 +182,7 @@ def _reference_values(state: GameState, nodes: int, out: list, sacrifices: int =
     """The Python reference of the search (the C++ ones in ``solver.hpp`` are tested against it)."""
     if not (move_classes(state) == MoveClass.SAFE).any():
         return None
-    search = _SafePhase(nodes, sacrifices)
+    search = _SafePhase(nodes)
     try:
         for a, left in search.moves(state, sacrifices):
             out[a] = float(search.after(state, a, left))

@@ -1050,10 +1050,10 @@ class Solver {
     const Pos p = prepared(given);
     out.clear();
     SafePhase sp{*this, {}, position_limit, leaf_node_limit};
-    if (!sp.has_safe(p)) return true;
+    if (!has_safe_move(p)) return true;
     try {
       for (int e = 0; e < t_.num_edges; ++e) {
-        if (drawn(p, e) || sp.edge_class(p, e) == SafePhase::kConceding) continue;
+        if (drawn(p, e) || phase_class(p, e) == kPhaseConceding) continue;
         out.emplace_back(e, sp.after(p, e));
       }
     } catch (const BudgetExceeded&) {
@@ -1134,14 +1134,11 @@ class Solver {
     }
   };
   struct SafePhase {
-    enum { kSafe = kPhaseSafe, kScoring = kPhaseScoring, kConceding = kPhaseConceding };
     Solver& solver;
     std::unordered_map<EdgeKey, int, EdgeKeyHash> table;
     uint64_t positions_left;
     uint64_t leaf_node_limit;
 
-    int edge_class(const Pos& p, int e) const { return solver.phase_class(p, e); }
-    bool has_safe(const Pos& p) const { return solver.has_safe_move(p); }
     // margin for the mover of p if it draws e, then the safe phase
     int after(const Pos& p, int e) {
       Pos c = p;
@@ -1158,14 +1155,14 @@ class Solver {
       int v;
       if (p.undrawn == 0) {
         v = 0;
-      } else if (!has_safe(p)) {
+      } else if (!solver.has_safe_move(p)) {
         int lo, hi;
         if (!solver.value(p, 0, leaf_node_limit, lo, hi)) throw BudgetExceeded{};
         v = lo;
       } else {
         v = std::numeric_limits<int>::min();
         for (int e = 0; e < solver.t_.num_edges; ++e) {
-          if (drawn(p, e) || edge_class(p, e) == kConceding) continue;
+          if (drawn(p, e) || solver.phase_class(p, e) == kPhaseConceding) continue;
           v = std::max(v, after(p, e));
         }
       }
@@ -1241,19 +1238,22 @@ class Solver {
         table[key] = Bounds{lo, lo};
         return lo;
       }
-      // captures first, then safe moves, then sacrifices
+      // captures first, then safe moves, then sacrifices (each move classified once)
+      uint8_t order[3][kMaxEdges];
+      int count[3] = {0, 0, 0};
+      for (int e = 0; e < solver.t_.num_edges; ++e) {
+        if (drawn(p, e)) continue;
+        const int cls = solver.phase_class(p, e);
+        const int pass = cls == kPhaseScoring ? 0 : cls == kPhaseSafe ? 1 : 2;
+        if (pass == 2 && left == 0) continue;
+        order[pass][count[pass]++] = uint8_t(e);
+      }
       v = -kInf;
       for (int pass = 0; pass < 3 && v < beta; ++pass) {
-        for (int e = 0; e < solver.t_.num_edges && v < beta; ++e) {
-          if (drawn(p, e)) continue;
-          const int cls = solver.phase_class(p, e);
-          if (cls != (pass == 0 ? kPhaseScoring : pass == 1 ? kPhaseSafe : kPhaseConceding)) continue;
-          int after_left = left;
-          if (cls == kPhaseConceding) {
-            if (left == 0 || handout(p, e) > kSacrificeBoxes) continue;
-            --after_left;
-          }
-          v = std::max(v, after(p, e, after_left, std::max(alpha, v), beta));
+        for (int i = 0; i < count[pass] && v < beta; ++i) {
+          const int e = order[pass][i];
+          if (pass == 2 && handout(p, e) > kSacrificeBoxes) continue;  // only when sacrifices are reached
+          v = std::max(v, after(p, e, pass == 2 ? left - 1 : left, std::max(alpha, v), beta));
         }
       }
       if (v <= alpha) b.hi = v;
