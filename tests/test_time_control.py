@@ -200,6 +200,50 @@ def test_mcts_on_a_clock_grows_one_tree_in_rounds_until_the_next_would_pass_it(o
 
 
 @pytest.mark.parametrize("search", ["python", "native"])
+def test_mcts_on_a_clock_keeps_the_garbage_collector_out_of_its_rounds(search):
+    """On the Python search the rounds run with the collector paused, the agent collects at the end of the
+    move inside its own time, and the rounds stop early by 1.5 times that collection's last duration; the
+    native search leaves the collector alone."""
+    import gc
+
+    if search == "native":
+        pytest.importorskip("dnb_env._native")
+    clock = Clock()
+    agent = make_agent("mcts", board="3x3", seed=0, simulations=5, search=search, selection="puct")
+    run, seen = agent.search.run, []
+
+    def timed_run(state):  # each round takes 0.1 s of the fake clock
+        seen.append(gc.isenabled())
+        clock.now += 0.1
+        return run(state)
+
+    def collect():  # a collection takes 0.15 s
+        clock.now += 0.15
+
+    agent.search.run, agent.clock, agent.collect_garbage = timed_run, clock, collect
+    agent.set_move_time(0.72)
+    state = GameState.from_actions(3, 3, [0, 5, 12])
+    assert gc.isenabled()
+    agent.action_probabilities(state)
+    if search == "python":
+        # the first timed move measures a collection (0.15 s), then rounds end at 0.25, 0.35 and 0.45 s (a
+        # fourth would end at 0.55 s, and 0.55 + 1.5 x 0.15 is past 0.72 s); the closing collection ends at 0.6
+        assert seen == [False] * 3 and clock.now == pytest.approx(0.6)
+        clock.now = 0.0
+        agent.action_probabilities(state)  # the duration is known: no collection before the rounds
+        assert seen == [False] * 7 and clock.now == pytest.approx(0.55)  # four rounds, then the collection
+    else:  # seven rounds, the collector on throughout, no collection
+        assert seen == [True] * 7 and clock.now == pytest.approx(0.7)
+    assert gc.isenabled()  # the collector is back on after the move
+    gc.disable()
+    try:  # and stays off after a move when it was off before it
+        agent.action_probabilities(state)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("search", ["python", "native"])
 def test_mcts_on_a_clock_gives_its_solves_the_clock_too(search):
     """In the solver zone the root solve may take half the move time and the leaf solves stop at the
     move's deadline; a root solve out of time hands the rest of the clock to the search."""

@@ -10,6 +10,7 @@ solver zone.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import random
 import time
 
@@ -44,6 +45,8 @@ class MCTSAgent:
         self.greedy, self.name, self.board = greedy, name, board
         self.move_time: float | None = None  # set_move_time: search until a clock instead of the simulations
         self.clock = time.perf_counter
+        self.collect_garbage = gc.collect  # a timed Python-tree search collects here, once a move
+        self._collect_seconds: float | None = None  # how long the last of those collections took
 
     #: The part of a timed move the exact root solve may take (the solver zone); the search gets the rest.
     ROOT_SOLVE_SHARE = 0.5
@@ -54,8 +57,18 @@ class MCTSAgent:
         last, still ends within the clock, and the move comes from its visits as before (anytime: the best
         move so far when time is up; one round at least). In the solver zone the exact root solve stops
         after :data:`ROOT_SOLVE_SHARE` of the move time (the search then takes the rest), and leaf solves
-        stop at the move's deadline."""
+        stop at the move's deadline.
+
+        The Python search's tree is made of Python objects, and a collection of the cyclic garbage
+        collector during a round would take a pause (a tenth of a second and more in a process with
+        torch loaded) that no projection from the last round foresees. So on that backend the rounds run
+        with the collector paused, the agent collects once at the end of the move, inside its own time, and
+        the rounds stop :data:`COLLECT_RESERVE` times that collection's last duration early (the first
+        timed move collects before its rounds to measure it). The native search does not need this."""
         self.move_time = seconds
+
+    #: Timed rounds on the Python search end this many times the last move's garbage collection early.
+    COLLECT_RESERVE = 1.5
 
     def round_size(self) -> int:
         """Simulations of one timed round: one evaluator batch, at least 8 (the clock is read between
@@ -66,6 +79,13 @@ class MCTSAgent:
         search, config = self.search, self.search.config
         if not config.reuse_tree:
             search.root = None  # a fresh tree for this move, grown by every round below
+        python_tree = getattr(search, "backend", "python") == "python"
+        collecting = gc.isenabled()
+        if python_tree:
+            if self._collect_seconds is None:
+                self._collect()
+            gc.disable()  # no collector pause inside a round (see set_move_time)
+        reserve = self.COLLECT_RESERVE * self._collect_seconds if python_tree else 0.0
         search.config = dataclasses.replace(config, simulations=self.round_size(), reuse_tree=True)
         search.set_solve_deadline(max(0.0, deadline - self.clock()))
         try:
@@ -73,12 +93,21 @@ class MCTSAgent:
                 start = self.clock()
                 counts = search.run(state)
                 now = self.clock()
-                if now + (now - start) > deadline:  # another round like this one would end past the clock
+                if now + (now - start) + reserve > deadline:  # another round like this one would end too late
                     break
         finally:
             search.config = config
             search.set_solve_deadline(None)
+            if python_tree:
+                self._collect()
+                if collecting:
+                    gc.enable()
         return counts
+
+    def _collect(self) -> None:
+        start = self.clock()
+        self.collect_garbage()
+        self._collect_seconds = self.clock() - start
 
     def seed(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
