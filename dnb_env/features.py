@@ -31,7 +31,7 @@ from dnb_env.core import GameState
 from dnb_env.solver import Solver, SolverBudgetExceeded, SolverTooLarge
 
 __all__ = ["safe_phase_values", "safe_phase_value", "long_chain_rule_moves", "handout", "SAFE_PHASE_NODES",
-           "SAFE_PHASE_MAX_SAFE", "SACRIFICE_BOXES", "SACRIFICE_MAX_SAFE"]
+           "SAFE_PHASE_MAX_SAFE", "SACRIFICE_BOXES", "SACRIFICE_MAX_SAFE", "SACRIFICE_DEEP_NODES"]
 
 #: Positions a safe-phase search may visit before it gives up (the feature is then unavailable).
 SAFE_PHASE_NODES = 20_000
@@ -44,6 +44,10 @@ SAFE_PHASE_MAX_SAFE = 24
 #: 1,000 held-out 5x5 positions of 26-40 undrawn edges the search with two sacrifices finished within its
 #: :data:`SAFE_PHASE_NODES` positions on 8 of the 119 with 13-15 safe moves and on none of the 152 with more.
 SACRIFICE_MAX_SAFE = 14
+#: Positions the deep search of ``chainloop6_sac2_deep`` may visit: ten times :data:`SAFE_PHASE_NODES`, with
+#: which the two-sacrifice search finishes on nearly every position within :data:`SACRIFICE_MAX_SAFE` safe
+#: moves at 35-40 undrawn edges (56 of the 58 among the first 100 of ``teach5-gfar-held``, against 23).
+SACRIFICE_DEEP_NODES = 200_000
 #: Exact-solver nodes allowed for one end-of-safe-phase position.
 _LEAF_NODES = 500_000
 

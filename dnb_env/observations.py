@@ -13,6 +13,7 @@ name                      shape                 source
 ``chainloop6_safe``       (9, 2R+1, 2C+1)       ChainLoop6 + each move's safe-phase value (dnb_env.features)
 ``chainloop6_safevalue``  (8, 2R+1, 2C+1)       ChainLoop6 + the position's safe-phase value only
 ``chainloop6_sac2``       (12, 2R+1, 2C+1)      ``chainloop6_safe`` + each move's value with two sacrifices allowed
+``chainloop6_sac2_deep``  (12, 2R+1, 2C+1)      ``chainloop6_sac2`` with ten times the search budget
 ``chainloop6_lcr``        (7, 2R+1, 2C+1)       ChainLoop6 + the long chain rule of each safe move
 ========================  ====================  ============================================================
 
@@ -339,14 +340,16 @@ def _chainloop6_safe(states, g):
     return out
 
 
-def _search_planes(states, g, out, flat, first: int, sacrifices: int) -> None:
+def _search_planes(states, g, out, flat, first: int, sacrifices: int, nodes: int | None = None) -> None:
     """Channels ``first`` to ``first + 2`` of the safe-phase encoders: each move's value of
-    :func:`dnb_env.features.safe_phase_values` over R*C, its best moves, and the flag "values present"."""
+    :func:`dnb_env.features.safe_phase_values` over R*C, its best moves, and the flag "values present"
+    (``nodes``: the search's budget; None: the feature's own)."""
     from dnb_env.features import safe_phase_values
 
     af = g.action_flat
+    budget = {} if nodes is None else {"nodes": nodes}
     for i, s in enumerate(states):
-        values = safe_phase_values(s, sacrifices=sacrifices)
+        values = safe_phase_values(s, sacrifices=sacrifices, **budget)
         if values is None:
             continue
         known = ~np.isnan(values)
@@ -373,6 +376,19 @@ def _chainloop6_sac2(states, g):
     out, flat = _feature_planes(states, g, 12)
     _search_planes(states, g, out, flat, 6, sacrifices=0)
     _search_planes(states, g, out, flat, 9, sacrifices=2)
+    return out
+
+
+def _chainloop6_sac2_deep(states, g):
+    """``chainloop6_sac2_deep``: ``chainloop6_sac2`` with the two-sacrifice search (channels 9-11) allowed
+    :data:`dnb_env.features.SACRIFICE_DEEP_NODES` positions instead of
+    :data:`dnb_env.features.SAFE_PHASE_NODES`, so that it reaches 35-40 undrawn edges (some 7 ms a position
+    there, median); the channels are those of ``chainloop6_sac2``."""
+    from dnb_env.features import SACRIFICE_DEEP_NODES
+
+    out, flat = _feature_planes(states, g, 12)
+    _search_planes(states, g, out, flat, 6, sacrifices=0)
+    _search_planes(states, g, out, flat, 9, sacrifices=2, nodes=SACRIFICE_DEEP_NODES)
     return out
 
 
@@ -432,6 +448,7 @@ ENCODERS: dict[str, tuple[Callable, int, str]] = {
     "chainloop6_safe": (_chainloop6_safe, 9, "grid"),
     "chainloop6_safevalue": (_chainloop6_safevalue, 8, "grid"),
     "chainloop6_sac2": (_chainloop6_sac2, 12, "grid"),
+    "chainloop6_sac2_deep": (_chainloop6_sac2_deep, 12, "grid"),
     "chainloop6_lcr": (_chainloop6_lcr, 7, "grid"),
 }
 

@@ -26,7 +26,8 @@ def cells(plane: np.ndarray) -> dict[tuple[int, int], float]:
 
 def test_names_and_shapes():
     assert set(ALL) == {"chainloop6", "chainloop64", "edgequad4", "edgequad9", "edgequad44", "baseline4", "alphazero4",
-                        "chainloop6_safe", "chainloop6_safevalue", "chainloop6_lcr", "chainloop6_sac2"}
+                        "chainloop6_safe", "chainloop6_safevalue", "chainloop6_lcr", "chainloop6_sac2",
+                        "chainloop6_sac2_deep"}
     assert encoder_shape("chainloop6", 5, 5) == (6, 11, 11)
     assert encoder_shape("chainloop6_sac2", 5, 5) == (12, 11, 11)
     assert encoder_shape("chainloop64", 5, 5) == (64, 11, 11)

@@ -1090,7 +1090,21 @@ class Solver {
           if (left == 0 || sp.handout(p, e) > kSacrificeBoxes) continue;
           --left;
         }
-        out.emplace_back(e, sp.after(p, e, left, alpha, beta));
+        if (alpha > -kInf || beta < kInf) {  // a window asked for: one fail-soft search of it
+          out.emplace_back(e, sp.after(p, e, left, alpha, beta));
+          continue;
+        }
+        // the exact value by null-window tests (MTD(f)), each first guess the last move's value: the
+        // table's bounds carry over from test to test and from move to move
+        int lo = -p.remaining, hi = p.remaining;
+        int g = out.empty() ? 0 : std::max(lo, std::min(hi, out.back().second));
+        while (lo < hi) {
+          const int b = g == lo ? g + 1 : g;
+          g = sp.after(p, e, left, b - 1, b);
+          if (g < b) hi = g;
+          else lo = g;
+        }
+        out.emplace_back(e, lo);
       }
     } catch (const BudgetExceeded&) {
       out.clear();
@@ -1185,6 +1199,7 @@ class Solver {
     };
     struct Bounds {
       int lo, hi;
+      int best;  // the move that gave the last search of this position its value or cut (-1: none)
     };
     Solver& solver;
     std::unordered_map<Key, Bounds, KeyHash> table;
@@ -1224,7 +1239,7 @@ class Solver {
       for (int i = 0; i < kEdgeWords; ++i) key.edges.w[i] = p.edges[i];
       key.left = left;
       auto hit = table.find(key);
-      Bounds b = hit != table.end() ? hit->second : Bounds{-p.remaining, p.remaining};
+      Bounds b = hit != table.end() ? hit->second : Bounds{-p.remaining, p.remaining, -1};
       if (b.lo == b.hi || b.lo >= beta) return b.lo;
       if (b.hi <= alpha) return b.hi;
       alpha = std::max(alpha, b.lo);
@@ -1235,7 +1250,7 @@ class Solver {
       if (!solver.has_safe_move(p)) {
         int lo, hi;
         if (!solver.value(p, 0, leaf_node_limit, lo, hi)) throw BudgetExceeded{};
-        table[key] = Bounds{lo, lo};
+        table[key] = Bounds{lo, lo, -1};
         return lo;
       }
       // captures first, then safe moves, then sacrifices (each move classified once)
@@ -1248,14 +1263,30 @@ class Solver {
         if (pass == 2 && left == 0) continue;
         order[pass][count[pass]++] = uint8_t(e);
       }
-      v = -kInf;
-      for (int pass = 0; pass < 3 && v < beta; ++pass) {
-        for (int i = 0; i < count[pass] && v < beta; ++i) {
-          const int e = order[pass][i];
-          if (pass == 2 && handout(p, e) > kSacrificeBoxes) continue;  // only when sacrifices are reached
-          v = std::max(v, after(p, e, pass == 2 ? left - 1 : left, std::max(alpha, v), beta));
+      int first_pass = -1;  // the pass of the move that decided this position's last search: tried first
+      for (int pass = 0; pass < 3 && b.best >= 0 && first_pass < 0; ++pass) {
+        for (int i = 0; i < count[pass]; ++i) {
+          if (order[pass][i] != b.best) continue;
+          std::rotate(order[pass], order[pass] + i, order[pass] + i + 1);
+          first_pass = pass;
+          break;
         }
       }
+      v = -kInf;
+      int best = -1;
+      auto consider = [&](int pass, int e) {
+        if (pass == 2 && handout(p, e) > kSacrificeBoxes) return;  // only when sacrifices are reached
+        const int w = after(p, e, pass == 2 ? left - 1 : left, std::max(alpha, v), beta);
+        if (w > v) {
+          v = w;
+          best = e;
+        }
+      };
+      if (first_pass >= 0) consider(first_pass, order[first_pass][0]);
+      for (int pass = 0; pass < 3 && v < beta; ++pass) {
+        for (int i = pass == first_pass ? 1 : 0; i < count[pass] && v < beta; ++i) consider(pass, order[pass][i]);
+      }
+      b.best = best;
       if (v <= alpha) b.hi = v;
       else if (v >= beta) b.lo = v;
       else b.lo = b.hi = v;
