@@ -20,7 +20,7 @@ import torch
 from agents.checkpoint import atomic_torch_save
 n = sys.argv[1]
 ck = torch.load(f"runs/exports/{n}-100k-sac2.pt", map_location="cpu", weights_only=True)
-ck["encoder"] = "chainloop6_sac2_deep"
+ck["encoder"] = ck["model"]["encoder"] = "chainloop6_sac2_deep"
 ck["extra"] = dict(ck.get("extra") or {}, derived_from=f"runs/exports/{n}-100k-sac2.pt (same weights, the deep encoder)")
 atomic_torch_save(ck, f"runs/exports/{n}-100k-sac2-deep.pt")
 PY
