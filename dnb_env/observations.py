@@ -344,12 +344,12 @@ def _search_planes(states, g, out, flat, first: int, sacrifices: int, nodes: int
     """Channels ``first`` to ``first + 2`` of the safe-phase encoders: each move's value of
     :func:`dnb_env.features.safe_phase_values` over R*C, its best moves, and the flag "values present"
     (``nodes``: the search's budget; None: the feature's own)."""
-    from dnb_env.features import safe_phase_values
+    from dnb_env.features import SAFE_PHASE_NODES, safe_phase_values
 
     af = g.action_flat
-    budget = {} if nodes is None else {"nodes": nodes}
+    nodes = SAFE_PHASE_NODES if nodes is None else nodes
     for i, s in enumerate(states):
-        values = safe_phase_values(s, sacrifices=sacrifices, **budget)
+        values = safe_phase_values(s, nodes, sacrifices=sacrifices)
         if values is None:
             continue
         known = ~np.isnan(values)
@@ -373,23 +373,25 @@ def _chainloop6_sac2(states, g):
     11   1 everywhere when channels 9-10 are filled, else 0
     ===  ==========================================================================================
     """
+    return _sac2_planes(states, g, None)
+
+
+def _sac2_planes(states, g, nodes: int | None):
+    """The twelve channels of ``chainloop6_sac2``, the two-sacrifice search within ``nodes`` positions."""
     out, flat = _feature_planes(states, g, 12)
     _search_planes(states, g, out, flat, 6, sacrifices=0)
-    _search_planes(states, g, out, flat, 9, sacrifices=2)
+    _search_planes(states, g, out, flat, 9, sacrifices=2, nodes=nodes)
     return out
 
 
 def _chainloop6_sac2_deep(states, g):
     """``chainloop6_sac2_deep``: ``chainloop6_sac2`` with the two-sacrifice search (channels 9-11) allowed
     :data:`dnb_env.features.SACRIFICE_DEEP_NODES` positions instead of
-    :data:`dnb_env.features.SAFE_PHASE_NODES`, so that it reaches 35-40 undrawn edges (some 7 ms a position
+    :data:`dnb_env.features.SAFE_PHASE_NODES`, so that it reaches 35-40 undrawn edges (some 5 ms a position
     there, median); the channels are those of ``chainloop6_sac2``."""
     from dnb_env.features import SACRIFICE_DEEP_NODES
 
-    out, flat = _feature_planes(states, g, 12)
-    _search_planes(states, g, out, flat, 6, sacrifices=0)
-    _search_planes(states, g, out, flat, 9, sacrifices=2, nodes=SACRIFICE_DEEP_NODES)
-    return out
+    return _sac2_planes(states, g, SACRIFICE_DEEP_NODES)
 
 
 def _chainloop6_safevalue(states, g):

@@ -1253,24 +1253,18 @@ class Solver {
         table[key] = Bounds{lo, lo, -1};
         return lo;
       }
-      // captures first, then safe moves, then sacrifices (each move classified once)
+      // the move that decided this position's last search first, then captures, safe moves and sacrifices
+      // (each move classified once)
       uint8_t order[3][kMaxEdges];
       int count[3] = {0, 0, 0};
+      int first_pass = -1;  // the pass of b.best, when it is a move of this node
       for (int e = 0; e < solver.t_.num_edges; ++e) {
         if (drawn(p, e)) continue;
         const int cls = solver.phase_class(p, e);
         const int pass = cls == kPhaseScoring ? 0 : cls == kPhaseSafe ? 1 : 2;
         if (pass == 2 && left == 0) continue;
-        order[pass][count[pass]++] = uint8_t(e);
-      }
-      int first_pass = -1;  // the pass of the move that decided this position's last search: tried first
-      for (int pass = 0; pass < 3 && b.best >= 0 && first_pass < 0; ++pass) {
-        for (int i = 0; i < count[pass]; ++i) {
-          if (order[pass][i] != b.best) continue;
-          std::rotate(order[pass], order[pass] + i, order[pass] + i + 1);
-          first_pass = pass;
-          break;
-        }
+        if (e == b.best) first_pass = pass;
+        else order[pass][count[pass]++] = uint8_t(e);
       }
       v = -kInf;
       int best = -1;
@@ -1282,9 +1276,9 @@ class Solver {
           best = e;
         }
       };
-      if (first_pass >= 0) consider(first_pass, order[first_pass][0]);
+      if (first_pass >= 0) consider(first_pass, b.best);
       for (int pass = 0; pass < 3 && v < beta; ++pass) {
-        for (int i = pass == first_pass ? 1 : 0; i < count[pass] && v < beta; ++i) consider(pass, order[pass][i]);
+        for (int i = 0; i < count[pass] && v < beta; ++i) consider(pass, order[pass][i]);
       }
       b.best = best;
       if (v <= alpha) b.hi = v;
