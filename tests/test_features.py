@@ -342,3 +342,25 @@ def encode_batch_for(states):
     from dnb_env.observations import encode_batch
 
     return encode_batch("chainloop6", states)
+
+
+def test_the_four_sacrifice_encoder_finds_the_winning_move_the_two_sacrifice_one_misses():
+    """A 5x5 midgame position with 34 undrawn edges, from a game of alphabeta against greedy: with two
+    sacrifices the search rates a losing move best, with four it rates best the only move that keeps the
+    win (by the exact solver)."""
+    pytest.importorskip("dnb_env._native")
+    from dnb_env.features import SACRIFICE_WIDE_NODES
+
+    edges = 0x56791AAA48648B2
+    state = GameState.from_actions(5, 5, [a for a in range(60) if edges >> a & 1])
+    assert state.num_actions - state.edges.bit_count() == 34
+    two, four = encode("chainloop6_sac2", state), encode("chainloop6_sac4", state)
+    assert np.array_equal(four[:9], two[:9]) and (four[11] == 1).all() and (two[11] == 1).all()
+    g = state.geometry
+    assert np.flatnonzero(two[10].reshape(-1)).tolist() == [g.action_flat[27]]
+    assert np.flatnonzero(four[10].reshape(-1)).tolist() == [g.action_flat[25]]
+    values = safe_phase_values(state, nodes=SACRIFICE_WIDE_NODES, sacrifices=4)
+    known = ~np.isnan(values)
+    assert np.allclose(four[9].reshape(-1)[g.action_flat[known]], values[known] / 25)
+    solver = Solver()
+    assert solver.keeps_win(state, 25) and not solver.keeps_win(state, 27)
