@@ -32,7 +32,7 @@ from dnb_env.solver import Solver, SolverBudgetExceeded, SolverTooLarge
 
 __all__ = ["safe_phase_values", "safe_phase_value", "long_chain_rule_moves", "handout", "SAFE_PHASE_NODES",
            "SAFE_PHASE_MAX_SAFE", "SACRIFICE_BOXES", "SACRIFICE_MAX_SAFE", "SACRIFICE_DEEP_NODES",
-           "SACRIFICE_WIDE_NODES"]
+           "SACRIFICE_WIDE_NODES", "endgame_values"]
 
 #: Positions a safe-phase search may visit before it gives up (the feature is then unavailable).
 SAFE_PHASE_NODES = 20_000
@@ -204,6 +204,32 @@ def safe_phase_value(state: GameState, nodes: int = SAFE_PHASE_NODES, sacrifices
     """The best of :func:`safe_phase_values` (the mover's margin over the unclaimed boxes), or None."""
     values = safe_phase_values(state, nodes, sacrifices=sacrifices)
     return None if values is None else float(np.nanmax(values))
+
+
+def endgame_values(state: GameState) -> np.ndarray | None:
+    """float32 ``[num_actions]``: where the safe phase is over (no safe move left, the game not), each legal
+    move's exact margin over the boxes still unclaimed, boxes it completes included (the solver's
+    :meth:`~dnb_env.solver.Solver.move_values`, as the safe-phase searches score the positions where they
+    stop); NaN on drawn edges. None while a safe move is left, or when the solver needs more than its
+    budget of 500,000 nodes or cannot take the position."""
+    if state.is_terminal() or (move_classes(state) == MoveClass.SAFE).any():
+        return None
+    out = _endgame(state.rows, state.cols, state.edges, native.handles(None, state.geometry))
+    return None if out is None else np.array(out, dtype=np.float32)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _endgame(rows: int, cols: int, edges: int, in_cpp: bool) -> tuple | None:
+    # like _values: the drawn edges decide the values; in_cpp keys the backend the solver runs on
+    state = GameState.from_actions(rows, cols, [a for a in range(edges.bit_length()) if edges >> a & 1])
+    try:
+        found = _solver().move_values(state)
+    except SolverTooLarge:  # past the budget (SolverBudgetExceeded) or the engine's reach
+        return None
+    out = [float("nan")] * state.num_actions
+    for a, v in found.items():
+        out[a] = float(v)
+    return tuple(out)
 
 
 def long_chain_rule_moves(state: GameState) -> np.ndarray:

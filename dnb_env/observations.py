@@ -399,14 +399,29 @@ def _chainloop6_sac2_deep(states, g):
 def _chainloop6_sac4(states, g):
     """``chainloop6_sac4``: the channels of ``chainloop6_sac2``, but channels 9-11 come from the search with
     four sacrifices allowed between the players (each still handing over at most two boxes), within
-    :data:`dnb_env.features.SACRIFICE_WIDE_NODES` positions. With four sacrifices the search's best moves
-    keep the win far more often than with two (on 5x5 midgame positions at 34 undrawn edges 0.96 of the
-    time against 0.78), at a cost that grows to that of the exact solver's: some 90 ms a position at 36
-    undrawn edges (median), up to seconds at 38-40. Networks trained on ``chainloop6_sac2`` read these
-    values in the same channels."""
-    from dnb_env.features import SACRIFICE_WIDE_NODES
+    :data:`dnb_env.features.SACRIFICE_WIDE_NODES` positions, and where no safe move is left they hold
+    each move's exact value (:func:`dnb_env.features.endgame_values`: the safe phase is over, the rest is
+    played exactly, as at the searches' own ends). With four sacrifices the search's best moves keep the
+    win far more often than with two (on 5x5 midgame positions at 34 undrawn edges 0.96 of the time against
+    0.78), at a cost that grows to that of the exact solver's: some 90 ms a position at 36 undrawn edges
+    (median), up to seconds at 38-40. Networks trained on ``chainloop6_sac2`` read these values in the
+    same channels."""
+    from dnb_env.features import SACRIFICE_WIDE_NODES, endgame_values
 
-    return _sac2_planes(states, g, SACRIFICE_WIDE_NODES, sacrifices=4)
+    out = _sac2_planes(states, g, SACRIFICE_WIDE_NODES, sacrifices=4)
+    flat = out.reshape(out.shape[0], out.shape[1], -1)
+    af = g.action_flat
+    for i, s in enumerate(states):
+        if out[i, 11, 0, 0]:
+            continue
+        values = endgame_values(s)
+        if values is None:
+            continue
+        known = ~np.isnan(values)
+        flat[i, 9, af[known]] = values[known] / g.num_boxes
+        flat[i, 10, af[known & (values == np.nanmax(values))]] = 1.0
+        out[i, 11] = 1.0
+    return out
 
 
 def _chainloop6_safevalue(states, g):

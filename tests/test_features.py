@@ -364,3 +364,31 @@ def test_the_four_sacrifice_encoder_finds_the_winning_move_the_two_sacrifice_one
     assert np.allclose(four[9].reshape(-1)[g.action_flat[known]], values[known] / 25)
     solver = Solver()
     assert solver.keeps_win(state, 25) and not solver.keeps_win(state, 27)
+
+
+def test_endgame_values_are_the_exact_move_values_once_no_safe_move_is_left():
+    from dnb_env.features import endgame_values
+
+    rng = random.Random(5)
+    solver = Solver()
+    checked = 0
+    for _ in range(20):
+        s = GameState.new(3, 3)
+        while not s.is_terminal() and (move_classes(s) == MoveClass.SAFE).any():
+            assert endgame_values(s) is None  # a safe move is left: the safe phase is not over
+            s = s.apply(rng.choice(s.legal_actions()))
+        if s.is_terminal():
+            assert endgame_values(s) is None
+            continue
+        values = endgame_values(s)
+        want = solver.move_values(s)
+        assert sorted(np.flatnonzero(~np.isnan(values)).tolist()) == sorted(want)
+        assert all(values[a] == v for a, v in want.items())
+        planes = encode("chainloop6_sac4", s)
+        assert (planes[11] == 1).all() and not encode("chainloop6_sac2", s)[11].any()
+        g = s.geometry
+        assert np.allclose(planes[9].reshape(-1)[g.action_flat[list(want)]], np.array(list(want.values())) / 9)
+        best = [a for a, v in want.items() if v == max(want.values())]
+        assert sorted(np.flatnonzero(planes[10].reshape(-1)).tolist()) == sorted(g.action_flat[best].tolist())
+        checked += 1
+    assert checked >= 10
