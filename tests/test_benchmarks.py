@@ -290,3 +290,14 @@ def test_replay_encoding_benchmark_draws_the_same_batches_both_ways():
     res = load("replay_encoding").main(["--data", str(ROOT / "data/teach5-held"), "--positions", "40", "--steps", "2",
                                         "--batch-size", "8", "--model", "resnet", "--cold"])
     assert res["same_batches"] and res["kept"] > 0 and res["every_batch"] > 0
+
+
+def test_sacrifice_rules_benchmark_scores_each_search_on_the_midgame_positions():
+    res = load("sacrifice_rules").main(["--board", "2x3", "--steps", "5,7", "--positions", "6",
+                                        "--searches", "0:20000,2:20000"])
+    assert set(res) == {(k, s, 20000) for k in (5, 7) for s in (0, 2)}
+    for count, keep in res.values():
+        assert 0 <= count <= 6 and (count == 0 or 0.0 <= keep <= 1.0)
+    assert any(count for count, _ in res.values())
+    with pytest.raises(SystemExit):
+        load("sacrifice_rules").main(["--searches", "2"])
