@@ -50,8 +50,8 @@ SACRIFICE_MAX_SAFE = 14
 #: moves at 35-40 undrawn edges (56 of the 58 among the first 100 of ``teach5-gfar-held``, against 23).
 SACRIFICE_DEEP_NODES = 200_000
 #: Positions the four-sacrifice search of ``chainloop6_sac4`` may visit: a hundred times
-#: :data:`SAFE_PHASE_NODES`. On 300 midgame positions of 5x5 games at 36 undrawn edges the search finished on
-#: 284 (all 16 others have more than :data:`SACRIFICE_MAX_SAFE` safe moves), 87 ms median each.
+#: :data:`SAFE_PHASE_NODES`. On 300 midgame positions of 5x5 games at 36 undrawn edges it gives values on 289,
+#: as many as the two-sacrifice search within :data:`SACRIFICE_DEEP_NODES` (``benchmarks/sacrifice_rules.py``).
 SACRIFICE_WIDE_NODES = 2_000_000
 #: Exact-solver nodes allowed for one end-of-safe-phase position.
 _LEAF_NODES = 500_000

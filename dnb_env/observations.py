@@ -402,10 +402,11 @@ def _chainloop6_sac4(states, g):
     :data:`dnb_env.features.SACRIFICE_WIDE_NODES` positions, and where no safe move is left they hold
     each move's exact value (:func:`dnb_env.features.endgame_values`: the safe phase is over, the rest is
     played exactly, as at the searches' own ends). With four sacrifices the search's best moves keep the
-    win far more often than with two (on 5x5 midgame positions at 34 undrawn edges 0.96 of the time against
-    0.78), at a cost that grows to that of the exact solver's: some 90 ms a position at 36 undrawn edges
-    (median), up to seconds at 38-40. Networks trained on ``chainloop6_sac2`` read these values in the
-    same channels."""
+    win far more often than with two (on 5x5 midgame positions at 34 undrawn edges 0.93 of the time against
+    0.81), at a cost above the exact solver's on the same positions: a median of 8 ms a position at 34
+    undrawn edges and 140 ms at 36, where the solver finds every winning move in 1 and 17 ms, and up to
+    seconds at 38-40 (``benchmarks/sacrifice_rules.py``). Networks trained on ``chainloop6_sac2`` read
+    these values in the same channels."""
     from dnb_env.features import SACRIFICE_WIDE_NODES, endgame_values
 
     out = _sac2_planes(states, g, SACRIFICE_WIDE_NODES, sacrifices=4)
