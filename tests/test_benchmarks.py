@@ -294,8 +294,9 @@ def test_replay_encoding_benchmark_draws_the_same_batches_both_ways():
 
 def test_sacrifice_rules_benchmark_scores_each_search_on_the_midgame_positions():
     res = load("sacrifice_rules").main(["--board", "2x3", "--steps", "5,7", "--positions", "6",
-                                        "--searches", "0:20000,2:20000"])
-    assert set(res) == {(k, s, 20000) for k in (5, 7) for s in (0, 2)}
+                                        "--searches", "0:20000,2:20000,2:20000:0"])
+    assert set(res) == {(k, s, 20000) for k in (5, 7) for s in (0, 2)} | {(5, 2, 20000, 0), (7, 2, 20000, 0)}
+    assert res[(5, 2, 20000, 0)][0] == res[(7, 2, 20000, 0)][0] == 0  # no position has at most 0 safe moves searched
     for count, keep in res.values():
         assert 0 <= count <= 6 and (count == 0 or 0.0 <= keep <= 1.0)
     assert any(count for count, _ in res.values())
