@@ -174,17 +174,25 @@ def safe_phase_values(state: GameState, nodes: int = SAFE_PHASE_NODES,
 
 @functools.lru_cache(maxsize=1 << 18)
 def _values(rows: int, cols: int, edges: int, nodes: int, in_cpp: bool, sacrifices: int = 0) -> tuple | None:
-    # the values depend on the drawn edges only: any order of drawing them gives the same answer
-    state = GameState.from_actions(rows, cols, [a for a in range(edges.bit_length()) if edges >> a & 1])
-    out = [float("nan")] * state.num_actions
+    state = _drawn(rows, cols, edges)
     if in_cpp:
         found = _solver().safe_phase_values(state, nodes, sacrifices)
-        if not found:  # None (over budget) or {} (no safe move)
-            return None
-        for a, v in found.items():
-            out[a] = float(v)
-        return tuple(out)
-    return _reference_values(state, nodes, out, sacrifices)
+        # None (over budget) or {} (no safe move)
+        return _per_move(state, found) if found else None
+    return _reference_values(state, nodes, [float("nan")] * state.num_actions, sacrifices)
+
+
+def _drawn(rows: int, cols: int, edges: int) -> GameState:
+    # the searches' values depend on the drawn edges only: any order of drawing them gives the same answer
+    return GameState.from_actions(rows, cols, [a for a in range(edges.bit_length()) if edges >> a & 1])
+
+
+def _per_move(state: GameState, found: dict) -> tuple:
+    # {move: value} as a tuple over every action, NaN for the others
+    out = [float("nan")] * state.num_actions
+    for a, v in found.items():
+        out[a] = float(v)
+    return tuple(out)
 
 
 def _reference_values(state: GameState, nodes: int, out: list, sacrifices: int = 0) -> tuple | None:
@@ -220,16 +228,12 @@ def endgame_values(state: GameState) -> np.ndarray | None:
 
 @functools.lru_cache(maxsize=1 << 16)
 def _endgame(rows: int, cols: int, edges: int, in_cpp: bool) -> tuple | None:
-    # like _values: the drawn edges decide the values; in_cpp keys the backend the solver runs on
-    state = GameState.from_actions(rows, cols, [a for a in range(edges.bit_length()) if edges >> a & 1])
+    # like _values; in_cpp keys the backend the solver runs on
+    state = _drawn(rows, cols, edges)
     try:
-        found = _solver().move_values(state)
+        return _per_move(state, _solver().move_values(state))
     except SolverTooLarge:  # past the budget (SolverBudgetExceeded) or the engine's reach
         return None
-    out = [float("nan")] * state.num_actions
-    for a, v in found.items():
-        out[a] = float(v)
-    return tuple(out)
 
 
 def long_chain_rule_moves(state: GameState) -> np.ndarray:

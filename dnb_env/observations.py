@@ -347,16 +347,21 @@ def _search_planes(states, g, out, flat, first: int, sacrifices: int, nodes: int
     (``nodes``: the search's budget; None: the feature's own)."""
     from dnb_env.features import SAFE_PHASE_NODES, safe_phase_values
 
-    af = g.action_flat
     nodes = SAFE_PHASE_NODES if nodes is None else nodes
     for i, s in enumerate(states):
         values = safe_phase_values(s, nodes, sacrifices=sacrifices)
-        if values is None:
-            continue
-        known = ~np.isnan(values)
-        flat[i, first, af[known]] = values[known] / g.num_boxes
-        flat[i, first + 1, af[known & (values == np.nanmax(values))]] = 1.0
-        out[i, first + 2] = 1.0
+        if values is not None:
+            _put_values(g, out, flat, i, first, values)
+
+
+def _put_values(g, out, flat, i: int, first: int, values: np.ndarray) -> None:
+    """Row ``i``'s channels ``first`` to ``first + 2``: ``values`` (per move, NaN where none) over R*C,
+    the moves with the best of them, and the flag "values present"."""
+    af = g.action_flat
+    known = ~np.isnan(values)
+    flat[i, first, af[known]] = values[known] / g.num_boxes
+    flat[i, first + 1, af[known & (values == np.nanmax(values))]] = 1.0
+    out[i, first + 2] = 1.0
 
 
 def _chainloop6_sac2(states, g):
@@ -411,17 +416,10 @@ def _chainloop6_sac4(states, g):
 
     out = _sac2_planes(states, g, SACRIFICE_WIDE_NODES, sacrifices=4)
     flat = out.reshape(out.shape[0], out.shape[1], -1)
-    af = g.action_flat
     for i, s in enumerate(states):
-        if out[i, 11, 0, 0]:
-            continue
-        values = endgame_values(s)
-        if values is None:
-            continue
-        known = ~np.isnan(values)
-        flat[i, 9, af[known]] = values[known] / g.num_boxes
-        flat[i, 10, af[known & (values == np.nanmax(values))]] = 1.0
-        out[i, 11] = 1.0
+        values = None if out[i, 11, 0, 0] else endgame_values(s)
+        if values is not None:
+            _put_values(g, out, flat, i, 9, values)
     return out
 
 
