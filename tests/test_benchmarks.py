@@ -302,3 +302,46 @@ def test_sacrifice_rules_benchmark_scores_each_search_on_the_midgame_positions()
     assert any(count for count, _ in res.values())
     with pytest.raises(SystemExit):
         load("sacrifice_rules").main(["--searches", "2"])
+
+
+def test_think_times_gives_each_move_to_the_agent_that_made_it(tmp_path, capsys):
+    """Two agents whose moves take 1 s and 2 s on a fake clock, extra turns included: the benchmark must
+    give every 1 s move to the first agent and every 2 s move to the second, at the right move numbers."""
+    import json
+
+    from agents.arena.play import play_game
+    from registry import make_agent
+
+    now = [0.0]
+
+    class Timed:
+        def __init__(self, agent, cost):
+            self.agent, self.cost, self.name = agent, cost, agent.name
+
+        def reset(self):
+            self.agent.reset()
+
+        def select_action(self, state):
+            now[0] += self.cost
+            return self.agent.select_action(state)
+
+    records = []
+    for g in range(4):
+        first = Timed(make_agent("greedy", board="2x3", seed=g), 1.0)
+        second = Timed(make_agent("random", board="2x3", seed=g), 2.0)
+        rec = play_game("2x3", first, second, opening=[g, 16 - g], clock=lambda: now[0])
+        rec.update(first="greedy", second="random", opening=[g, 16 - g], id=f"0-1-{g}")
+        records.append(rec)
+    assert any(r["moves_by"][0] != r["moves_by"][1] for r in records)  # extra turns make the counts differ
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records) + '{"cut')
+    (tmp_path / "config.json").write_text(json.dumps({"board": "2x3", "time_per_move": 1.5}))
+    res = load("think_times").main([str(tmp_path), "--plot", str(tmp_path / "t.png")])
+    assert res["games"] == 4 and (tmp_path / "t.png").stat().st_size > 0
+    table = res["table"]
+    for name, cost, seat in (("greedy", 1.0, 0), ("random", 2.0, 1)):
+        assert all(mean == most == cost for mean, _, most in table[name].values())
+        assert sum(n for _, n, _ in table[name].values()) == sum(r["moves_by"][seat] for r in records)
+        assert min(table[name]) >= 2  # the opening's two moves are not timed
+    assert "random" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        load("think_times").main([str(tmp_path / "missing")])
