@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The 500,000-position point of the scaling curve for both families at equal budget: data/teach5-a grown to
+# 500,000 positions (the same command and seed that made its first 225,741), then the Dotsformer (cpu preset)
+# and the 4-block ResNet fitted side by side on it, safe-phase input, 20,000 steps of 128, one core each.
+# Every step resumes: `runs/scale500.sh data`, then `runs/scale500.sh fit` (run again after a kill).
+set -u
+cd "$(dirname "$0")/.."
+source .venv/bin/activate
+case "${1:-}" in
+data)
+    dnb teach --board 5x5 --undrawn 26-35 --positions 500000 --per-game 4 --seed 0 --exclude data/teach5-held \
+        --out data/teach5-a --workers 2 --no-progress ;;
+fit)
+    resume() { [ -f "runs/fit/$1/checkpoint.pt" ] && echo --resume; }
+    dnb fit dotsformer --board 5x5 --encoder chainloop6_safe --data data/teach5-a --positions 500000 \
+        --held data/teach5-held --steps 20000 --batch-size 128 --eval-every 1000 --out runs/fit/df-500k-pair \
+        --no-progress $(resume df-500k-pair) >> runs/fit/df-500k-pair.log 2>&1 &
+    dnb fit --model resnet --set model.blocks=4 --set model.paper_heads=true --board 5x5 --encoder chainloop6_safe \
+        --data data/teach5-a --positions 500000 --held data/teach5-held --steps 20000 --batch-size 128 \
+        --eval-every 1000 --out runs/fit/rs-500k-pair --no-progress $(resume rs-500k-pair) \
+        >> runs/fit/rs-500k-pair.log 2>&1 &
+    wait ;;
+*)
+    echo "usage: runs/scale500.sh data|fit" >&2; exit 2 ;;
+esac
