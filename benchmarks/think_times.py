@@ -17,6 +17,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from agents.arena.results import read_games
 from dnb_env.core import GameState
 
 
@@ -59,12 +60,7 @@ def main(argv=None) -> dict:
         p.error(f"{results} not found")
     config = json.loads((args.folder / "config.json").read_text()) if (args.folder / "config.json").is_file() else {}
     board = config.get("board", "5x5")
-    records = []
-    for line in results.read_text().splitlines():
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue  # a line cut short by a kill; the tournament replays that game when resumed
+    records = read_games(str(results))  # a line cut short by a kill is skipped, as the tournament does
     by = think_by_move(records, board)
     agents = sorted(by)
     moves = sorted({m for a in agents for m in by[a]})
