@@ -7,7 +7,9 @@ greedy rule allows throws the win away), "optimal" the share of positions where 
 the best label, "value sign" the share of decided positions where the value head has the sign of the
 exact result; then "keep" by moves played, and a second table of the value sign by moves played beside
 the share of positions the mover wins, and the value's AUC (won against lost positions; 0.5 knows nothing). Greedy's expected score is the first row. Intervals are
-Wilson 95%. Positions labelled win/loss only (past ``--margin-max`` of ``dnb teach``) count for
+Wilson 95%. With two or more checkpoints, each pair is also compared on the same positions: how many each
+keeps that the other throws away, the paired difference with Newcombe's 95% interval, and the exact
+McNemar p-value (narrower than comparing the two separate intervals). Positions labelled win/loss only (past ``--margin-max`` of ``dnb teach``) count for
 "keep" and "hard"; "optimal" there means a winning move.
 
     python benchmarks/teacher_score.py --held data/teach5-far-held runs/fit/df-100k-safe/checkpoint.pt \\
@@ -58,6 +60,7 @@ def main(argv=None) -> dict:
           + " | ".join(str(k) for k in steps) + " |")
     print("|---|---|---|---|---|" + "---|" * len(steps))
     rows = {}
+    keeps = {}
 
     def show(name, keep, report):
         by_step = " | ".join(f"{report.get(f'keep@{k}', float('nan')):.2f}" for k in steps)
@@ -75,7 +78,24 @@ def main(argv=None) -> dict:
         priors, values = policy_and_value(net, data)
         move = priors.argmax(axis=1)
         keep = held.keeps[np.arange(len(move)), move].astype(float)
+        keeps[name] = keep
         show(name, keep, held_out_report(held, priors, values))
+    if len(keeps) > 1:
+        from agents.arena.ratings import paired_difference
+
+        print("\npaired, on the same positions")
+        print("| first | second | positions | only the first keeps | only the second keeps | difference | McNemar p |")
+        print("|---|---|---|---|---|---|---|")
+        names = list(keeps)
+        for i, first in enumerate(names):
+            for second in names[i + 1:]:
+                for label, mask in (("winning", win), ("greedy-hard", hard)):
+                    d = paired_difference(keeps[first][mask], keeps[second][mask])
+                    rows[first][f"paired_{label}_vs_{second}"] = {
+                        "only_first": d.only_first, "only_second": d.only_second, "diff": d.diff,
+                        "ci": list(d.ci), "p": d.p}
+                    print(f"| {first} | {second} | {label} ({d.n}) | {d.only_first} | {d.only_second} | "
+                          f"{d.diff:+.3f} [{d.ci[0]:+.3f}, {d.ci[1]:+.3f}] | {d.p:.3g} |")
     truth = np.asarray(data.samples.z)
     at_steps = sorted(set(held.step[truth != 0].tolist()))
     if len(rows) > 1 and at_steps:

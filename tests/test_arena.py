@@ -50,6 +50,43 @@ def test_wilson_and_elo():
     assert np.isfinite(bradley_terry_elo(2, [(0, 1, 1.0)] * 10)).all()
 
 
+def test_paired_difference_counts_its_interval_covers_and_bad_input_is_refused():
+    from agents.arena.ratings import paired_difference
+
+    # 36 kept by both, 12 by the first only, 2 by the second only, none by neither
+    first = [1] * 48 + [0] * 2
+    second = [1] * 36 + [0] * 12 + [1] * 2
+    d = paired_difference(first, second)
+    assert (d.n, d.only_first, d.only_second) == (50, 12, 2)
+    assert d.diff == pytest.approx(0.2)
+    assert d.ci[0] < 0.2 < d.ci[1] and d.ci[0] > 0
+    # exact McNemar: 2 * P(X <= 2), X ~ Binomial(14, 1/2)
+    assert d.p == pytest.approx(2 * (1 + 14 + 91) / 2 ** 14)
+    swapped = paired_difference(second, first)
+    assert swapped.diff == pytest.approx(-0.2)
+    assert swapped.ci == pytest.approx((-d.ci[1], -d.ci[0]))
+    same = paired_difference(first, first)
+    assert (same.diff, same.p) == (0.0, 1.0) and same.ci[0] <= 0.0 <= same.ci[1]
+    # pairing narrows the interval when the two succeed on mostly the same items
+    lo1, hi1 = wilson_interval(48, 50)
+    lo2, hi2 = wilson_interval(38, 50)
+    assert d.ci[1] - d.ci[0] < (hi1 - lo2) - (lo1 - hi2)
+    # coverage near 95% on correlated pairs with rates 0.65 and 0.60
+    rng = np.random.default_rng(0)
+    covered = 0
+    for _ in range(400):
+        u = rng.random(300)
+        x = (u < 0.65).astype(int)
+        y = ((u < 0.55) | ((u >= 0.65) & (u < 0.70))).astype(int)
+        lo, hi = paired_difference(x, y).ci
+        covered += lo <= 0.05 <= hi
+    assert 0.91 <= covered / 400 <= 0.99
+    with pytest.raises(ValueError, match="one length"):
+        paired_difference([1, 0], [1])
+    with pytest.raises(ValueError, match="0/1"):
+        paired_difference([1, 2], [1, 0])
+
+
 def test_config_rejects_bad_values():
     with pytest.raises(ValueError):
         TournamentConfig(agents=("random",))

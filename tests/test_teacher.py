@@ -467,8 +467,11 @@ def test_teacher_score_benchmark_agrees_with_the_fits_own_scores(datasets, tmp_p
     spec = importlib.util.spec_from_file_location("bench_teacher_score", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    rows = mod.main(["--held", held, f"tiny={out}/checkpoint.pt"])
-    assert set(rows) == {"greedy (expected)", "tiny"}
+    rows = mod.main(["--held", held, f"tiny={out}/checkpoint.pt", f"again={out}/checkpoint.pt"])
+    assert set(rows) == {"greedy (expected)", "tiny", "again"}
+    paired = rows["tiny"]["paired_greedy-hard_vs_again"]
+    assert (paired["only_first"], paired["only_second"], paired["diff"], paired["p"]) == (0, 0, 0.0, 1.0)
+    assert rows["tiny"]["paired_winning_vs_again"]["ci"][0] <= 0.0 <= rows["tiny"]["paired_winning_vs_again"]["ci"][1]
     for key in ("keep", "keep_hard", "optimal", "value_sign", "n", "n_hard"):
         assert rows["tiny"][key] == pytest.approx(last[key]), key
     assert rows["greedy (expected)"]["keep"] == pytest.approx(

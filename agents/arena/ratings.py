@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["wilson_interval", "bradley_terry_elo", "TournamentReport", "summarise"]
+__all__ = ["wilson_interval", "paired_difference", "bradley_terry_elo", "TournamentReport", "summarise"]
 
 
 def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -26,6 +26,52 @@ def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, f
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """Two success rates measured on the same items: ``only_first`` / ``only_second`` count the items only
+    one of them got right, ``diff`` the first rate minus the second, ``ci`` its 95% interval and ``p`` the
+    exact two-sided McNemar test of equal rates."""
+
+    n: int
+    only_first: int
+    only_second: int
+    diff: float
+    ci: tuple[float, float]
+    p: float
+
+
+def paired_difference(first, second, z: float = 1.96) -> PairedDifference:
+    """The difference of two success rates on the same items (two 0/1 sequences of equal length), with
+    Newcombe's hybrid score interval for paired data (his method 10: the two Wilson intervals combined with
+    the correlation of the pairs) and the exact McNemar p-value. Paired, it is much narrower than the two
+    separate intervals when both succeed on mostly the same items."""
+    x = np.asarray(first, dtype=float)
+    y = np.asarray(second, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"paired_difference needs two 1-D sequences of one length, got {x.shape} and {y.shape}")
+    if not np.isin(x, (0.0, 1.0)).all() or not np.isin(y, (0.0, 1.0)).all():
+        raise ValueError("paired_difference needs 0/1 outcomes")
+    n = len(x)
+    if n == 0:
+        return PairedDifference(0, 0, 0, 0.0, (-1.0, 1.0), 1.0)
+    a = int(((x == 1) & (y == 1)).sum())
+    b = int(((x == 1) & (y == 0)).sum())
+    c = int(((x == 0) & (y == 1)).sum())
+    d = n - a - b - c
+    p1, p2 = (a + b) / n, (a + c) / n
+    l1, u1 = wilson_interval(a + b, n, z)
+    l2, u2 = wilson_interval(a + c, n, z)
+    denom = (a + b) * (c + d) * (a + c) * (b + d)
+    phi = (a * d - b * c) / math.sqrt(denom) if denom else 0.0
+    lower = (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2
+    upper = (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2
+    diff = p1 - p2
+    ci = (max(-1.0, diff - math.sqrt(max(lower, 0.0))), min(1.0, diff + math.sqrt(max(upper, 0.0))))
+    m, k = b + c, min(b, c)
+    p = min(1.0, 2 * sum(math.comb(m, i) for i in range(k + 1)) / 2 ** m) if m else 1.0
+    return PairedDifference(n, b, c, diff, ci, p)
 
 
 def bradley_terry_elo(n_agents: int, games: Sequence[tuple[int, int, float]], prior_draws: float = 1.0,
