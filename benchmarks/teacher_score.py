@@ -9,7 +9,8 @@ exact result; then "keep" by moves played, and a second table of the value sign 
 the share of positions the mover wins, and the value's AUC (won against lost positions; 0.5 knows nothing). Greedy's expected score is the first row. Intervals are
 Wilson 95%. With two or more checkpoints, each pair is also compared on the same positions: how many each
 keeps that the other throws away, the paired difference with Newcombe's 95% interval, and the exact
-McNemar p-value (narrower than comparing the two separate intervals). Positions labelled win/loss only (past ``--margin-max`` of ``dnb teach``) count for
+McNemar p-value (narrower than comparing the two separate intervals); and their values' AUCs, paired by
+DeLong's method. Positions labelled win/loss only (past ``--margin-max`` of ``dnb teach``) count for
 "keep" and "hard"; "optimal" there means a winning move.
 
     python benchmarks/teacher_score.py --held data/teach5-far-held runs/fit/df-100k-safe/checkpoint.pt \\
@@ -61,6 +62,7 @@ def main(argv=None) -> dict:
     print("|---|---|---|---|---|" + "---|" * len(steps))
     rows = {}
     keeps = {}
+    values_of: dict[str, np.ndarray] = {}
 
     def show(name, keep, report):
         by_step = " | ".join(f"{report.get(f'keep@{k}', float('nan')):.2f}" for k in steps)
@@ -79,9 +81,11 @@ def main(argv=None) -> dict:
         move = priors.argmax(axis=1)
         keep = held.keeps[np.arange(len(move)), move].astype(float)
         keeps[name] = keep
+        values_of[name] = np.asarray(values, dtype=float).reshape(-1)
         show(name, keep, held_out_report(held, priors, values))
     if len(keeps) > 1:
         from agents.arena.ratings import paired_difference
+        from agents.training.supervised import paired_auc_difference
 
         print("\npaired, on the same positions")
         print("| first | second | positions | only the first keeps | only the second keeps | difference | McNemar p |")
@@ -96,6 +100,16 @@ def main(argv=None) -> dict:
                         "ci": list(d.ci), "p": d.p}
                     print(f"| {first} | {second} | {label} ({d.n}) | {d.only_first} | {d.only_second} | "
                           f"{d.diff:+.3f} [{d.ci[0]:+.3f}, {d.ci[1]:+.3f}] | {d.p:.3g} |")
+        truth = np.asarray(data.samples.z)
+        print("\nvalue AUC, paired (DeLong)")
+        print("| first | second | AUC first | AUC second | difference | p |")
+        print("|---|---|---|---|---|---|")
+        for i, first in enumerate(names):
+            for second in names[i + 1:]:
+                a, b, (lo, hi), p_value = paired_auc_difference(values_of[first], values_of[second], truth)
+                rows[first][f"paired_auc_vs_{second}"] = {"auc": a, "auc_other": b, "ci": [lo, hi], "p": p_value}
+                print(f"| {first} | {second} | {a:.3f} | {b:.3f} | {a - b:+.3f} [{lo:+.3f}, {hi:+.3f}] | "
+                      f"{p_value:.3g} |")
     truth = np.asarray(data.samples.z)
     at_steps = sorted(set(held.step[truth != 0].tolist()))
     if len(rows) > 1 and at_steps:

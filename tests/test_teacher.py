@@ -343,6 +343,34 @@ def test_value_auc_counts_pairs():
     assert np.isnan(value_auc(np.ones(3), np.array([1, 1, 0])))
 
 
+def test_paired_auc_difference_matches_value_auc_and_covers():
+    from agents.training.supervised import paired_auc_difference, value_auc
+
+    rng = np.random.default_rng(1)
+    truth = rng.choice([1, -1, 0], size=400, p=[0.6, 0.3, 0.1])
+    common = rng.normal(size=400)
+    good = truth + 1.2 * common + 0.6 * rng.normal(size=400)
+    poor = 0.6 * truth + 1.2 * common + 0.6 * rng.normal(size=400)
+    a, b, (lo, hi), p = paired_auc_difference(good, poor, truth)
+    assert (a, b) == pytest.approx((value_auc(good, truth), value_auc(poor, truth)))
+    assert 0 < lo < a - b < hi and p < 0.05
+    same = paired_auc_difference(good, good, truth)
+    assert same[2] == (0.0, 0.0) and same[3] == 1.0
+    # the interval covers the true difference about 95% of the time (two values of equal skill here)
+    covered = 0
+    for _ in range(300):
+        truth = rng.choice([1, -1], size=300)
+        common = rng.normal(size=300)
+        x = truth + common + rng.normal(size=300)
+        y = truth + common + rng.normal(size=300)
+        lo, hi = paired_auc_difference(x, y, truth)[2]
+        covered += lo <= 0.0 <= hi
+    assert 0.90 <= covered / 300 <= 0.99
+    assert np.isnan(paired_auc_difference(np.ones(3), np.ones(3), np.array([1, 1, 0]))[0])
+    with pytest.raises(ValueError, match="one length"):
+        paired_auc_difference(np.ones(3), np.ones(2), np.ones(3))
+
+
 def test_held_out_scores_agree_with_the_solver(datasets):
     from agents.training.supervised import HeldOut, held_out_report
     from baselines.greedy import GreedyAgent
@@ -472,6 +500,8 @@ def test_teacher_score_benchmark_agrees_with_the_fits_own_scores(datasets, tmp_p
     paired = rows["tiny"]["paired_greedy-hard_vs_again"]
     assert (paired["only_first"], paired["only_second"], paired["diff"], paired["p"]) == (0, 0, 0.0, 1.0)
     assert rows["tiny"]["paired_winning_vs_again"]["ci"][0] <= 0.0 <= rows["tiny"]["paired_winning_vs_again"]["ci"][1]
+    auc = rows["tiny"]["paired_auc_vs_again"]
+    assert np.isnan(auc["auc"]) or (auc["auc"] == pytest.approx(rows["tiny"]["value_auc"]) and auc["p"] == 1.0)
     for key in ("keep", "keep_hard", "optimal", "value_sign", "n", "n_hard"):
         assert rows["tiny"][key] == pytest.approx(last[key]), key
     assert rows["greedy (expected)"]["keep"] == pytest.approx(
