@@ -20,6 +20,7 @@ DeLong's method. Positions labelled win/loss only (past ``--margin-max`` of ``dn
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 
@@ -60,6 +61,7 @@ def main(argv=None) -> dict:
     print("| policy | keeps the win | greedy-hard | optimal | value sign | "
           + " | ".join(str(k) for k in steps) + " |")
     print("|---|---|---|---|---|" + "---|" * len(steps))
+    truth = np.asarray(data.samples.z)
     rows = {}
     keeps = {}
     values_of: dict[str, np.ndarray] = {}
@@ -90,27 +92,23 @@ def main(argv=None) -> dict:
         print("\npaired, on the same positions")
         print("| first | second | positions | only the first keeps | only the second keeps | difference | McNemar p |")
         print("|---|---|---|---|---|---|---|")
-        names = list(keeps)
-        for i, first in enumerate(names):
-            for second in names[i + 1:]:
-                for label, mask in (("winning", win), ("greedy-hard", hard)):
-                    d = paired_difference(keeps[first][mask], keeps[second][mask])
-                    rows[first][f"paired_{label}_vs_{second}"] = {
-                        "only_first": d.only_first, "only_second": d.only_second, "diff": d.diff,
-                        "ci": list(d.ci), "p": d.p}
-                    print(f"| {first} | {second} | {label} ({d.n}) | {d.only_first} | {d.only_second} | "
-                          f"{d.diff:+.3f} [{d.ci[0]:+.3f}, {d.ci[1]:+.3f}] | {d.p:.3g} |")
-        truth = np.asarray(data.samples.z)
+        pairs = list(itertools.combinations(keeps, 2))
+        for first, second in pairs:
+            for label, mask in (("winning", win), ("greedy-hard", hard)):
+                d = paired_difference(keeps[first][mask], keeps[second][mask])
+                rows[first][f"paired_{label}_vs_{second}"] = {
+                    "only_first": d.only_first, "only_second": d.only_second, "diff": d.diff,
+                    "ci": list(d.ci), "p": d.p}
+                print(f"| {first} | {second} | {label} ({d.n}) | {d.only_first} | {d.only_second} | "
+                      f"{d.diff:+.3f} [{d.ci[0]:+.3f}, {d.ci[1]:+.3f}] | {d.p:.3g} |")
         print("\nvalue AUC, paired (DeLong)")
         print("| first | second | AUC first | AUC second | difference | p |")
         print("|---|---|---|---|---|---|")
-        for i, first in enumerate(names):
-            for second in names[i + 1:]:
-                a, b, (lo, hi), p_value = paired_auc_difference(values_of[first], values_of[second], truth)
-                rows[first][f"paired_auc_vs_{second}"] = {"auc": a, "auc_other": b, "ci": [lo, hi], "p": p_value}
-                print(f"| {first} | {second} | {a:.3f} | {b:.3f} | {a - b:+.3f} [{lo:+.3f}, {hi:+.3f}] | "
-                      f"{p_value:.3g} |")
-    truth = np.asarray(data.samples.z)
+        for first, second in pairs:
+            a, b, (lo, hi), p_value = paired_auc_difference(values_of[first], values_of[second], truth)
+            rows[first][f"paired_auc_vs_{second}"] = {"auc": a, "auc_other": b, "ci": [lo, hi], "p": p_value}
+            print(f"| {first} | {second} | {a:.3f} | {b:.3f} | {a - b:+.3f} [{lo:+.3f}, {hi:+.3f}] | "
+                  f"{p_value:.3g} |")
     at_steps = sorted(set(held.step[truth != 0].tolist()))
     if len(rows) > 1 and at_steps:
         print("\nvalue sign by moves played (decided positions)")

@@ -190,12 +190,21 @@ def value_auc(values: np.ndarray, truth: np.ndarray) -> float:
     positions the mover wins (the sign's accuracy does not say that when most positions are won). NaN
     without both kinds."""
     values, truth = np.asarray(values, dtype=float), np.asarray(truth)
-    won, lost = values[truth > 0], np.sort(values[truth < 0])
-    if not len(won) or not len(lost):
+    if not (truth > 0).any() or not (truth < 0).any():
         return float("nan")
-    below = np.searchsorted(lost, won, side="left")
-    level = np.searchsorted(lost, won, side="right") - below
-    return float((below + 0.5 * level).sum() / (len(won) * len(lost)))
+    return float(_ranked_right(values, truth)[0].mean())
+
+
+def _ranked_right(values: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each won position's share of the lost ones it ranks above, and each lost position's share of the won
+    ones ranked above it (ties half): the AUC is the mean of either."""
+    won, lost = values[truth > 0], values[truth < 0]
+    won_sorted, lost_sorted = np.sort(won), np.sort(lost)
+    below = np.searchsorted(lost_sorted, won, side="left")
+    level = np.searchsorted(lost_sorted, won, side="right") - below
+    lo = np.searchsorted(won_sorted, lost, side="left")
+    hi = np.searchsorted(won_sorted, lost, side="right")
+    return (below + 0.5 * level) / len(lost), (len(won) - hi + 0.5 * (hi - lo)) / len(won)
 
 
 def paired_auc_difference(first: np.ndarray, second: np.ndarray, truth: np.ndarray,
@@ -214,16 +223,8 @@ def paired_auc_difference(first: np.ndarray, second: np.ndarray, truth: np.ndarr
     m, n = int(won_mask.sum()), int(lost_mask.sum())
     if m < 2 or n < 2:
         return nan, nan, (nan, nan), nan
-    per_won, per_lost = [], []
-    for values in (first, second):
-        won, lost = values[won_mask], values[lost_mask]
-        lost_sorted, won_sorted = np.sort(lost), np.sort(won)
-        below = np.searchsorted(lost_sorted, won, side="left")
-        level = np.searchsorted(lost_sorted, won, side="right") - below
-        per_won.append((below + 0.5 * level) / n)
-        lo = np.searchsorted(won_sorted, lost, side="left")
-        hi = np.searchsorted(won_sorted, lost, side="right")
-        per_lost.append((m - hi + 0.5 * (hi - lo)) / m)
+    (won_a, lost_a), (won_b, lost_b) = _ranked_right(first, truth), _ranked_right(second, truth)
+    per_won, per_lost = [won_a, won_b], [lost_a, lost_b]
     auc_a, auc_b = float(per_won[0].mean()), float(per_won[1].mean())
     s10, s01 = np.cov(np.stack(per_won)), np.cov(np.stack(per_lost))
     var = (s10[0, 0] + s10[1, 1] - 2 * s10[0, 1]) / m + (s01[0, 0] + s01[1, 1] - 2 * s01[0, 1]) / n
