@@ -2,6 +2,7 @@
 # Scores of the runs/value35.sh fine-tunes beside the networks they started from.
 set -u
 cd "$(dirname "$0")/.."
+source .venv/bin/activate
 mkdir -p runs/v35-eval
 for r in df rs; do dnb export runs/fit/$r-v35-29000 runs/exports/$r-v35.pt; done
 NETS="df-paper-mix=runs/exports/df-paper-mix.pt df-v35=runs/exports/df-v35.pt rs-paper-mix=runs/exports/rs-paper-mix.pt rs-v35=runs/exports/rs-v35.pt"

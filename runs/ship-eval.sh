@@ -2,7 +2,11 @@
 # The ship gate of the paper-size 5x5 pair (runs/exports/{df,rs}-paper-mix.pt), at the play defaults
 # (200 simulations, the solver's zones on). Every tournament resumes from its folder.
 # The weights shipped before them are kept as runs/exports/df5-selfplay.pt and az5-selfplay.pt.
-# usage: runs/ship-eval.sh PART...   (PART: h2h, old-df, old-rs, base-df, base-rs, raw-old, old-base)
+# usage: [WORKERS=N] runs/ship-eval.sh PART...
+#   (PART: h2h, old-df, old-rs, base-df, base-rs, raw-old, old-base, v35-df, v35-h2h)
+# v35-df: the Dotsformer fine-tuned on the zone where backward training starts (runs/value35.sh df 29000,
+# exported by runs/eval-v35.sh) against the shipped ResNet, searched, 100 games; v35-h2h: both fine-tunes
+# against each other, searched, 200 games.
 set -eu
 cd "$(dirname "$0")/.."
 source .venv/bin/activate
@@ -13,7 +17,7 @@ OLD_AZ=alphazero:checkpoint=runs/exports/az5-selfplay.pt
 OLD="$OLD_DF,$OLD_AZ"
 RAW=simulations=0
 BASE="random,greedy,alphabeta:depth=4,mcts,prsboxes"
-common=(--board 5x5 --openings 15:guided --seed 0 --workers 2 --no-progress)
+common=(--board 5x5 --openings 15:guided --seed 0 --workers ${WORKERS:-2} --no-progress)
 for p in "$@"; do
   case $p in
     h2h) dnb tournament "${common[@]}" --agents "$DF,$RS" --games 400 --out runs/ship-eval/h2h-search ;;
@@ -23,6 +27,10 @@ for p in "$@"; do
     base-rs) dnb tournament "${common[@]}" --mode gauntlet --agents "$RS,$BASE" --games 50 --out runs/ship-eval/base-rs ;;
     raw-old) dnb tournament "${common[@]}" --agents "$DF,$RAW,$RS,$RAW,$OLD_DF,$RAW,$OLD_AZ,$RAW" --games 100 \
                --out runs/ship-eval/raw-old ;;
+    v35-df) dnb tournament "${common[@]}" --agents "dotsformer:checkpoint=runs/exports/df-v35.pt,$RS" --games 100 \
+               --out runs/ship-eval/v35-df ;;
+    v35-h2h) dnb tournament "${common[@]}" --agents "dotsformer:checkpoint=runs/exports/df-v35.pt,alphazero:checkpoint=runs/exports/rs-v35.pt" \
+               --games 200 --out runs/ship-eval/v35-h2h ;;
     old-base) dnb tournament "${common[@]}" --mode gauntlet --agents "prsboxes,$OLD" --games 50 --out runs/ship-eval/old-base ;;
     *) echo "unknown part $p" >&2; exit 2 ;;
   esac

@@ -5,6 +5,7 @@
 #   STEPS=400 VW=4 runs/value35.sh df 29000 df-v35-vw4     (fewer steps, value loss weight 4)
 set -eu
 cd "$(dirname "$0")/.."
+source .venv/bin/activate
 fam=$1; n=$2; tag=${3:-$fam-v35-$n}
 case $fam in
   df) model=(dotsformer); init=runs/exports/df-paper-mix.pt ;;
