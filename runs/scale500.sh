@@ -2,7 +2,8 @@
 # The 500,000-position point of the scaling curve for both families at equal budget: data/teach5-a grown to
 # 500,000 positions (the same command and seed that made its first 225,741), then the Dotsformer (cpu preset)
 # and the 4-block ResNet fitted side by side on it, safe-phase input, 20,000 steps of 128, one core each.
-# Every step resumes: `runs/scale500.sh data`, then `runs/scale500.sh fit` (run again after a kill).
+# Every step resumes: `runs/scale500.sh data`, then `runs/scale500.sh fit` (run again after a kill), then
+# `runs/scale500.sh h2h-raw h2h-search` (the exported pair head to head, 400 games each, raw and searched).
 set -u
 cd "$(dirname "$0")/.."
 source .venv/bin/activate
@@ -20,6 +21,11 @@ fit)
         --eval-every 1000 --out runs/fit/rs-500k-pair --no-progress $(resume rs-500k-pair) \
         >> runs/fit/rs-500k-pair.log 2>&1 &
     wait ;;
+h2h-raw|h2h-search)
+    pair=(dotsformer:checkpoint=runs/exports/df-500k-pair.pt alphazero:checkpoint=runs/exports/rs-500k-pair.pt)
+    [ "$1" = h2h-raw ] && pair=("${pair[0]},simulations=0" "${pair[1]},simulations=0")
+    dnb tournament --board 5x5 --agents "${pair[0]},${pair[1]}" --games 400 --openings 15:guided --seed 0 \
+        --workers ${WORKERS:-2} --no-progress --out runs/scale500-eval/$1 ;;
 *)
-    echo "usage: runs/scale500.sh data|fit" >&2; exit 2 ;;
+    echo "usage: runs/scale500.sh data|fit|h2h-raw|h2h-search" >&2; exit 2 ;;
 esac

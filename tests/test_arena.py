@@ -418,3 +418,53 @@ def test_heatmap_numbers_contrast_with_their_cells(tmp_path, monkeypatch):
     for t in texts:
         score = float(t.get_text())
         assert t.get_color() == ("white" if abs(score - 0.5) > 0.3 else "black"), (score, t.get_color())
+
+
+def _paired_match_module():
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "paired_match.py"
+    spec = importlib.util.spec_from_file_location("bench_paired_match", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_paired_match_compares_two_runs_of_one_schedule_game_by_game(tmp_path, capsys):
+    bench = _paired_match_module()
+    # the same schedule (seed, openings, games); only random's opponent changes
+    for name, opponent in (("a", "greedy"), ("b", "alphabeta:depth=2")):
+        cfg = TournamentConfig(board="2x2", agents=("random", opponent), games=30, openings=2, seed=3, bootstrap=0)
+        run_tournament(cfg, out=str(tmp_path / name), progress=False, echo=None)
+    recs = {n: {json.loads(x)["id"]: json.loads(x) for x in (tmp_path / n / "results.jsonl").read_text().splitlines()}
+            for n in "ab"}
+    assert recs["a"].keys() == recs["b"].keys()
+
+    def score(r):
+        return r["result_first"] if r["first"] == "random" else 1 - r["result_first"]
+
+    xs = [score(recs["a"][i]) for i in recs["a"]]
+    ys = [score(recs["b"][i]) for i in recs["a"]]
+    r = bench.main([str(tmp_path / "a"), str(tmp_path / "b"), "--agent", "random",
+                    "--json", str(tmp_path / "r.json")])
+    decided = [(x, y) for x, y in zip(xs, ys) if x in (0, 1) and y in (0, 1)]
+    assert r["games"] == 30 and r["score_a"] == pytest.approx(sum(xs) / 30)
+    assert r["score_b"] == pytest.approx(sum(ys) / 30)
+    assert r["only_a"] == sum(1 for x, y in decided if x == 1 and y == 0)
+    assert r["only_b"] == sum(1 for x, y in decided if x == 0 and y == 1)
+    assert r["draws_left_out"] == 30 - len(decided)
+    assert json.loads((tmp_path / "r.json").read_text())["games"] == 30
+    assert "paired difference" in capsys.readouterr().out
+    # swapping the runs flips the difference
+    back = bench.compare(bench._games(str(tmp_path / "b")), bench._games(str(tmp_path / "a")), "random")
+    assert back["difference"] == pytest.approx(-r["difference"]) and back["only_a"] == r["only_b"]
+    # an agent that is not exactly one player of every game, and runs of other schedules, are refused
+    with pytest.raises(SystemExit, match="exactly one of the two players"):
+        bench.main([str(tmp_path / "a"), str(tmp_path / "b"), "--agent", "mcts"])
+    other = TournamentConfig(board="2x2", agents=("random", "greedy"), games=30, openings=2, seed=4, bootstrap=0)
+    run_tournament(other, out=str(tmp_path / "c"), progress=False, echo=None)
+    with pytest.raises(SystemExit, match="another opening"):
+        bench.main([str(tmp_path / "a"), str(tmp_path / "c"), "--agent", "random"])
+    with pytest.raises(SystemExit, match="no results"):
+        bench.main([str(tmp_path / "a"), str(tmp_path / "missing"), "--agent", "random"])
