@@ -5,7 +5,7 @@
 # usage: [WORKERS=N] runs/ship-eval.sh PART...
 #   (PART: h2h, old-df, old-rs, base-df, base-rs, raw-old, old-base, v35-df, v35-h2h)
 # v35-df: the Dotsformer fine-tuned on the zone where backward training starts (runs/value35.sh df 29000,
-# exported by runs/eval-v35.sh) against the shipped ResNet, searched, 100 games; v35-h2h: both fine-tunes
+# exported by runs/eval-v35.sh) against the shipped ResNet, searched, 400 games (the schedule of h2h); v35-h2h: both fine-tunes
 # against each other, searched, 200 games.
 set -eu
 cd "$(dirname "$0")/.."
@@ -27,7 +27,7 @@ for p in "$@"; do
     base-rs) dnb tournament "${common[@]}" --mode gauntlet --agents "$RS,$BASE" --games 50 --out runs/ship-eval/base-rs ;;
     raw-old) dnb tournament "${common[@]}" --agents "$DF,$RAW,$RS,$RAW,$OLD_DF,$RAW,$OLD_AZ,$RAW" --games 100 \
                --out runs/ship-eval/raw-old ;;
-    v35-df) dnb tournament "${common[@]}" --agents "dotsformer:checkpoint=runs/exports/df-v35.pt,$RS" --games 100 \
+    v35-df) dnb tournament "${common[@]}" --agents "dotsformer:checkpoint=runs/exports/df-v35.pt,$RS" --games 400 \
                --out runs/ship-eval/v35-df ;;
     v35-h2h) dnb tournament "${common[@]}" --agents "dotsformer:checkpoint=runs/exports/df-v35.pt,alphazero:checkpoint=runs/exports/rs-v35.pt" \
                --games 200 --out runs/ship-eval/v35-h2h ;;
