@@ -168,8 +168,26 @@ def safe_phase_values(state: GameState, nodes: int = SAFE_PHASE_NODES,
         max_safe = min(max_safe, SACRIFICE_MAX_SAFE)
     if max_safe is not None and np.count_nonzero(move_classes(state) == MoveClass.SAFE) > max_safe:
         return None
-    out = _values(state.rows, state.cols, state.edges, nodes, native.handles(None, state.geometry), sacrifices)
-    return None if out is None else np.array(out, dtype=np.float32)
+    # searched in the board's canonical orientation, so that a search cut by its budget is cut in every
+    # orientation of the position alike (the order it visits positions in depends on the orientation)
+    perm, edges = _canonical_edges(state.rows, state.cols, state.edges)
+    out = _values(state.rows, state.cols, edges, nodes, native.handles(None, state.geometry), sacrifices)
+    return None if out is None else np.array(out, dtype=np.float32)[perm]
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def _canonical_edges(rows: int, cols: int, edges: int) -> tuple[np.ndarray, int]:
+    """``(perm, image)``: the smallest image of the edge set ``edges`` under the board's symmetries and the
+    action permutation that maps onto it (move ``a`` of the position is move ``perm[a]`` of the image)."""
+    from dnb_env.symmetry import action_permutation, symmetries
+
+    best = None
+    for sym in symmetries(rows, cols):
+        perm = action_permutation(sym, rows, cols)
+        image = sum(1 << int(perm[a]) for a in range(len(perm)) if edges >> a & 1)
+        if best is None or image < best[1]:
+            best = (perm, image)
+    return best
 
 
 @functools.lru_cache(maxsize=1 << 18)

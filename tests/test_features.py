@@ -392,3 +392,29 @@ def test_endgame_values_are_the_exact_move_values_once_no_safe_move_is_left():
         assert sorted(np.flatnonzero(planes[10].reshape(-1)).tolist()) == sorted(g.action_flat[best].tolist())
         checked += 1
     assert checked >= 10
+
+
+@needs_native
+def test_safe_phase_values_are_the_same_in_every_orientation_even_near_the_budget():
+    """The search's budget cuts a position in every orientation alike: small budgets, where the order the
+    positions are visited in decides whether a search finishes, give values that map with the board."""
+    from dnb_env.features import safe_phase_values
+    from dnb_env.symmetry import action_permutation, symmetries, transform_state
+
+    rng = random.Random(1)
+    finished = 0
+    for _ in range(200):
+        moves = list(range(40))
+        rng.shuffle(moves)
+        s = GameState.from_actions(4, 4, moves[:rng.randrange(5, 35)])
+        for nodes in (50, 300, 2000):
+            base = safe_phase_values(s, nodes, sacrifices=2)
+            finished += base is not None
+            for sym in symmetries(4, 4):
+                got = safe_phase_values(transform_state(sym, s), nodes, sacrifices=2)
+                assert (got is None) == (base is None), f"{sym} nodes={nodes}"
+                if base is not None:
+                    want = np.full_like(base, np.nan)
+                    want[action_permutation(sym, 4, 4)] = base
+                    np.testing.assert_array_equal(got, want, err_msg=f"{sym} nodes={nodes}")
+    assert finished > 10

@@ -121,13 +121,6 @@ def test_chainloop64_one_structure_per_channel():
     assert obs[4:].sum() == 60 and all(obs[c].sum() == 1 for c in range(4, 64))
 
 
-#: The budgeted search channels of the feature encoders (first channel of each value / best / flag triple):
-#: the search counts the positions it visits, and the order it visits them in depends on the board's
-#: orientation, so near its budget it may finish in one orientation and run out in another.
-BUDGETED = {"chainloop6_safe": (6,), "chainloop6_sac2": (6, 9), "chainloop6_sac2_deep": (6, 9),
-            "chainloop6_sac4": (6, 9)}
-
-
 @pytest.mark.parametrize("name", ALL)
 @pytest.mark.parametrize("board", [(3, 3), (2, 4), (4, 4)])
 def test_encoders_commute_with_symmetries(name, board):
@@ -139,7 +132,6 @@ def test_encoders_commute_with_symmetries(name, board):
     count = 3 if name.startswith("chainloop6_") else 15
     # the four-sacrifice search takes minutes in the Python reference early in a 4x4 game: past two thirds
     first = (2 * rows * cols + rows + cols) * 2 // 3 if name == "chainloop6_sac4" else 0
-    compared = budget_cut = 0
     for _ in range(count):
         s = random_state(rng, rows, cols, rng.randrange(first, 2 * rows * cols + rows + cols))
         base = encode(name, s)
@@ -149,14 +141,7 @@ def test_encoders_commute_with_symmetries(name, board):
             if name == "chainloop64":  # equal up to the order of equally large structures
                 got = np.concatenate([got[:4], np.array(sorted(got[4:], key=lambda p: p.tobytes()))])
                 want = np.concatenate([want[:4], np.array(sorted(want[4:], key=lambda p: p.tobytes()))])
-            for c in BUDGETED.get(name, ()):
-                compared += 1
-                if got[c + 2].max() != want[c + 2].max():  # the search finished in one orientation only
-                    budget_cut += 1
-                    got[c:c + 3] = want[c:c + 3] = 0
             np.testing.assert_array_equal(got, want, err_msg=f"{name} {sym}")
-    # a search that runs out near its budget in some orientations only is rare: most triples are compared
-    assert budget_cut <= compared // 4, f"{name}: {budget_cut} of {compared} search triples cut by the budget"
 
 
 def test_symmetry_maps_legal_masks_and_policies():
