@@ -54,10 +54,12 @@ def main(argv=None) -> dict:
         data = data.take(np.arange(min(args.positions, len(data))))
     held = HeldOut.of(data)
     board = data.config.board
-    win, hard = held.winning, held.winning & held.hard
+    win = held.winning & held.labelled  # positions labelled with their result only score the value alone
+    hard = win & held.hard
     steps = sorted(set(held.step[win].tolist()))
-    print(f"{args.held}: {len(data)} positions, {int(win.sum())} winning, {int(hard.sum())} greedy-hard; "
-          f"moves played {steps[0]}-{steps[-1]}")
+    played = sorted(set(held.step.tolist()))
+    print(f"{args.held}: {len(data)} positions ({int((~held.labelled).sum())} with their result only), "
+          f"{int(win.sum())} winning with move labels, {int(hard.sum())} greedy-hard; moves played {played[0]}-{played[-1]}")
     print("| policy | keeps the win | greedy-hard | optimal | value sign | "
           + " | ".join(str(k) for k in steps) + " |")
     print("|---|---|---|---|---|" + "---|" * len(steps))

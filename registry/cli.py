@@ -147,7 +147,7 @@ def _teach(args: argparse.Namespace) -> int:
     for spec in players or ():
         check_agent_spec(spec)
     kw = dict(board=args.board, undrawn_min=lo, undrawn_max=hi, positions=args.positions, seed=args.seed)
-    for key in ("margin_max", "shard_size", "per_game", "opening", "explore", "node_limit"):
+    for key in ("margin_max", "move_labels_max", "shard_size", "per_game", "opening", "explore", "node_limit"):
         if getattr(args, key) is not None:
             kw[key] = getattr(args, key)
     if players:
@@ -429,6 +429,10 @@ def main(argv: list[str] | None = None) -> int:
                          "and the raw policies of the shipped alphazero and dotsformer)")
     te.add_argument("--margin-max", type=int, default=None,
                     help="positions with more undrawn edges get win/loss labels instead of margins (default 36)")
+    te.add_argument("--move-labels-max", type=int, default=None,
+                    help="positions with more undrawn edges get only their own win/loss result, no label per move "
+                         "(one search instead of one per move; no policy target). Default -1: every position "
+                         "gets move labels")
     te.add_argument("--shard-size", type=int, default=None, help="candidate positions per job and shard (default 250)")
     te.add_argument("--per-game", type=int, default=None, help="positions taken from one game (default 2)")
     te.add_argument("--opening", type=int, default=None,

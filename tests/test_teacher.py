@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from agents.training.teacher import (MARGIN, NO_VALUE, OUTCOME, TeachConfig, TeacherData, TeacherError,
+from agents.training.teacher import (MARGIN, NO_VALUE, OUTCOME, VALUE, TeachConfig, TeacherData, TeacherError,
                                      canonical_key, generate, label_position, to_samples)
 from dnb_env.core import GameState
 from dnb_env.solver import Solver
@@ -53,6 +53,42 @@ def test_labels_are_the_solvers(tmp_path):
         assert data.values[i, data.samples.move[i]] == best
     keys = [canonical_key(s) for s in data.samples.states()]
     assert len(set(keys)) == len(keys)
+
+
+def test_result_only_labels_past_move_labels_max(tmp_path):
+    from agents.training.supervised import HeldOut, held_out_report
+
+    cfg = TeachConfig(positions=40, move_labels_max=10, **SMALL)
+    generate(cfg, str(tmp_path / "d"), agent_from_spec, progress=False)
+    data = TeacherData.load(str(tmp_path / "d"))
+    assert set(data.kind.tolist()) == {MARGIN, OUTCOME, VALUE}  # 5-9 margins, 10 outcomes, 11-12 results only
+    solver = Solver()
+    for i, s in enumerate(data.samples.states()):
+        undrawn = s.num_actions - s.edges.bit_count()
+        assert data.kind[i] == (VALUE if undrawn > 10 else MARGIN if undrawn <= 9 else OUTCOME)
+        if data.kind[i] != VALUE:
+            continue
+        assert (data.values[i] == NO_VALUE).all() and data.samples.pi[i].sum() == 0
+        final = solver.game_value(s)
+        assert data.value[i] == data.samples.z[i] == (final > 0) - (final < 0)
+        assert s.legal_mask()[data.samples.move[i]]
+    value_rows = data.kind == VALUE
+    # targets: no policy for those rows at any temperature, their result in win units, unknown in margins
+    for t in (0.0, 1.0):
+        smp, known = to_samples(data, "win", t)
+        assert np.isfinite(smp.pi).all() and (smp.pi[value_rows] == 0).all()
+        assert np.allclose(smp.pi[~value_rows].sum(axis=1), 1) and known.all()
+    _, known = to_samples(data, "margin")
+    assert not known[value_rows].any()
+    # held-out scores: their value counts, their (missing) policy does not
+    held = HeldOut.of(data)
+    assert (held.winning[value_rows] == (data.value[value_rows] > 0)).all()
+    priors = np.random.default_rng(0).random(data.samples.pi.shape)
+    values = np.where(data.samples.z > 0, 1.0, -1.0)
+    report = held_out_report(held, priors, values)
+    without = held_out_report(HeldOut.of(data.take(np.flatnonzero(~value_rows))), priors[~value_rows])
+    assert report["n"] == without["n"] and report["keep"] == without["keep"]
+    assert report["value_sign"] == 1.0
 
 
 def test_canonical_key_is_the_same_for_every_symmetry():
@@ -119,6 +155,11 @@ def test_damaged_or_foreign_folders_are_refused(tmp_path):
     open(shard, "wb").write(bytes(data))
     with pytest.raises(TeacherError, match="checksum"):
         TeacherData.load(folder)
+    json.dump(manifest | {"version": 1}, open(os.path.join(folder, "manifest.json"), "w"))
+    shard_bytes = bytearray(open(shard, "rb").read())
+    shard_bytes[len(shard_bytes) // 2] ^= 0xFF
+    open(shard, "wb").write(bytes(shard_bytes))  # undamaged again: version 1 (no result-only rows) still reads
+    assert len(TeacherData.load(folder)) == 12
     for change, match in (({"version": 99}, "version"), ({"format": "x"}, "not a dnb-teacher"),
                           ({"shards": [{"file": "../x.npz"}]}, "inside the folder")):
         json.dump(manifest | change, open(os.path.join(folder, "manifest.json"), "w"))

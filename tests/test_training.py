@@ -154,6 +154,40 @@ def test_total_loss_covers_aux_heads_only_when_present():
         assert loss.requires_grad and ("initiative_loss" in parts) == aux and ("move_class_loss" in parts) == aux
 
 
+def test_rows_without_a_policy_target_carry_no_policy_or_initiative_loss():
+    from agents.models import build_model, make_model_config
+
+    torch.manual_seed(0)
+    net = build_model(make_model_config("resnet", board="2x2", encoder="chainloop6", blocks=1, width=8, aux_heads=True))
+    rng = np.random.default_rng(0)
+    records = []
+    for i in range(6):
+        s = GameState.new(2, 2)
+        for _ in range(i % 4):
+            s = s.apply(int(rng.choice(s.legal_actions())))
+        pi = np.zeros(12) if i >= 3 else np.full(12, 1 / 12)  # the last three: result only, no policy target
+        records.append(Record(s, s.legal_actions()[0], pi, 0.0, z=1.0 if i % 2 else -1.0))
+    smp = Samples.from_records("2x2", records, 1)
+    batch = {k: torch.from_numpy(v) for k, v in Replay(smp).batch(np.arange(6), "chainloop6", 0.0).items()}
+    cfg = tiny().loss
+    out = net(batch["planes"])
+    out["policy_logits"].retain_grad()
+    out["initiative_logits"].retain_grad()
+    loss, parts = total_loss(out, batch, cfg, "2x2")
+    loss.backward()
+    assert out["policy_logits"].grad[3:].abs().max() == 0 and out["policy_logits"].grad[:3].abs().max() > 0
+    assert out["initiative_logits"].grad[3:].abs().max() == 0 and out["initiative_logits"].grad[:3].abs().max() > 0
+    # the policy and initiative terms are the means over the rows that have a target, the value over all
+    first = {k: v[:3] for k, v in batch.items()}
+    with torch.no_grad():
+        out = net(batch["planes"])
+        _, only = total_loss({k: v[:3] for k, v in out.items()}, first, cfg, "2x2")
+        _, all_rows = total_loss(out, batch, cfg, "2x2")
+    assert all_rows["policy_loss"] == pytest.approx(only["policy_loss"], rel=1e-5)
+    assert all_rows["initiative_loss"] == pytest.approx(only["initiative_loss"], rel=1e-5)
+    assert all_rows["value_loss"] != pytest.approx(only["value_loss"], rel=1e-5)
+
+
 def test_rollback_rules():
     cfg = tiny().curriculum  # dotsformer rule, min_gap 3 (cpu preset), epsilon auto
     assert cfg.epsilon is None and cfg.epsilon_for("margin", "5x5") == 0.02 and cfg.epsilon_for("win", "5x5") == 0.7

@@ -106,6 +106,7 @@ class HeldOut:
     hard: np.ndarray  # bool [N]: a move the greedy rule allows does not keep the best result
     greedy_keep: np.ndarray  # float [N]: the chance that greedy (uniform over its moves) keeps it
     step: np.ndarray  # int [N]: moves played
+    labelled: np.ndarray | None = None  # bool [N]: the position has move labels (not a result-only row)
 
     @classmethod
     def of(cls, data: TeacherData) -> "HeldOut":
@@ -117,16 +118,18 @@ class HeldOut:
         vals = data.values.astype(np.int32)
         result = np.where(data.kind[:, None] == MARGIN, np.sign(lead[:, None] + vals), vals)
         result = np.where(legal, result, -9)
-        best_result = result.max(axis=1)
+        labelled = legal.any(axis=1)
+        best_result = np.where(labelled, result.max(axis=1), data.value)  # result-only rows: their own result
         keeps = legal & (result == best_result[:, None])
         optimal = legal & (vals == np.where(legal, vals, -999).max(axis=1, keepdims=True))
         hard = np.zeros(len(s), bool)
         greedy_keep = np.zeros(len(s))
         for i, state in enumerate(s.states()):
-            cand = GreedyAgent.candidates(state)
-            hard[i] = not keeps[i, cand].all()
-            greedy_keep[i] = keeps[i, cand].mean()
-        return cls(data, best_result > 0, keeps, optimal, hard, greedy_keep, s.step.astype(np.int32))
+            if labelled[i]:
+                cand = GreedyAgent.candidates(state)
+                hard[i] = not keeps[i, cand].all()
+                greedy_keep[i] = keeps[i, cand].mean()
+        return cls(data, best_result > 0, keeps, optimal, hard, greedy_keep, s.step.astype(np.int32), labelled)
 
 
 def policy_and_value(net, data: TeacherData, batch: int = 512, device: str = "cpu") -> tuple[np.ndarray, np.ndarray]:
@@ -151,6 +154,7 @@ def held_out_report(held: HeldOut, priors: np.ndarray | None = None, values: np.
     ``value_auc`` (:func:`value_auc`), overall and per step, when ``values`` are given."""
     out: dict = {}
     n = len(held.winning)
+    labelled = np.ones(n, bool) if held.labelled is None else held.labelled  # result-only rows: value only
     if priors is None:
         keep = held.greedy_keep
         opt = np.full(n, np.nan)
@@ -158,12 +162,13 @@ def held_out_report(held: HeldOut, priors: np.ndarray | None = None, values: np.
         move = priors.argmax(axis=1)
         keep = held.keeps[np.arange(n), move].astype(float)
         opt = held.optimal[np.arange(n), move].astype(float)
-    win, hard = held.winning, held.winning & held.hard
+    win = held.winning & labelled
+    hard = win & held.hard
     out["n"], out["n_hard"] = int(win.sum()), int(hard.sum())
     out["keep"] = float(keep[win].mean()) if win.any() else float("nan")
     out["keep_hard"] = float(keep[hard].mean()) if hard.any() else float("nan")
     if priors is not None:
-        out["optimal"] = float(opt.mean())
+        out["optimal"] = float(opt[labelled].mean()) if labelled.any() else float("nan")
     for k in sorted(set(held.step.tolist())):
         at = held.step == k
         if (win & at).any():

@@ -22,9 +22,14 @@ Labels (exact, by :class:`dnb_env.solver.Solver`):
 1 outcome   +1 / 0 / -1, the game's result for the mover after ``a`` with best play (boxes already
             owned included): positions with more undrawn edges, where one null-window search per move
             is much cheaper than the margins
+2 value     no move labels (every entry ``NO_VALUE``): positions with more than ``move_labels_max``
+            undrawn edges, where even one search per move is too dear; only the position's own result
+            is known (one or two null-window searches)
 ==========  ===================================================================================
 
-``value[i]`` is the best of the row. The shard also holds every column of
+``value[i]`` is the best of the row (kind 2: the position's result, +1 / 0 / -1). Rows of kind 2 have no
+policy target: their ``pi`` is all zero (the training loss leaves their policy and initiative terms out),
+and ``move`` is a legal move drawn by the seeded generator, not a label. The shard also holds every column of
 :class:`~agents.training.samples.Samples`: ``pi`` uniform over the best moves, ``z`` = ``q`` = the game's
 exact outcome for the mover (+1/0/-1, win units; :func:`to_samples` re-targets it to a model's value unit
 and policy temperature), ``move`` one best move (ties broken by the seeded generator), its ``initiative``
@@ -65,12 +70,14 @@ from dnb_env.io import atomic_write
 from dnb_env.solver import Solver, SolverTooLarge
 from dnb_env.symmetry import action_permutation, symmetries
 
-__all__ = ["FORMAT", "VERSION", "MARGIN", "OUTCOME", "NO_VALUE", "TeachConfig", "TeacherData", "TeacherError",
+__all__ = ["FORMAT", "VERSION", "MARGIN", "OUTCOME", "VALUE", "NO_VALUE", "TeachConfig", "TeacherData", "TeacherError",
            "generate", "label_position", "canonical_key", "to_samples", "DEFAULT_PLAYERS"]
 
 FORMAT = "dnb-teacher"
-VERSION = 1
-MARGIN, OUTCOME = 0, 1
+VERSION = 2
+#: Versions this code reads: version 1 is version 2 without rows of kind ``VALUE``.
+READABLE_VERSIONS = (1, 2)
+MARGIN, OUTCOME, VALUE = 0, 1, 2
 NO_VALUE = -128
 MANIFEST = "manifest.json"
 #: The default mix of position sources (registry agent specs).
@@ -91,6 +98,7 @@ class TeachConfig:
     undrawn_min: int = 26
     undrawn_max: int = 38
     margin_max: int = 36  # positions with more undrawn edges get win/loss labels
+    move_labels_max: int = -1  # positions with more undrawn edges get only their own result; -1: none
     positions: int = 10_000
     shard_size: int = 250  # candidate positions per job (and per shard file, less duplicates)
     per_game: int = 2
@@ -112,6 +120,9 @@ class TeachConfig:
             raise ValueError("positions, shard_size and per_game must be >= 1")
         if self.margin_max < 0 or self.node_limit < 0:
             raise ValueError("margin_max and node_limit must be >= 0")
+        if self.move_labels_max < -1:
+            raise ValueError(f"move_labels_max must be -1 (every position gets move labels) or >= 0, "
+                             f"got {self.move_labels_max}")
         if not 0 <= self.explore <= 1:
             raise ValueError(f"explore must be in [0, 1], got {self.explore}")
         if self.opening < -1 or self.opening > a:
@@ -176,6 +187,13 @@ def label_position(solver: Solver, state: GameState, margin_max: int) -> tuple[i
             theirs_win = solver.at_least(child, 1 - have)
             values[a] = -1 if theirs_win else (1 if odd or not solver.at_least(child, -have) else 0)
     return OUTCOME, values
+
+
+def label_result(solver: Solver, state: GameState) -> int:
+    """+1 / 0 / -1: the game's result for the mover of ``state`` with best play (boxes already owned
+    included); one null-window search on boards with an odd number of boxes, at most two otherwise.
+    Raises :class:`dnb_env.solver.SolverTooLarge` past the solver's reach or budget."""
+    return solver.outcome(state)
 
 
 def _lead(state: GameState) -> int:
@@ -251,21 +269,35 @@ def _run_job(job: _Job) -> dict:
             continue
         seen.add(key)
         t = time.process_time()
+        undrawn = state.geometry.num_actions - state.edges.bit_count()
         try:
-            kind, values = label_position(solver, state, cfg.margin_max)
+            if 0 <= cfg.move_labels_max < undrawn:
+                kind, values = VALUE, np.full(state.geometry.num_actions, NO_VALUE, np.int8)
+                result = label_result(solver, state)
+            else:
+                kind, values = label_position(solver, state, cfg.margin_max)
+                result = None
         except SolverTooLarge:  # over the node budget: not labelled, counted
             skipped += 1
             continue
-        rows.append((state, kind, values, job.index * 100_000 + game, pair, time.process_time() - t, key))
+        rows.append((state, kind, values, job.index * 100_000 + game, pair, time.process_time() - t, key, result))
     return {"job": job.index, "rows": rows, "skipped": skipped, "duplicates": duplicates, "games": games}
 
 
 def _shard_arrays(board: str, rows: list, rng: random.Random) -> dict[str, np.ndarray]:
     """The columns of one shard from labelled ``rows``."""
     records = []
-    for state, kind, values, _, _, _, _ in rows:
+    best_of = []
+    for state, kind, values, _, _, _, _, result in rows:
+        if kind == VALUE:  # no move labels: no policy target; the move is any legal one, not a label
+            best_of.append(int(result))
+            move = int(rng.choice(state.legal_actions()))
+            records.append(Record(state=state, move=move, pi=np.zeros(len(values), np.float32), q=float(result),
+                                  z=float(result)))
+            continue
         legal = values != NO_VALUE
         best = int(values[legal].max())
+        best_of.append(best)
         optimal = np.flatnonzero(legal & (values == best))
         pi = np.zeros(len(values), np.float32)
         pi[optimal] = 1.0 / len(optimal)
@@ -279,7 +311,7 @@ def _shard_arrays(board: str, rows: list, rng: random.Random) -> dict[str, np.nd
     out = samples.arrays()
     a = samples.pi.shape[1]
     out["values"] = np.stack([r[2] for r in rows]) if rows else np.zeros((0, a), np.int8)
-    out["value"] = np.array([int(r[2][r[2] != NO_VALUE].max()) for r in rows], np.int8)
+    out["value"] = np.array(best_of, np.int8)
     out["kind"] = np.array([r[1] for r in rows], np.int8)
     out["game"] = np.array([r[3] for r in rows], np.int64)
     out["player"] = np.array([r[4] for r in rows], np.int16)
@@ -344,8 +376,9 @@ class TeacherData:
             raise TeacherError(f"{path} is unreadable ({exc})") from None
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
             raise TeacherError(f"{path} is not a {FORMAT} manifest")
-        if manifest.get("version") != VERSION:
-            raise TeacherError(f"{path} has version {manifest.get('version')!r}; this code reads version {VERSION}")
+        if manifest.get("version") not in READABLE_VERSIONS:
+            raise TeacherError(f"{path} has version {manifest.get('version')!r}; this code reads versions "
+                               f"{', '.join(map(str, READABLE_VERSIONS))}")
         if not isinstance(manifest.get("shards"), list) or not isinstance(manifest.get("config"), dict):
             raise TeacherError(f"{path} lacks its shards or config")
         return manifest
@@ -556,8 +589,9 @@ def to_samples(data: TeacherData, value_unit: str = "margin", temperature: float
     """``(samples, value_known)``: the dataset as training samples for a model of ``value_unit`` ("win" or
     "margin": the final box difference over the number of boxes). The policy target is uniform over the
     best moves (``temperature=0``) or a softmax of the move labels at ``temperature`` (margin rows in
-    boxes; outcome rows in units of a whole result). ``value_known[i]`` is False where the target is not
-    known in that unit (outcome rows under ``"margin"``): their value loss is to be left out."""
+    boxes; outcome rows in units of a whole result); rows of kind ``VALUE`` keep an all-zero policy target
+    (no policy loss). ``value_known[i]`` is False where the target is not known in that unit (outcome and
+    value rows under ``"margin"``): their value loss is to be left out."""
     if value_unit not in ("win", "margin"):
         raise ValueError(f"value_unit must be 'win' or 'margin', got {value_unit!r}")
     if temperature < 0:
@@ -567,10 +601,11 @@ def to_samples(data: TeacherData, value_unit: str = "margin", temperature: float
     legal = data.values != NO_VALUE
     vals = data.values.astype(np.float32)
     if temperature > 0:
+        labelled = legal.any(axis=1, keepdims=True)  # rows of kind VALUE have no move labels: pi stays 0
         logits = np.where(legal, vals / temperature, -np.inf)
-        logits -= logits.max(axis=1, keepdims=True)
-        pi = np.exp(logits)
-        pi /= pi.sum(axis=1, keepdims=True)
+        logits -= np.where(labelled, logits.max(axis=1, keepdims=True), 0.0)
+        pi = np.where(labelled, np.exp(logits), 0.0)
+        pi /= np.maximum(pi.sum(axis=1, keepdims=True), 1e-30)
     else:
         pi = s.pi
     lead = data.lead
