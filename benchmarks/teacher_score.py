@@ -91,11 +91,12 @@ def main(argv=None) -> dict:
         from agents.arena.ratings import paired_difference
         from agents.training.supervised import paired_auc_difference
 
-        print("\npaired, on the same positions")
-        print("| first | second | positions | only the first keeps | only the second keeps | difference | McNemar p |")
-        print("|---|---|---|---|---|---|---|")
         pairs = list(itertools.combinations(keeps, 2))
-        for first, second in pairs:
+        if win.any():
+            print("\npaired, on the same positions")
+            print("| first | second | positions | only the first keeps | only the second keeps | difference | McNemar p |")
+            print("|---|---|---|---|---|---|---|")
+        for first, second in pairs if win.any() else ():
             for label, mask in (("winning", win), ("greedy-hard", hard)):
                 d = paired_difference(keeps[first][mask], keeps[second][mask])
                 rows[first][f"paired_{label}_vs_{second}"] = {
