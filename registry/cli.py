@@ -180,9 +180,11 @@ def _fit(args: argparse.Namespace) -> int:
     rows = fit(config, args.out, resume=args.resume, progress=not args.no_progress, device=args.device,
                workers=args.workers)
     last = rows[-1] if rows else {}
-    if "keep" in last:
+    if last.get("n"):
         print(f"step {last['step']}: keeps the win in {last['keep']:.3f} of winning held-out positions "
               f"({last['keep_hard']:.3f} of the greedy-hard ones; greedy {rows[0]['keep']:.3f} / {rows[0]['keep_hard']:.3f})")
+    if "value_auc" in last:  # held-out sets of result-only positions have no policy score, only this
+        print(f"step {last['step']}: value sign {last['value_sign']:.3f}, value AUC {last['value_auc']:.3f} on the held-out positions")
     print(f"checkpoint: {args.out}/checkpoint.pt, metrics: {args.out}/metrics.jsonl")
     return 0
 
