@@ -29,6 +29,7 @@ from dnb_env import native
 from dnb_env.analysis import MoveClass, long_chain_count, move_classes
 from dnb_env.core import GameState
 from dnb_env.solver import Solver, SolverBudgetExceeded, SolverTooLarge
+from dnb_env.symmetry import action_permutation, symmetries
 
 __all__ = ["safe_phase_values", "safe_phase_value", "long_chain_rule_moves", "handout", "SAFE_PHASE_NODES",
            "SAFE_PHASE_MAX_SAFE", "SACRIFICE_BOXES", "SACRIFICE_MAX_SAFE", "SACRIFICE_DEEP_NODES",
@@ -179,8 +180,6 @@ def safe_phase_values(state: GameState, nodes: int = SAFE_PHASE_NODES,
 def _canonical_edges(rows: int, cols: int, edges: int) -> tuple[np.ndarray, int]:
     """``(perm, image)``: the smallest image of the edge set ``edges`` under the board's symmetries and the
     action permutation that maps onto it (move ``a`` of the position is move ``perm[a]`` of the image)."""
-    from dnb_env.symmetry import action_permutation, symmetries
-
     best = None
     for sym in symmetries(rows, cols):
         perm = action_permutation(sym, rows, cols)

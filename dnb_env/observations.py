@@ -19,7 +19,8 @@ name                      shape                 source
 ========================  ====================  ============================================================
 
 Use :func:`encode` for one state, :func:`encode_batch` for many (faster per state), :func:`encoder_shape`
-for the shape and :func:`list_encoders` for the names. Each encoder's docstring has its channel table.
+for the shape and :func:`list_encoders` for the names; :func:`transform_planes` maps planes by a board
+symmetry (:mod:`dnb_env.symmetry`). Each encoder's docstring has its channel table.
 With the native backend (:mod:`dnb_env.native`, boards up to 9x9) ``baseline4``, ``chainloop6``,
 ``chainloop64`` and ``alphazero4`` are computed in C++, bit-identical to the Python code here.
 """
@@ -34,8 +35,9 @@ import numpy as np
 from dnb_env import native
 from dnb_env.analysis import chain_loop_structures, structure_masks
 from dnb_env.core import GameState, Geometry, geometry
+from dnb_env.symmetry import Symmetry
 
-__all__ = ["encode", "encode_batch", "encoder_shape", "list_encoders", "encoder_layout", "ENCODERS"]
+__all__ = ["encode", "encode_batch", "encoder_shape", "list_encoders", "encoder_layout", "transform_planes", "ENCODERS"]
 
 SIDES = ("r", "u", "l", "d")  # EdgeQuad side order: right, up, left, down
 
@@ -530,3 +532,44 @@ def encode_batch(name: str, states: Sequence[GameState]) -> np.ndarray:
     if native.handles(name, g):
         return native.encode_batch(name, states)
     return fn(states, g)
+
+
+# ---------------------------------------------------------------------------------------------- symmetries
+_SIDE_DIRS = ((0, 1), (-1, 0), (0, -1), (1, 0))  # r, u, l, d
+_OWN_FIRST = (True, False, False, True)  # is the box itself the "left/up" box of its side r, u, l, d?
+
+
+@functools.lru_cache(maxsize=None)
+def _channel_source(sym: Symmetry, name: str, channels: int) -> np.ndarray:
+    """``src`` with ``new[c] = old[src[c]]`` for the channel axis of encoder ``name``."""
+    src = np.arange(channels)
+    if encoder_layout(name) != "box":
+        return src
+    side_perm = [_SIDE_DIRS.index(sym.map_direction(*d)) for d in _SIDE_DIRS]
+    if channels in (4, 9):
+        for k, k2 in enumerate(side_perm):
+            src[k2] = k
+        return src
+    for k, k2 in enumerate(side_perm):  # edgequad44: groups of 11 = drawn, first box one-hot, second box
+        src[11 * k2] = 11 * k
+        first, second = np.arange(11 * k + 1, 11 * k + 6), np.arange(11 * k + 6, 11 * k + 11)
+        if _OWN_FIRST[k] != _OWN_FIRST[k2]:
+            first, second = second, first
+        src[11 * k2 + 1: 11 * k2 + 6] = first
+        src[11 * k2 + 6: 11 * k2 + 11] = second
+    return src
+
+
+def transform_planes(sym: Symmetry, name: str, planes: np.ndarray) -> np.ndarray:
+    """Map observation planes ``[..., C, H, W]`` of encoder ``name`` by ``sym`` (returns a new array)."""
+    x = planes
+    if sym.transpose:
+        if x.shape[-1] != x.shape[-2]:
+            raise ValueError("a transposing symmetry needs square planes")
+        x = np.swapaxes(x, -1, -2)
+    if sym.flip_y:
+        x = x[..., ::-1, :]
+    if sym.flip_x:
+        x = x[..., ::-1]
+    src = _channel_source(sym, name, planes.shape[-3])
+    return np.ascontiguousarray(np.take(x, src, axis=-3))

@@ -6,8 +6,8 @@ boards only), then an optional vertical flip (y -> H-1-y), then an optional hori
 
 * actions: ``action_permutation(sym, rows, cols)[a]`` is the image of action ``a``;
 * states: :func:`transform_state` (edges, box owners and history all mapped; the mover is unchanged);
-* observation planes of any encoder: :func:`transform_planes` (spatial map, and for the EdgeQuad family
-  the matching permutation of side channels);
+* observation planes of any encoder: :func:`dnb_env.observations.transform_planes` (beside the encoders
+  it follows; this module sits below them, so the features can use the symmetries);
 * policies over actions: :func:`transform_policy`.
 
 For every encoder ``encode(name, transform_state(sym, s)) == transform_planes(sym, name, encode(name, s))``
@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from dnb_env.core import GameState, geometry
-from dnb_env.observations import encoder_layout
 
 __all__ = [
     "Symmetry",
@@ -30,7 +29,6 @@ __all__ = [
     "action_permutation",
     "box_permutation",
     "transform_state",
-    "transform_planes",
     "transform_policy",
 ]
 
@@ -119,46 +117,6 @@ def transform_state(sym: Symmetry, state: GameState) -> GameState:
         state.current_player,
         tuple(int(ap[a]) for a in state.history),
     )
-
-
-_SIDE_DIRS = ((0, 1), (-1, 0), (0, -1), (1, 0))  # r, u, l, d
-_OWN_FIRST = (True, False, False, True)  # is the box itself the "left/up" box of its side r, u, l, d?
-
-
-@functools.lru_cache(maxsize=None)
-def _channel_source(sym: Symmetry, name: str, channels: int) -> np.ndarray:
-    """``src`` with ``new[c] = old[src[c]]`` for the channel axis of encoder ``name``."""
-    src = np.arange(channels)
-    if encoder_layout(name) != "box":
-        return src
-    side_perm = [_SIDE_DIRS.index(sym.map_direction(*d)) for d in _SIDE_DIRS]
-    if channels in (4, 9):
-        for k, k2 in enumerate(side_perm):
-            src[k2] = k
-        return src
-    for k, k2 in enumerate(side_perm):  # edgequad44: groups of 11 = drawn, first box one-hot, second box
-        src[11 * k2] = 11 * k
-        first, second = np.arange(11 * k + 1, 11 * k + 6), np.arange(11 * k + 6, 11 * k + 11)
-        if _OWN_FIRST[k] != _OWN_FIRST[k2]:
-            first, second = second, first
-        src[11 * k2 + 1: 11 * k2 + 6] = first
-        src[11 * k2 + 6: 11 * k2 + 11] = second
-    return src
-
-
-def transform_planes(sym: Symmetry, name: str, planes: np.ndarray) -> np.ndarray:
-    """Map observation planes ``[..., C, H, W]`` of encoder ``name`` by ``sym`` (returns a new array)."""
-    x = planes
-    if sym.transpose:
-        if x.shape[-1] != x.shape[-2]:
-            raise ValueError("a transposing symmetry needs square planes")
-        x = np.swapaxes(x, -1, -2)
-    if sym.flip_y:
-        x = x[..., ::-1, :]
-    if sym.flip_x:
-        x = x[..., ::-1]
-    src = _channel_source(sym, name, planes.shape[-3])
-    return np.ascontiguousarray(np.take(x, src, axis=-3))
 
 
 def transform_policy(sym: Symmetry, policy: np.ndarray, rows: int, cols: int) -> np.ndarray:

@@ -20,7 +20,8 @@ from agents.models.evaluator import NetworkEvaluator  # noqa: E402
 from agents.models.heads import PolicyHead  # noqa: E402
 from dnb_env.core import GameState, geometry  # noqa: E402
 from dnb_env.observations import encode_batch  # noqa: E402
-from dnb_env.symmetry import symmetries, transform_planes, transform_policy  # noqa: E402
+from dnb_env.observations import transform_planes  # noqa: E402
+from dnb_env.symmetry import symmetries, transform_policy  # noqa: E402
 
 VARIANTS = ("vit", "vid", "vda")
 BOARDS = ("1x1", "2x3", "3x3", "5x5", "7x7", "3x5")

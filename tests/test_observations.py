@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from dnb_env.core import GameState
-from dnb_env.observations import encode, encode_batch, encoder_shape, list_encoders
-from dnb_env.symmetry import action_permutation, symmetries, transform_planes, transform_policy, transform_state
+from dnb_env.observations import encode, encode_batch, encoder_shape, list_encoders, transform_planes
+from dnb_env.symmetry import action_permutation, symmetries, transform_policy, transform_state
 
 from conftest import random_state
 from test_analysis import CAPTURABLE, CHAIN3, LOOP4

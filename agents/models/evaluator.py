@@ -51,8 +51,8 @@ import numpy as np
 import torch
 
 from dnb_env.core import GameState, geometry
-from dnb_env.observations import encode_batch, encoder_shape
-from dnb_env.symmetry import action_permutation, symmetries, transform_planes
+from dnb_env.observations import encode_batch, encoder_shape, transform_planes
+from dnb_env.symmetry import action_permutation, symmetries
 
 
 RUNTIMES = ("eager", "jit", "nnpack", "int8", "onnx", "auto")

@@ -42,8 +42,8 @@ import hashlib
 
 import numpy as np
 
-from dnb_env.observations import encode_batch
-from dnb_env.symmetry import action_permutation, symmetries, transform_planes
+from dnb_env.observations import encode_batch, transform_planes
+from dnb_env.symmetry import action_permutation, symmetries
 
 __all__ = ["CachedEvaluator", "canonical_rows", "CACHE_KEYS"]
 

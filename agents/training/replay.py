@@ -23,8 +23,8 @@ import numpy as np
 from agents.training.samples import Samples
 from dnb_env.core import geometry
 from dnb_env.io import atomic_write
-from dnb_env.observations import encode_batch
-from dnb_env.symmetry import symmetries, transform_planes, transform_policy
+from dnb_env.observations import encode_batch, transform_planes
+from dnb_env.symmetry import symmetries, transform_policy
 
 __all__ = ["Replay", "BoardReplays", "ReplayError", "future_targets", "has_future_head", "load_replay"]
 

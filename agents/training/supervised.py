@@ -106,7 +106,7 @@ class HeldOut:
     hard: np.ndarray  # bool [N]: a move the greedy rule allows does not keep the best result
     greedy_keep: np.ndarray  # float [N]: the chance that greedy (uniform over its moves) keeps it
     step: np.ndarray  # int [N]: moves played
-    labelled: np.ndarray | None = None  # bool [N]: the position has move labels (not a result-only row)
+    labelled: np.ndarray  # bool [N]: the position has move labels (not a result-only row)
 
     @classmethod
     def of(cls, data: TeacherData) -> "HeldOut":
@@ -154,7 +154,6 @@ def held_out_report(held: HeldOut, priors: np.ndarray | None = None, values: np.
     ``value_auc`` (:func:`value_auc`), overall and per step, when ``values`` are given."""
     out: dict = {}
     n = len(held.winning)
-    labelled = np.ones(n, bool) if held.labelled is None else held.labelled  # result-only rows: value only
     if priors is None:
         keep = held.greedy_keep
         opt = np.full(n, np.nan)
@@ -162,13 +161,13 @@ def held_out_report(held: HeldOut, priors: np.ndarray | None = None, values: np.
         move = priors.argmax(axis=1)
         keep = held.keeps[np.arange(n), move].astype(float)
         opt = held.optimal[np.arange(n), move].astype(float)
-    win = held.winning & labelled
+    win = held.winning & held.labelled  # result-only rows score the value alone
     hard = win & held.hard
     out["n"], out["n_hard"] = int(win.sum()), int(hard.sum())
     out["keep"] = float(keep[win].mean()) if win.any() else float("nan")
     out["keep_hard"] = float(keep[hard].mean()) if hard.any() else float("nan")
     if priors is not None:
-        out["optimal"] = float(opt[labelled].mean()) if labelled.any() else float("nan")
+        out["optimal"] = float(opt[held.labelled].mean()) if held.labelled.any() else float("nan")
     for k in sorted(set(held.step.tolist())):
         at = held.step == k
         if (win & at).any():

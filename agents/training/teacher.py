@@ -189,13 +189,6 @@ def label_position(solver: Solver, state: GameState, margin_max: int) -> tuple[i
     return OUTCOME, values
 
 
-def label_result(solver: Solver, state: GameState) -> int:
-    """+1 / 0 / -1: the game's result for the mover of ``state`` with best play (boxes already owned
-    included); one null-window search on boards with an odd number of boxes, at most two otherwise.
-    Raises :class:`dnb_env.solver.SolverTooLarge` past the solver's reach or budget."""
-    return solver.outcome(state)
-
-
 def _lead(state: GameState) -> int:
     s0, s1 = state.scores
     return s0 - s1 if state.current_player == 0 else s1 - s0
@@ -273,7 +266,7 @@ def _run_job(job: _Job) -> dict:
         try:
             if 0 <= cfg.move_labels_max < undrawn:
                 kind, values = VALUE, np.full(state.geometry.num_actions, NO_VALUE, np.int8)
-                result = label_result(solver, state)
+                result = solver.outcome(state)  # the game's result for the mover, boxes owned included
             else:
                 kind, values = label_position(solver, state, cfg.margin_max)
                 result = None
