@@ -302,6 +302,24 @@ def test_fit_device_is_checked(datasets, tmp_path):
     assert not (tmp_path / "d").exists()
 
 
+def test_fit_with_bad_data_writes_no_folder(datasets, tmp_path):
+    """Data that is not a teacher dataset, too few positions or a missing held-out set: a clear error, and
+    no run folder that a later command would take for a run already begun."""
+    from agents.training.supervised import fit
+    from agents.training.teacher import TeacherError
+
+    train, held = datasets
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    cases = [(_fit_config(str(empty), held), TeacherError, "not a teacher dataset"),
+             (_fit_config(train, held, positions=10**6), ValueError, "positions="),
+             (_fit_config(train, str(tmp_path / "nowhere")), TeacherError, "nowhere")]
+    for i, (config, error, message) in enumerate(cases):
+        with pytest.raises(error, match=message):
+            fit(config, str(tmp_path / f"run{i}"), progress=False, echo=lambda *a: None)
+        assert not (tmp_path / f"run{i}").exists()
+
+
 def test_fit_memorises_its_positions(datasets, tmp_path):
     """Scored on its own training positions, a network fitted long enough keeps the win more often than
     it did at the start: the targets reach the policy."""

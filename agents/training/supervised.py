@@ -352,6 +352,9 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
     init_state = None
     if config.init and not (resume and os.path.exists(ckpt_path)):  # checked before the folder is written
         init_state = initial_weights(config)
+    # the data and the held-out set too: a run that cannot start leaves no folder behind
+    data = _load_data(config)
+    held_data = TeacherData.load_many([config.held], config.model.board) if config.held else None
     os.makedirs(out, exist_ok=True)
     atomic_write(cfg_path, json.dumps(config.to_dict(), indent=1))
 
@@ -373,12 +376,11 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
                 rows = [json.loads(line) for line in f if line.strip()]
             rows = [r for r in rows if r.get("step", 0) <= step]
         echo(f"resuming {out} at step {step}")
-    data = _load_data(config)
     samples, known = to_samples(data, config.model.value, config.temperature)
     replay = Replay(samples)
     planes = encode_all(samples, config.model.encoder, workers, progress=progress)
     future = encode_all(samples, None, workers, progress=progress) if has_future_head(config.model) else None
-    held = HeldOut.of(TeacherData.load(config.held).take(slice(0, config.eval_positions) if config.eval_positions else slice(None))) if config.held else None
+    held = HeldOut.of(held_data.take(slice(0, config.eval_positions) if config.eval_positions else slice(None))) if held_data is not None else None
     if held is not None and not rows:
         rows.append({"step": 0, "agent": "greedy", **held_out_report(held)})
         atomic_write(metrics_path, "".join(json.dumps(r) + "\n" for r in rows))
