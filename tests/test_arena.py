@@ -322,6 +322,10 @@ def test_cli_out_that_cannot_be_written(tmp_path, capsys):
     (["--games", "2000000", "--agents", "random,greedy,alphabeta"], "got 3 pairs x 2,000,000 games"),
     (["--workers", "100000"], "workers must be at most 1024, got 100000"),
     (["--threads", "100000"], "threads must be at most 1024, got 100000"),
+    # what only building the agent finds, found before the results folder is made
+    (["--agents", "random,dotsformer:checkpoint=nowhere.pt"], "checkpoint nowhere.pt does not exist"),
+    (["--agents", f"random,dotsformer:checkpoint={os.path.dirname(__file__)}/../agents/checkpoints/dotsformer-3x3.pt"],
+     "is for board 3x3, not 2x2"),
 ])
 def test_cli_rejects_tournaments_that_cannot_be_played(flags, message, capsys, monkeypatch, tmp_path):
     import agents.arena.runners

@@ -202,6 +202,10 @@ def test_cli(tmp_path, capsys):
     assert cli(["teach", "--board", "2x2", "--undrawn", "3-20", "--out", out]) == 2
     assert cli(["teach", "--board", "2x2", "--players", "nobody", "--out", out]) == 2
     assert "unknown agent" in capsys.readouterr().err
+    assert cli(["teach", "--board", "2x2", "--undrawn", "3-7", "--margin-max", "3", "--positions", "4",
+                "--exclude", str(tmp_path / "nowhere"), "--out", str(tmp_path / "e")]) == 2
+    assert "is not a teacher dataset" in capsys.readouterr().err
+    assert not (tmp_path / "e").exists()  # no folder from a refused start
 
 
 # ---------------------------------------------------------------------------------------------- supervised

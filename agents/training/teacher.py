@@ -503,7 +503,6 @@ def generate(config: TeachConfig, out: str, make_player: Callable, *, workers: i
         raise ValueError(f"workers must be >= 1, got {workers}")
     if os.path.exists(out) and not os.path.isdir(out):
         raise TeacherError(f"{out} exists and is not a folder")
-    os.makedirs(out, exist_ok=True)
     if os.path.exists(os.path.join(out, MANIFEST)):
         manifest = TeacherData.read_manifest(out)
         saved = TeachConfig.from_dict(manifest["config"])
@@ -524,6 +523,7 @@ def generate(config: TeachConfig, out: str, make_player: Callable, *, workers: i
     for folder in exclude:
         other = TeacherData.load(folder)
         seen |= {canonical_key(s) for s in other.samples.states()}
+    os.makedirs(out, exist_ok=True)  # only now: a start refused above leaves no folder behind
     if manifest["positions"] >= config.positions:
         _write_manifest(out, manifest)
         return manifest
