@@ -10,7 +10,12 @@ interval for paired rates, and the exact McNemar p-value.
     python benchmarks/paired_match.py runs/ship-eval/v35-df runs/ship-eval/h2h-search --agent dotsformer
 
 ``--agent`` picks the agent whose score is compared: the part of its spec before the first ``:`` (the
-family), or the whole spec; it must name one of the two agents of each run. Only the games both runs have
+family), or the whole spec; it must name one of the two agents of each run. ``--opponent`` (named the same
+way) keeps only the games against that opponent, e.g. one opponent of a gauntlet:
+
+    python benchmarks/paired_match.py runs/ship-eval/v42-10000-s1600-base-df runs/ship-eval/base-df \
+        --agent dotsformer --opponent prsboxes
+ Only the games both runs have
 played count, and a game whose opening differs between the runs is refused: the runs do not share a
 schedule. Scores are wins (1) and losses (0); a draw (possible on boards with an even number of boxes)
 counts as half a win on each side of the pair and is left out of the paired test.
@@ -30,8 +35,9 @@ def _matches(spec: str, agent: str) -> bool:
     return spec == agent or spec.split(":", 1)[0] == agent
 
 
-def agent_scores(games: list[dict], agent: str) -> dict[str, tuple[float, list]]:
-    """{game id: (the agent's score, the opening)} for the games of ``games`` where ``agent`` plays."""
+def agent_scores(games: list[dict], agent: str, opponent: str | None = None) -> dict[str, tuple[float, list]]:
+    """{game id: (the agent's score, the opening)} for the games of ``games`` where ``agent`` plays (against
+    ``opponent`` only, when given)."""
     out = {}
     for g in games:
         first, second = g.get("first"), g.get("second")
@@ -41,14 +47,16 @@ def agent_scores(games: list[dict], agent: str) -> dict[str, tuple[float, list]]
         if in_first == in_second:
             raise ValueError(f"--agent {agent!r} must name exactly one of the two players of game {g['id']}: "
                              f"{first!r} and {second!r}")
+        if opponent is not None and not _matches(second if in_first else first, opponent):
+            continue
         r = float(g["result_first"])
         out[g["id"]] = (r if in_first else 1.0 - r, list(g.get("opening") or []))
     return out
 
 
-def compare(games_a: list[dict], games_b: list[dict], agent: str) -> dict:
-    """The agent's score in run A against run B over the games both have played."""
-    a, b = agent_scores(games_a, agent), agent_scores(games_b, agent)
+def compare(games_a: list[dict], games_b: list[dict], agent: str, opponent: str | None = None) -> dict:
+    """The agent's score in run A against run B over the games both have played (against ``opponent``)."""
+    a, b = agent_scores(games_a, agent, opponent), agent_scores(games_b, agent, opponent)
     common = [i for i in a if i in b]
     if not common:
         raise ValueError("the two runs have no game in common: they do not share a schedule")
@@ -78,14 +86,15 @@ def main(argv=None) -> dict:
     ap.add_argument("a", help="the first run's folder (or its results.jsonl)")
     ap.add_argument("b", help="the second run's folder (or its results.jsonl)")
     ap.add_argument("--agent", required=True, help="the agent compared: its family or its whole spec")
+    ap.add_argument("--opponent", help="only the games against this opponent: its family or its whole spec")
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args(argv)
     try:
-        r = compare(_games(args.a), _games(args.b), args.agent)
+        r = compare(_games(args.a), _games(args.b), args.agent, args.opponent)
     except ValueError as e:
         raise SystemExit(str(e))
     lo, hi = r["difference_interval"]
-    print(f"{args.agent}: {r['games']} games in both runs")
+    print(f"{args.agent}: {r['games']} games in both runs" + (f" against {args.opponent}" if args.opponent else ""))
     print("| run | score | games only this run wins |\n|---|---|---|")
     for key, name in (("a", args.a), ("b", args.b)):
         il, ih = r[f"interval_{key}"]

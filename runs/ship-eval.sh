@@ -3,7 +3,7 @@
 # (200 simulations, the solver's zones on). Every tournament resumes from its folder.
 # The weights shipped before them are kept as runs/exports/df5-selfplay.pt and az5-selfplay.pt.
 # usage: [WORKERS=N] runs/ship-eval.sh PART...
-#   (PART: h2h, old-df, old-rs, base-df, base-rs, raw-old, old-base, v35-df, TAG-h2h, TAG-raw, TAG-ship, TAG-shipraw)
+#   (PART: h2h, old-df, old-rs, base-df, base-rs, raw-old, old-base, v35-df, TAG-h2h, TAG-raw, TAG-ship, TAG-shipraw, TAG-base)
 # v35-df: the Dotsformer fine-tuned on the zone where backward training starts (runs/value35.sh df 29000,
 # exported by runs/eval-v35.sh) against the shipped ResNet, searched, 400 games (the schedule of h2h); v35-h2h: both fine-tunes
 # against each other, searched, 200 games. TAG-h2h: runs/exports/df-TAG.pt against runs/exports/rs-TAG.pt on that
@@ -12,6 +12,7 @@
 # a TAG-h2h match to 400 games. TAG-raw: the same two networks' raw policies (simulations=0), 200 games.
 # TAG-ship: df-TAG.pt against the shipped Dotsformer and rs-TAG.pt against the shipped ResNet, searched, 200
 # games each (runs/ship-eval/TAG-ship-df, TAG-ship-rs); TAG-shipraw: the same with the raw policies.
+# TAG-base: both against the baselines, searched, 50 games a pair (runs/ship-eval/TAG-base-df, TAG-base-rs).
 set -eu
 cd "$(dirname "$0")/.."
 source .venv/bin/activate
@@ -46,6 +47,11 @@ for p in "$@"; do
                --agents "dotsformer:checkpoint=runs/exports/df-$t.pt,$RAW,$DF,$RAW"
             dnb tournament "${common[@]}" --games ${GAMES:-200} --out runs/ship-eval/$t-shipraw-rs \
                --agents "alphazero:checkpoint=runs/exports/rs-$t.pt,$RAW,$RS,$RAW" ;;
+    *-base) t=${p%-base}   # each fine-tune against the baselines, searched (the base-df / base-rs gauntlets)
+            dnb tournament "${common[@]}" --mode gauntlet --agents "dotsformer:checkpoint=runs/exports/df-$t.pt,$BASE" \
+               --games 50 --out runs/ship-eval/$t-base-df
+            dnb tournament "${common[@]}" --mode gauntlet --agents "alphazero:checkpoint=runs/exports/rs-$t.pt,$BASE" \
+               --games 50 --out runs/ship-eval/$t-base-rs ;;
     *-raw) t=${p%-raw}; dnb tournament "${common[@]}" --games ${GAMES:-200} --out runs/ship-eval/$p \
                --agents "dotsformer:checkpoint=runs/exports/df-$t.pt,$RAW,alphazero:checkpoint=runs/exports/rs-$t.pt,$RAW" ;;
     old-base) dnb tournament "${common[@]}" --mode gauntlet --agents "prsboxes,$OLD" --games 50 --out runs/ship-eval/old-base ;;

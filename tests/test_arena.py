@@ -472,3 +472,23 @@ def test_paired_match_compares_two_runs_of_one_schedule_game_by_game(tmp_path, c
         bench.main([str(tmp_path / "a"), str(tmp_path / "c"), "--agent", "random"])
     with pytest.raises(SystemExit, match="no results"):
         bench.main([str(tmp_path / "a"), str(tmp_path / "missing"), "--agent", "random"])
+
+
+def test_paired_match_keeps_the_games_against_one_opponent(tmp_path):
+    bench = _paired_match_module()
+    for name, last in (("a", "alphabeta:depth=2"), ("b", "alphabeta:depth=1")):
+        cfg = TournamentConfig(board="2x2", agents=("random", "greedy", last), games=10, openings=2, seed=3,
+                               bootstrap=0, mode="gauntlet")
+        run_tournament(cfg, out=str(tmp_path / name), progress=False, echo=None)
+    games = {n: bench._games(str(tmp_path / n)) for n in "ab"}
+    assert bench.compare(games["a"], games["b"], "random")["games"] == 20
+    vs_greedy = bench.compare(games["a"], games["b"], "random", "greedy")
+    vs_ab = bench.compare(games["a"], games["b"], "random", "alphabeta")  # the family: both runs' opponents
+    assert vs_greedy["games"] == 10 and vs_ab["games"] == 10
+    # against the same opponent, same openings and seeds: the same games, so no game differs
+    assert vs_greedy["only_a"] == vs_greedy["only_b"] == 0
+    mine = [g for g in games["a"] if "greedy" in (g["first"], g["second"])]
+    assert vs_greedy["score_a"] == pytest.approx(
+        sum(g["result_first"] if g["first"] == "random" else 1 - g["result_first"] for g in mine) / 10)
+    with pytest.raises(ValueError, match="no game in common"):
+        bench.compare(games["a"], games["b"], "random", "alphabeta:depth=2")
