@@ -10,15 +10,16 @@ interval for paired rates, and the exact McNemar p-value.
     python benchmarks/paired_match.py runs/ship-eval/v35-df runs/ship-eval/h2h-search --agent dotsformer
 
 ``--agent`` picks the agent whose score is compared: the part of its spec before the first ``:`` (the
-family), or the whole spec; it must name one of the two agents of each run. ``--opponent`` (named the same
-way) keeps only the games against that opponent, e.g. one opponent of a gauntlet:
-
-    python benchmarks/paired_match.py runs/ship-eval/v42-10000-s1600-base-df runs/ship-eval/base-df \
-        --agent dotsformer --opponent prsboxes
- Only the games both runs have
+family), or the whole spec; it must name one of the two agents of each run. Only the games both runs have
 played count, and a game whose opening differs between the runs is refused: the runs do not share a
 schedule. Scores are wins (1) and losses (0); a draw (possible on boards with an even number of boxes)
 counts as half a win on each side of the pair and is left out of the paired test.
+
+``--opponent`` (named the same way) keeps only the games against that opponent, e.g. one opponent of a
+gauntlet:
+
+    python benchmarks/paired_match.py runs/ship-eval/v42-10000-s1600-base-df runs/ship-eval/base-df \
+        --agent dotsformer --opponent prsboxes
 """
 
 from __future__ import annotations

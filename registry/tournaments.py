@@ -22,22 +22,18 @@ from registry.specs import agent_from_spec, check_agent_spec
 __all__ = ["run_tournament", "gauntlet"]
 
 
-def _check(entries: Sequence, board) -> None:
-    """Fail early on an unknown name, option or option type of any spec entry, then on what only building
-    the agent finds (a checkpoint that is missing, unreadable or of another board): each spec is built once
-    here, before a results folder is made, so that a tournament that cannot start leaves nothing behind."""
-    specs = [e for e in entries if isinstance(e, str)]
-    for spec in specs:
-        check_agent_spec(spec)
-    for spec in dict.fromkeys(specs):
-        agent_from_spec(spec, board, seed=0)
+def _check(entries: Sequence) -> None:
+    """Fail early on an unknown name, option or option type of any spec entry."""
+    for e in entries:
+        if isinstance(e, str):
+            check_agent_spec(e)
 
 
 def run_tournament(config: TournamentConfig, out: str | None = None, agents: Sequence | None = None,
                    progress: bool = True, echo: Callable[[str], None] | None = print) -> TournamentReport:
     """:func:`agents.arena.run_tournament` with the spec strings among the entries (those of
     ``config.agents``, or of ``agents``) checked and built by the registry."""
-    _check(config.agents if agents is None else agents, config.board)
+    _check(config.agents if agents is None else agents)
     return arena.run_tournament(config, out=out, agents=agents, progress=progress, echo=echo,
                                 build=agent_from_spec)
 
@@ -46,6 +42,6 @@ def gauntlet(board: str, entry, opponents: Sequence = ("random", "greedy"), game
              openings: int = 0, progress: bool = False) -> TournamentReport:
     """:func:`agents.arena.gauntlet` with spec strings (``entry`` or ``opponents``) checked and built by the
     registry."""
-    _check([entry, *opponents], board)
+    _check([entry, *opponents])
     return arena.gauntlet(board, entry, opponents, games=games, seed=seed, openings=openings, progress=progress,
                           build=agent_from_spec)

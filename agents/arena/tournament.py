@@ -38,7 +38,8 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
     """Play (or resume) the tournament; results under ``out`` when given. ``agents`` may replace the spec
     strings of ``config.agents`` with ``(label, factory)`` entries of the same labels, in the same order;
     the spec strings left are built by ``build(spec, board, seed) -> Agent`` (module-level, so that it
-    pickles), which the caller checks beforehand (:func:`registry.tournaments.run_tournament` does both).
+    pickles), which the caller checks beforehand (:func:`registry.tournaments.run_tournament` does both); with
+    ``out``, each is also built once here before the folder is made, so a start that fails leaves nothing.
     Where matplotlib (the plot extra) is missing, ``tournament.png`` is skipped with a note through ``echo``
     after the CSV files are written."""
     entries = list(agents) if agents is not None else list(config.agents)
@@ -49,6 +50,9 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
     if specs and build is None:
         raise ValueError(f"agent specs {specs} need a builder: pass build=, or run the tournament through "
                          "registry.tournaments.run_tournament (the registry's names)")
+    if out is not None:  # what only building finds (a missing checkpoint, one of another board), before the folder is made
+        for spec in dict.fromkeys(specs):
+            build(spec, config.board, 0)
     games = game_ids(config)
     done: list[dict] = []
     appender = lock = session = None
