@@ -184,3 +184,21 @@ class _Evil:
 
         return (os.system, ("echo should-never-run",))
 
+
+
+def test_analyse_in_the_exact_root_zone_shows_the_moves_the_agent_plays():
+    """Where the agent plays the solver's moves, its analysis shows those moves and the exact value, not a
+    search it does not use; outside the zone, the search's visit counts."""
+    from agents.search.exact import final_value
+    from dnb_env.solver import Solver
+
+    s = GameState.from_actions("3x3", actions=[0, 5, 13, 7, 20, 2, 9, 16])
+    undrawn = s.num_actions - s.edges.bit_count()
+    agent = make_agent("alphazero", board="3x3", simulations=16, seed=0, solve_root=undrawn, solve_leaf=0)
+    view = agent.analyse(s)
+    best, moves = Solver().best_moves(s)
+    assert view["kind"] == "probabilities" and set(np.flatnonzero(view["values"])) == set(moves)
+    assert view["value"] == final_value(s, agent.search.config.value, best)
+    assert agent.action_probabilities(s) == pytest.approx(view["values"])
+    outside = make_agent("alphazero", board="3x3", simulations=16, seed=0, solve_root=undrawn - 1).analyse(s)
+    assert outside["kind"] == "visits" and sum(outside["values"]) >= 16

@@ -569,3 +569,32 @@ def test_teacher_score_benchmark_agrees_with_the_fits_own_scores(datasets, tmp_p
         assert rows["tiny"][key] == pytest.approx(last[key]), key
     assert rows["greedy (expected)"]["keep"] == pytest.approx(
         [json.loads(line) for line in open(os.path.join(out, "metrics.jsonl"))][0]["keep"])
+
+
+def test_searched_value_benchmark_scores_the_search_and_the_raw_value(datasets, tmp_path):
+    """A search whose root is solved exactly knows every result (AUC and sign 1); the raw value scores as
+    teacher_score scores it."""
+    import importlib.util
+    import pathlib
+
+    from agents.training.supervised import fit
+
+    train, held = datasets
+    out = str(tmp_path / "f")
+    fit(_fit_config(train, held, steps=3), out, progress=False, echo=lambda *a: None)
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "searched_value.py"
+    spec = importlib.util.spec_from_file_location("bench_searched_value", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    net = f"dotsformer:checkpoint={out}/checkpoint.pt"
+    rows = mod.main(["--held", held, "--workers", "2", "--json", str(tmp_path / "v.json"),
+                     f"raw={net},simulations=0", f"solved={net},simulations=8,solve_root=17"])
+    assert rows["solved"]["value_sign"] == 1.0 and rows["solved"]["value_auc"] == 1.0
+    spec = importlib.util.spec_from_file_location("bench_teacher_score2", path.parent / "teacher_score.py")
+    score = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(score)
+    raw = score.main(["--held", held, f"raw={out}/checkpoint.pt"])["raw"]
+    assert rows["raw"]["value_auc"] == pytest.approx(raw["value_auc"], abs=1e-5)
+    assert json.load(open(tmp_path / "v.json"))["rows"]["solved"]["value_sign"] == 1.0
+    with pytest.raises(SystemExit):  # a spec without a name is refused before anything runs
+        mod.main(["--held", held, net])

@@ -135,11 +135,20 @@ class MCTSAgent:
         return visits_to_policy(counts, 0.0 if self.greedy else config.temperature)
 
     def analyse(self, state: GameState, deadline: float | None = None) -> dict:
-        """The root visit counts ``[A]`` of a fresh search of ``state`` and its root value for the player to
-        move (in the units of ``config.value``); the tree is not kept."""
+        """What the agent makes of ``state``, for the player to move (values in the units of
+        ``config.value``): in the exact root zone, where it plays the solver's moves, those moves as
+        ``"probabilities"`` (uniform over the moves of best margin) and the exact value; elsewhere the root
+        visit counts ``[A]`` of a fresh search and its root value (the tree is not kept). ``deadline`` (a
+        ``time.perf_counter()`` time) bounds the exact solve as a timed move's share does."""
+        unit = value_unit(getattr(getattr(self.search, "config", None), "value", "win"))
+        exact_root = getattr(self.search, "exact_root", None)
+        if exact_root is not None:
+            seconds = None if deadline is None else max(0.0, deadline - time.perf_counter())
+            exact = exact_root.policy(state, seconds)
+            if exact is not None:
+                return {"kind": "probabilities", "values": exact[0], "value": exact[1], "unit": unit}
         counts = np.asarray(self.search.run(state), dtype=float)
-        view = {"kind": "visits", "values": counts, "value": self.search.root_value(),
-                "unit": value_unit(getattr(getattr(self.search, "config", None), "value", "win"))}
+        view = {"kind": "visits", "values": counts, "value": self.search.root_value(), "unit": unit}
         self.reset()
         return view
 
