@@ -4,6 +4,7 @@
 # STEPS steps of 128, scored on data/teach5-vfar-held; then runs/eval-fit42.sh scores the fit on its own
 # training positions beside the held-out ones.
 #   runs/fit42.sh df|rs N [STEPS] [TAG]     (one core)
+#   LR=1e-3 SCHEDULE=constant runs/fit42.sh rs 2000 1600 rs-fit42-2000-lr3     (another learning rate)
 set -eu
 cd "$(dirname "$0")/.."
 source .venv/bin/activate
@@ -16,5 +17,5 @@ esac
 mkdir -p runs/fit
 exec dnb fit "${model[@]}" --board 5x5 --preset paper --encoder chainloop6_safe --init "$init" \
     --data data/teach5-vfar --positions "$n" --held data/teach5-vfar-held --eval-positions 500 \
-    --steps "$steps" --batch-size 128 --lr 3e-4 --eval-every 200 --out runs/fit/$tag --no-progress \
+    --steps "$steps" --batch-size 128 --lr ${LR:-3e-4} --lr-schedule ${SCHEDULE:-cosine} --eval-every 200 --out runs/fit/$tag --no-progress \
     ${RESUME:+--resume} >> runs/fit/$tag.log 2>&1
