@@ -19,18 +19,14 @@ import argparse
 import functools
 import itertools
 import json
-import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
 
 def main(argv=None) -> dict:
     from agents.processes import call_worker, spawn_worker_pool
-    from agents.training.supervised import paired_auc_difference, value_auc
+    from agents.training.supervised import paired_auc_difference, value_auc, value_report
     from agents.training.teacher import TeacherData
     from registry.specs import agent_from_spec, check_agent_spec
 
@@ -79,8 +75,7 @@ def main(argv=None) -> dict:
             raise SystemExit(f"agent {spec!r} gives no value of a position (a network agent does)")
         v = values[name] = np.array([float(view["value"]) for view in views])
         seconds[name] = dt * args.workers / max(1, len(states))
-        print(f"{name}: AUC {value_auc(v, truth):.3f}, sign {float(((v > 0) == (truth > 0)).mean()):.3f}, "
-              f"{seconds[name]:.2f} s a position", flush=True)
+        print(f"{name}: AUC {value_auc(v, truth):.3f}, {seconds[name]:.2f} s a position", flush=True)
     steps = sorted(set(step.tolist()))
     rows: dict[str, dict] = {}
     print("\n| agent | value sign | value AUC | " + " | ".join(f"AUC at move {k}" for k in steps) + " | s a position |")
@@ -89,13 +84,7 @@ def main(argv=None) -> dict:
     print(f"| the mover wins (base rate) | {float((truth > 0).mean()):.3f} | 0.5 | {base} | |")
     for name, spec in named:
         v = values[name]
-        row = {"spec": spec, "value_sign": float(((v > 0) == (truth > 0)).mean()), "value_auc": value_auc(v, truth),
-               "seconds": seconds[name]}
-        for k in steps:
-            at = step == k
-            row[f"value_auc@{k}"] = value_auc(v[at], truth[at])
-            row[f"value_sign@{k}"] = float(((v[at] > 0) == (truth[at] > 0)).mean())
-        rows[name] = row
+        row = rows[name] = {"spec": spec, "seconds": seconds[name], **value_report(v, truth, step)}
         print(f"| {name} | {row['value_sign']:.3f} | {row['value_auc']:.3f} | "
               + " | ".join(f"{row[f'value_auc@{k}']:.2f}" for k in steps) + f" | {row['seconds']:.2f} |")
     if len(named) > 1:
@@ -109,8 +98,7 @@ def main(argv=None) -> dict:
     if args.json:
         from dnb_env.io import atomic_write
 
-        atomic_write(args.json, json.dumps({"held": args.held, "positions": int(len(states)), "rows": rows},
-                                                indent=1))
+        atomic_write(args.json, json.dumps({"held": args.held, "positions": int(len(states)), "rows": rows}, indent=1))
     return rows
 
 

@@ -185,7 +185,6 @@ class _Evil:
         return (os.system, ("echo should-never-run",))
 
 
-
 def test_analyse_in_the_exact_root_zone_shows_the_moves_the_agent_plays():
     """Where the agent plays the solver's moves, its analysis shows those moves and the exact value, not a
     search it does not use; outside the zone, the search's visit counts."""

@@ -175,16 +175,24 @@ def held_out_report(held: HeldOut, priors: np.ndarray | None = None, values: np.
         if (hard & at).any():
             out[f"keep_hard@{k}"] = float(keep[hard & at].mean())
     if values is not None:
-        truth = np.asarray(held.data.samples.z)
-        decided = truth != 0
-        right = np.sign(values) == truth
-        out["value_sign"] = float(right[decided].mean()) if decided.any() else float("nan")
-        out["value_auc"] = value_auc(values, truth)
-        for k in sorted(set(held.step.tolist())):
-            at = decided & (held.step == k)
-            if at.any():
-                out[f"value_sign@{k}"] = float(right[at].mean())
-                out[f"value_auc@{k}"] = value_auc(values[at], truth[at])
+        out.update(value_report(values, np.asarray(held.data.samples.z), held.step))
+    return out
+
+
+def value_report(values: np.ndarray, truth: np.ndarray, step: np.ndarray) -> dict:
+    """A value's scores against the exact results ``truth`` (+1 / -1 for the mover, 0 for a draw) of
+    positions played at moves ``step``: ``value_sign`` (its sign right, on decided positions) and
+    ``value_auc`` (:func:`value_auc`), overall and per step (``value_sign@18``, ``value_auc@18``)."""
+    values, truth, step = np.asarray(values, dtype=float), np.asarray(truth), np.asarray(step)
+    decided = truth != 0
+    right = np.sign(values) == truth
+    out = {"value_sign": float(right[decided].mean()) if decided.any() else float("nan"),
+           "value_auc": value_auc(values, truth)}
+    for k in sorted(set(step.tolist())):
+        at = decided & (step == k)
+        if at.any():
+            out[f"value_sign@{k}"] = float(right[at].mean())
+            out[f"value_auc@{k}"] = value_auc(values[at], truth[at])
     return out
 
 
