@@ -10,6 +10,12 @@ from the position instead of asking a network to infer it from the drawn edges.
   a transposition table; sacrifices before the safe phase ends are the one thing it leaves out. With
   ``sacrifices=k`` the players may also make k short sacrifices between them (each handing over at most
   two boxes) while safe moves are left, and those sacrifices get values too: an alpha-beta search in C++.
+* :func:`nimstring_value` and :func:`nimstring_move_wins`: the position's value in Nimstring (the game
+  played for the last move: a player who completes a box moves again, a player who cannot move loses),
+  whose winner is the player who gets control, and which moves win it. A search of Grundy values over the
+  independent parts of the board, cut by the game's loony and capture rules; it reaches positions with far
+  more safe moves than the safe-phase searches (C++ ``Nimstring`` in ``dnb_env/csrc/nimstring.hpp``, boards
+  of at most 64 edges; the Python search here is its reference).
 * :func:`long_chain_rule_moves`: the safe moves after which Berlekamp's long chain rule favours the
   mover (dots + long chains even for the first player), the PRsBoxes heuristic.
 
@@ -33,7 +39,8 @@ from dnb_env.symmetry import action_permutation, symmetries
 
 __all__ = ["safe_phase_values", "safe_phase_value", "long_chain_rule_moves", "handout", "SAFE_PHASE_NODES",
            "SAFE_PHASE_MAX_SAFE", "SACRIFICE_BOXES", "SACRIFICE_MAX_SAFE", "SACRIFICE_DEEP_NODES",
-           "SACRIFICE_WIDE_NODES", "endgame_values"]
+           "SACRIFICE_WIDE_NODES", "endgame_values", "nimstring_value", "nimstring_move_wins",
+           "NIMSTRING_POSITIONS", "LOONY"]
 
 #: Positions a safe-phase search may visit before it gives up (the feature is then unavailable).
 SAFE_PHASE_NODES = 20_000
@@ -263,3 +270,154 @@ def long_chain_rule_moves(state: GameState) -> np.ndarray:
         even = (dots + long_chain_count(state.apply(int(a)))) % 2 == 0
         out[a] = even if state.current_player == 0 else not even
     return out
+
+
+#: New positions a Nimstring search may evaluate before it gives up (the value is then unavailable).
+NIMSTRING_POSITIONS = 200_000
+#: :func:`nimstring_value` of a loony position: one where the mover can take a box whose last side leads
+#: to a box with two undrawn sides, so the mover wins (take them all, or all but two and decline).
+LOONY = -1
+
+
+def nimstring_value(state: GameState, positions: int = NIMSTRING_POSITIONS) -> int | None:
+    """The Nimstring value of the position for its mover: a Grundy number (0: the mover loses, that is
+    the other player gets control), or :data:`LOONY` (the mover wins). None when the search needs more
+    than ``positions`` new positions (the native search's table persists across calls, so a position
+    seen before costs none). Owned boxes play no part: only the drawn edges count."""
+    _check_positions(positions)
+    if native.handles(None, state.geometry) and state.num_actions <= 64:
+        return _nimstring(state.rows, state.cols).value(state.edges, positions)
+    return _NimstringReference(state.rows, state.cols, positions).position(state.edges)
+
+
+def nimstring_move_wins(state: GameState, positions: int = NIMSTRING_POSITIONS) -> np.ndarray | None:
+    """float32 ``[num_actions]``: 1 where drawing the edge wins Nimstring for the player who draws it (a
+    move completing a box leaves that player to move again), 0 where it loses, NaN on drawn edges; None when
+    the search needs more than ``positions`` new positions, or the game is over."""
+    _check_positions(positions)
+    if state.is_terminal():
+        return None
+    if native.handles(None, state.geometry) and state.num_actions <= 64:
+        found = _nimstring(state.rows, state.cols).move_wins(state.edges, positions)
+    else:
+        found = _NimstringReference(state.rows, state.cols, positions).move_wins(state.edges)
+    if found is None:
+        return None
+    out = np.full(state.num_actions, np.nan, dtype=np.float32)
+    for a, win in found.items():
+        out[a] = float(win)
+    return out
+
+
+def _check_positions(positions) -> None:
+    if isinstance(positions, bool) or not isinstance(positions, int) or positions < 1:
+        raise ValueError(f"positions must be an int >= 1, got {positions!r}")
+
+
+@functools.lru_cache(maxsize=None)
+def _nimstring(rows: int, cols: int):
+    return native._require().Nimstring(rows, cols)
+
+
+class _NimstringReference:
+    """The Python reference of ``nimstring.hpp``: the same rules on undrawn-edge sets, one table a call."""
+
+    def __init__(self, rows: int, cols: int, positions: int):
+        from dnb_env.core import geometry
+        g = geometry(rows, cols)
+        self.sides = [frozenset(s) for s in g.box_sides]
+        self.boxes = g.action_boxes
+        self.full = frozenset(range(g.num_actions))
+        self.table: dict[frozenset, int] = {}
+        self.budget = positions
+
+    def position(self, edges: int) -> int | None:
+        try:
+            v = self.value(self.full - {a for a in self.full if edges >> a & 1})
+        except _OutOfBudget:
+            return None
+        return LOONY if v is None else v
+
+    def move_wins(self, edges: int) -> dict[int, bool] | None:
+        undrawn = self.full - {a for a in self.full if edges >> a & 1}
+        out = {}
+        try:
+            for a in sorted(undrawn):
+                child = undrawn - {a}
+                again = any(not (self.sides[b] & child) for b in self.boxes[a])
+                v = self.value(child)
+                child_mover_wins = v is None or v != 0
+                out[a] = child_mover_wins if again else not child_mover_wins
+        except _OutOfBudget:
+            return None
+        return out
+
+    def _valence(self, m: frozenset, b: int) -> int:
+        return len(self.sides[b] & m)
+
+    def normalise(self, m: frozenset) -> frozenset | None:
+        """Take every box the rules take; None for a loony position."""
+        for b in range(len(self.sides)):
+            if self._valence(m, b) == 1:
+                m = self.take(m, b)
+                if m is None:
+                    return None
+        return m
+
+    def take(self, m: frozenset, b: int) -> frozenset | None:
+        """Box ``b`` has one undrawn side: ``m`` without the sides the mover takes, None when the mover can
+        decline the last two boxes (or two pairs) of what it takes: loony."""
+        (e,) = self.sides[b] & m
+        run, cur, boxes = {e}, b, 1
+        while True:
+            ahead = [n for n in self.boxes[e] if n != cur]
+            boxes += 1 if ahead else 0
+            if not ahead:  # outside
+                return m - run if boxes == 1 else None
+            n = ahead[0]
+            valence = self._valence(m, n)
+            if valence >= 3:
+                return m - run if boxes == 2 else None
+            if valence == 1:  # the run ends in a box the mover can take too
+                return m - run if boxes <= 3 else None
+            (e,) = self.sides[n] & m - run
+            run.add(e)
+            cur = n
+
+    def parts(self, m: frozenset) -> list[frozenset]:
+        left, out = set(m), []
+        while left:
+            part, front = set(), [left.pop()]
+            while front:
+                e = front.pop()
+                part.add(e)
+                for b in self.boxes[e]:
+                    near = self.sides[b] & left
+                    left -= near
+                    front.extend(near)
+            out.append(frozenset(part))
+        return out
+
+    def value(self, m: frozenset) -> int | None:
+        """The Grundy value of undrawn-edge set ``m`` for its mover; None when loony."""
+        m = self.normalise(m)
+        if m is None:
+            return None
+        x = 0
+        for part in self.parts(m):
+            x ^= self.part_value(part)
+        return x
+
+    def part_value(self, m: frozenset) -> int:
+        hit = self.table.get(m)
+        if hit is not None:
+            return hit
+        self.budget -= 1
+        if self.budget < 0:
+            raise _OutOfBudget
+        options = {self.value(m - {e}) for e in m} - {None}
+        g = 0
+        while g in options:
+            g += 1
+        self.table[m] = g
+        return g

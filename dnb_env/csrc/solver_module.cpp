@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine.hpp"
+#include "nimstring.hpp"
 #include "solver.hpp"
 
 namespace py = pybind11;
@@ -269,6 +270,92 @@ py::dict verify_rules(int rows, int cols, uint32_t rules, bool drop_double_deal)
   return d;
 }
 
+// Nimstring values (nimstring.hpp) of one board size, with a table that persists across calls.
+class PyNimstring {
+ public:
+  PyNimstring(int rows, int cols, double table_mb) : g_(checked(rows, cols)), nim_(g_.box_sides, g_.action_boxes,
+                                                                                   max_entries(table_mb)) {}
+
+  int rows() const { return g_.rows; }
+  int cols() const { return g_.cols; }
+  size_t entries() const { return nim_.entries(); }
+
+  py::object value(py::handle edges, uint64_t positions) {
+    const uint64_t undrawn = load(edges);
+    int v = -2;  // out of positions
+    {
+      Busy busy(lock_);
+      py::gil_scoped_release release;
+      try {
+        v = nim_.value(undrawn, positions);
+      } catch (const nim::OutOfPositions&) {
+      }
+    }
+    if (v == -2) return py::none();
+    return py::int_(v == nim::kLoony ? -1 : v);
+  }
+
+  py::object move_wins(py::handle edges, uint64_t positions) {
+    const uint64_t undrawn = load(edges);
+    std::vector<std::pair<int, bool>> out;
+    bool done = false;
+    {
+      Busy busy(lock_);
+      py::gil_scoped_release release;
+      try {
+        out = nim_.move_wins(undrawn, positions);
+        done = true;
+      } catch (const nim::OutOfPositions&) {
+      }
+    }
+    if (!done) return py::none();
+    py::dict d;
+    for (const auto& [a, w] : out) d[py::int_(a)] = py::bool_(w);
+    return d;
+  }
+
+  void clear() {
+    Busy busy(lock_);
+    nim_.clear();
+  }
+
+ private:
+  struct Busy {
+    explicit Busy(std::mutex& m) : m_(m) {
+      if (!m_.try_lock()) throw std::runtime_error("this Nimstring is already searching in another thread");
+    }
+    ~Busy() { m_.unlock(); }
+    std::mutex& m_;
+  };
+
+  static const Geometry& checked(int rows, int cols) {
+    if (rows < 1 || cols < 1 || (rows + 1) * cols + rows * (cols + 1) > 64) {
+      throw py::value_error("Nimstring values need a board of at most 64 edges (up to 5x5), got " +
+                            std::to_string(rows) + "x" + std::to_string(cols));
+    }
+    return geometry(rows, cols);
+  }
+
+  static size_t max_entries(double table_mb) {
+    if (!(table_mb >= 1.0 && table_mb <= 65536.0)) {
+      throw py::value_error("table_mb must be in 1..65536 (megabytes), got " + std::to_string(table_mb));
+    }
+    size_t n = size_t(1) << 16;  // a power of two: the table's most entries
+    while (n * 2 * 9 <= size_t(table_mb * 1024.0 * 1024.0)) n *= 2;
+    return n;
+  }
+
+  uint64_t load(py::handle edges) const {
+    uint64_t words[kEdgeWords];
+    load_edges(g_, edges, words);
+    return nim_.full() & ~words[0];
+  }
+
+  const Geometry& g_;
+  nim::Nimstring nim_;
+  std::mutex lock_;
+};
+
 }  // namespace
 
 void bind_solver(py::module_& m) {
@@ -330,6 +417,25 @@ megabytes at most, grown with the problem) persists across calls. Searches relea
            "and how often each rule fired; with the table's size and filled buckets (table_entries, table_used).")
       .def("reset_stats", &PyExactSolver::reset_stats)
       .def("clear", &PyExactSolver::clear, "Empty the transposition table.");
+
+  py::class_<PyNimstring>(m, "Nimstring", R"doc(
+Nimstring values of one board size of at most 64 edges (nimstring.hpp): Dots-and-Boxes played for the last
+move, whose winner is the player who gets control. A search of Grundy values over the independent parts of
+the position, pruned by the game's loony and capture rules, with a table (``table_mb`` megabytes at most) that
+persists across calls. ``edges`` is a Python int bitmask (bit a = edge a drawn) or 3 uint64 words;
+``positions`` caps the new positions one call may evaluate. Searches release the GIL.
+)doc")
+      .def(py::init<int, int, double>(), py::arg("rows"), py::arg("cols"), py::arg("table_mb") = 256.0)
+      .def_property_readonly("rows", &PyNimstring::rows)
+      .def_property_readonly("cols", &PyNimstring::cols)
+      .def_property_readonly("entries", &PyNimstring::entries)
+      .def("value", &PyNimstring::value, py::arg("edges"), py::arg("positions"),
+           "The position's value for its mover: a Grundy number (0: the mover loses), -1 for a loony "
+           "position (the mover wins); None when the search needs more than `positions` new positions.")
+      .def("move_wins", &PyNimstring::move_wins, py::arg("edges"), py::arg("positions"),
+           "{action: whether drawing it wins Nimstring for the player who draws it} over the undrawn edges; "
+           "None when the search needs more than `positions` new positions.")
+      .def("clear", &PyNimstring::clear, "Empty the table.");
 
   m.def("solver_verify_rules", &verify_rules, py::arg("rows"), py::arg("cols"),
         py::arg("rules") = uint32_t(exact::kAllRules), py::arg("drop_double_deal") = false,

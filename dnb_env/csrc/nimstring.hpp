@@ -1,0 +1,221 @@
+// Nimstring values of Dots-and-Boxes positions (dnb_env.features.nimstring_values).
+//
+// Nimstring is Dots-and-Boxes played for the last move instead of the boxes: drawing the side that
+// completes a box obliges the player to move again, and a player who cannot move loses (so whoever draws
+// the last edge loses). Its winner is the player who gets control in Dots-and-Boxes: the one who forces
+// the other to open the first long chain. A position splits into independent parts (boxes joined by
+// undrawn sides; the outside joins nothing), and the value of a sum is the XOR of the parts' Grundy values.
+//
+// Two rules of the game's theory cut the search (Berlekamp, "The Dots-and-Boxes Game", ch. 6):
+//  * a position where the mover can take boxes and then decline the last two (or two pairs) of them is
+//    "loony": the mover wins it whatever else is on the board (take all, or decline and leave the
+//    opponent to take them and move), so a move into it is never a winning move and counts for nothing in
+//    the mex;
+//  * any other box the mover can take is taken: the value of the position is the value after it.
+// Both are checked against a plain search of the game with neither rule in tests/test_nimstring.py.
+//
+// Positions are undrawn-edge masks of one 64-bit word: boards of at most 64 edges (5x5 has 60).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace dnb::nim {
+
+//: The value of a loony position (the mover wins; a move into it never counts in a mex).
+constexpr int kLoony = 255;
+
+struct OutOfPositions {};
+
+class Nimstring {
+ public:
+  // box_sides: the four edges of each box; edge_boxes: the one or two boxes beside each edge (-1 pads).
+  Nimstring(const std::vector<std::array<int16_t, 4>>& box_sides,
+            const std::vector<std::array<int16_t, 2>>& edge_boxes, size_t max_entries = size_t(1) << 24)
+      : num_boxes_(int(box_sides.size())), num_edges_(int(edge_boxes.size())), max_entries_(max_entries) {
+    box_mask_.assign(num_boxes_, 0);
+    for (int b = 0; b < num_boxes_; ++b)
+      for (int e : box_sides[b]) box_mask_[b] |= uint64_t(1) << e;
+    for (int e = 0; e < num_edges_; ++e) edge_boxes_.push_back({edge_boxes[e][0], edge_boxes[e][1]});
+    full_ = num_edges_ == 64 ? ~uint64_t(0) : (uint64_t(1) << num_edges_) - 1;
+    clear();
+  }
+
+  int num_edges() const { return num_edges_; }
+  uint64_t full() const { return full_; }
+  size_t entries() const { return used_; }
+  void clear() {
+    keys_.assign(size_t(1) << 16, 0);
+    vals_.assign(size_t(1) << 16, 0);
+    used_ = 0;
+  }
+
+  // The value of the position with `undrawn` edges for its mover: a Grundy number, or kLoony. Throws
+  // OutOfPositions when the search would evaluate more than `limit` new positions.
+  int value(uint64_t undrawn, uint64_t limit) {
+    budget_ = limit;
+    return sum_value(undrawn);
+  }
+
+  // For each undrawn edge of the position, whether drawing it wins Nimstring for the player who draws it
+  // (the child's mover is the same player when the edge completes a box). Throws OutOfPositions.
+  std::vector<std::pair<int, bool>> move_wins(uint64_t undrawn, uint64_t limit) {
+    budget_ = limit;
+    std::vector<std::pair<int, bool>> out;
+    for (uint64_t r = undrawn; r; r &= r - 1) {
+      const int e = __builtin_ctzll(r);
+      const uint64_t child = undrawn & ~(uint64_t(1) << e);
+      const bool again = completes(child, e);
+      const int v = sum_value(child);
+      const bool child_mover_wins = v != 0;  // kLoony included
+      out.emplace_back(e, again ? child_mover_wins : !child_mover_wins);
+    }
+    return out;
+  }
+
+ private:
+  int num_boxes_, num_edges_;
+  size_t max_entries_;
+  uint64_t full_ = 0;
+  std::vector<uint64_t> box_mask_;
+  std::vector<std::array<int16_t, 2>> edge_boxes_;
+  std::vector<uint64_t> keys_;  // open addressing, key 0 = empty (a part always has an undrawn edge)
+  std::vector<uint8_t> vals_;
+  size_t used_ = 0;
+  uint64_t budget_ = 0;
+
+  int valence(uint64_t m, int b) const { return __builtin_popcountll(m & box_mask_[b]); }
+
+  // whether drawing edge e (already removed from m) completes a box
+  bool completes(uint64_t m, int e) const {
+    for (int b : edge_boxes_[e])
+      if (b >= 0 && valence(m, b) == 0) return true;
+    return false;
+  }
+
+  // Takes every box the rules take; false when the position is loony.
+  bool normalise(uint64_t& m) const {
+    for (int b = 0; b < num_boxes_; ++b)
+      if (valence(m, b) == 1 && !take(m, b)) return false;
+    return true;
+  }
+
+  // Box b has one undrawn side left: take it by the rules; false when the position is loony. Its last
+  // side leads outside, or to a box of three or more undrawn sides (left with two or more), or into a run
+  // of boxes with two: then the mover could take all but the last two of the run and decline them
+  // (loony), unless the run ends in a box the mover can take too: taking the run whole is forced when it
+  // has two or three boxes (every move left in it completes a box), and a run of four or more can be
+  // declined by drawing its middle side, leaving two pairs (loony). Taking never makes another box takeable.
+  bool take(uint64_t& m, int b) const {
+    uint64_t run = m & box_mask_[b];
+    int e = __builtin_ctzll(run), cur = b, boxes = 1;
+    while (true) {
+      const int n = edge_boxes_[e][0] == cur ? edge_boxes_[e][1] : edge_boxes_[e][0];
+      if (n < 0) return boxes == 1 ? (m &= ~run, true) : false;
+      const int vn = valence(m, n);
+      ++boxes;
+      if (vn >= 3) return boxes == 2 ? (m &= ~run, true) : false;
+      if (vn == 1) return boxes <= 3 ? (m &= ~run, true) : false;
+      e = __builtin_ctzll(m & box_mask_[n] & ~run);  // vn == 2: along the run
+      run |= uint64_t(1) << e;
+      cur = n;
+    }
+  }
+
+  // m (normalised) with edge e drawn, normalised; false when loony
+  bool cut(uint64_t& m, int e) const {
+    m &= ~(uint64_t(1) << e);
+    for (int b : edge_boxes_[e])
+      if (b >= 0 && valence(m, b) == 1 && !take(m, b)) return false;
+    return true;
+  }
+
+  // the undrawn edges joined to m's lowest edge through boxes
+  uint64_t part(uint64_t m) const {
+    uint64_t comp = m & (~m + 1), front = comp;
+    while (front) {
+      const int e = __builtin_ctzll(front);
+      front &= front - 1;
+      for (int b : edge_boxes_[e]) {
+        if (b < 0) continue;
+        const uint64_t add = m & box_mask_[b] & ~comp;
+        comp |= add;
+        front |= add;
+      }
+    }
+    return comp;
+  }
+
+  int sum_value(uint64_t m) {
+    if (!normalise(m)) return kLoony;
+    return parts_value(m);
+  }
+
+  int parts_value(uint64_t m) {
+    int x = 0;
+    while (m) {
+      const uint64_t c = part(m);
+      m &= ~c;
+      x ^= part_value(c);
+    }
+    return x;
+  }
+
+  size_t slot(uint64_t key) const {
+    uint64_t h = key * 0x9E3779B97F4A7C15ull;
+    return size_t(h >> 20) & (keys_.size() - 1);
+  }
+
+  int lookup(uint64_t key) const {
+    for (size_t i = slot(key);; i = (i + 1) & (keys_.size() - 1)) {
+      if (keys_[i] == key) return vals_[i];
+      if (keys_[i] == 0) return -1;
+    }
+  }
+
+  void store(uint64_t key, int v) {
+    if (2 * (used_ + 1) > keys_.size()) {
+      if (keys_.size() >= max_entries_) {
+        clear();  // full: start afresh (values are exact, dropping them costs time only)
+      } else {
+        std::vector<uint64_t> k(keys_.size() * 2, 0);
+        std::vector<uint8_t> v2(keys_.size() * 2, 0);
+        std::swap(k, keys_);
+        std::swap(v2, vals_);
+        for (size_t i = 0; i < k.size(); ++i) {
+          if (!k[i]) continue;
+          size_t j = slot(k[i]);
+          while (keys_[j]) j = (j + 1) & (keys_.size() - 1);
+          keys_[j] = k[i];
+          vals_[j] = v2[i];
+        }
+      }
+    }
+    size_t i = slot(key);
+    while (keys_[i]) i = (i + 1) & (keys_.size() - 1);
+    keys_[i] = key;
+    vals_[i] = uint8_t(v);
+    ++used_;
+  }
+
+  // Grundy value of one part (normalised: no box to take) with undrawn edges m
+  int part_value(uint64_t m) {
+    const int hit = lookup(m);
+    if (hit >= 0) return hit;
+    if (budget_ == 0) throw OutOfPositions();
+    --budget_;
+    uint64_t seen = 0;
+    for (uint64_t r = m; r; r &= r - 1) {
+      uint64_t child = m;
+      const int v = cut(child, __builtin_ctzll(r)) ? parts_value(child) : kLoony;
+      if (v != kLoony && v < 64) seen |= uint64_t(1) << v;
+    }
+    const int g = __builtin_ctzll(~seen);
+    store(m, g);
+    return g;
+  }
+};
+
+}  // namespace dnb::nim

@@ -1,0 +1,175 @@
+"""Nimstring values: the search's loony and capture rules against a plain search of the game with neither
+(every position of 2x2 and 2x3 boards, late positions of 3x3), the C++ search against the Python reference,
+symmetry, budgets and bad input."""
+
+from __future__ import annotations
+
+import functools
+import random
+
+import numpy as np
+import pytest
+
+from dnb_env import features
+from dnb_env.analysis import realistic_position
+from dnb_env.core import GameState, geometry
+from dnb_env.features import LOONY, nimstring_move_wins, nimstring_value
+from dnb_env.solver import native_available
+from dnb_env.symmetry import action_permutation, symmetries
+
+needs_native = pytest.mark.skipif(not native_available(), reason="the C++ extension is not built")
+
+
+@functools.lru_cache(maxsize=None)
+def plain_game(rows: int, cols: int):
+    """``wins(edges)``: whether the mover of the position with drawn ``edges`` wins Nimstring, by a search
+    of every move with no rule: completing a box means moving again, a player who cannot move loses."""
+    g = geometry(rows, cols)
+
+    @functools.lru_cache(maxsize=None)
+    def wins(edges: int) -> bool:
+        for a in range(g.num_actions):
+            if edges >> a & 1:
+                continue
+            child = edges | 1 << a
+            again = any(all(child >> e & 1 for e in g.box_sides[b]) for b in g.action_boxes[a])
+            if wins(child) == again:  # moving again: the child must be won; else lost for the other player
+                return True
+        return False
+
+    return wins
+
+
+def state_of(rows: int, cols: int, edges: int) -> GameState:
+    return GameState.from_actions(rows, cols, [a for a in range(edges.bit_length()) if edges >> a & 1])
+
+
+def move_wins_plain(rows: int, cols: int, edges: int) -> dict[int, bool]:
+    g, wins = geometry(rows, cols), plain_game(rows, cols)
+    out = {}
+    for a in range(g.num_actions):
+        if not edges >> a & 1:
+            child = edges | 1 << a
+            again = any(all(child >> e & 1 for e in g.box_sides[b]) for b in g.action_boxes[a])
+            out[a] = wins(child) == again
+    return out
+
+
+def reference(rows: int, cols: int, positions: int = 10 ** 7):
+    return features._NimstringReference(rows, cols, positions)
+
+
+@pytest.mark.parametrize("board", [(2, 2), (1, 3), (2, 3)])
+def test_reference_rules_agree_with_the_plain_game_on_every_position(board):
+    rows, cols = board
+    n = geometry(rows, cols).num_actions
+    wins = plain_game(rows, cols)
+    rng = random.Random(0)
+    edges_list = range(1 << n) if n <= 12 else rng.sample(range(1 << n), 600)
+    for edges in edges_list:
+        v = reference(rows, cols).position(edges)
+        assert (v != 0) == wins(edges), (board, edges, v)
+    for edges in list(edges_list)[:200]:
+        if edges != (1 << n) - 1:
+            assert reference(rows, cols).move_wins(edges) == move_wins_plain(rows, cols, edges), (board, edges)
+
+
+@needs_native
+@pytest.mark.parametrize("board", [(2, 2), (1, 3), (2, 3)])
+def test_native_agrees_with_the_plain_game_on_every_position(board):
+    rows, cols = board
+    n = geometry(rows, cols).num_actions
+    wins = plain_game(rows, cols)
+    nim = features._nimstring(rows, cols)
+    for edges in range(1 << n):
+        v = nim.value(edges, 10 ** 7)
+        assert (v != 0) == wins(edges), (board, edges, v)
+        if edges != (1 << n) - 1 and edges % 7 == 0:
+            assert nim.move_wins(edges, 10 ** 7) == move_wins_plain(rows, cols, edges), (board, edges)
+
+
+@needs_native
+def test_native_agrees_with_the_plain_game_late_on_3x3():
+    rng = random.Random(1)
+    wins = plain_game(3, 3)
+    for _ in range(150):
+        s = realistic_position("3x3", rng.randint(4, 14), rng)
+        if s.is_terminal():
+            continue
+        assert (nimstring_value(s) != 0) == wins(s.edges), s.edges
+        got = nimstring_move_wins(s)
+        plain = move_wins_plain(3, 3, s.edges)
+        assert {a: bool(got[a]) for a in plain} == plain, s.edges
+
+
+@needs_native
+def test_native_search_matches_the_python_reference():
+    rng = random.Random(2)
+    seen = set()
+    for board, lo, hi in [("3x3", 6, 20), ("5x5", 14, 30)]:
+        for _ in range(25):
+            s = realistic_position(board, rng.randint(lo, hi), rng)
+            ref = reference(s.rows, s.cols, 400_000)
+            want = ref.position(s.edges)
+            if want is None:
+                continue
+            assert nimstring_value(s) == want, s.edges
+            seen.add(want if want in (0, LOONY) else 1)
+            moves = nimstring_move_wins(s)
+            assert {a: bool(w) for a, w in enumerate(moves) if not np.isnan(w)} == ref.move_wins(s.edges)
+    assert seen >= {0, 1}, seen  # both winners and losers among the positions compared
+
+
+@needs_native
+def test_values_are_the_same_in_every_orientation():
+    rng = random.Random(3)
+    for _ in range(10):
+        s = realistic_position("5x5", rng.randint(24, 34), rng)
+        base = nimstring_move_wins(s, 10 ** 6)
+        if base is None:
+            continue
+        for sym in symmetries(5, 5):
+            perm = action_permutation(sym, 5, 5)
+            image = state_of(5, 5, sum(1 << int(perm[a]) for a in range(60) if s.edges >> a & 1))
+            moved = nimstring_move_wins(image, 10 ** 6)
+            np.testing.assert_array_equal(moved[perm], base)
+
+
+def test_a_loony_position_is_won_by_its_mover():
+    # 1x3, undrawn: box 0's top, the side between boxes 0 and 1, the side between 1 and 2. The mover can
+    # take box 2, whose last side leads into box 1 with two undrawn sides: loony
+    g = geometry(1, 3)
+    undrawn = {g.box_sides[0][0], g.box_sides[0][3], g.box_sides[1][3]}
+    edges = sum(1 << a for a in range(g.num_actions) if a not in undrawn)
+    assert reference(1, 3).position(edges) == LOONY
+    assert plain_game(1, 3)(edges)
+    if native_available():
+        assert nimstring_value(state_of(1, 3, edges)) == LOONY
+
+
+def test_bad_input_and_budgets():
+    s = GameState.new("5x5")
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises(ValueError, match="positions"):
+            nimstring_value(s, bad)
+        with pytest.raises(ValueError, match="positions"):
+            nimstring_move_wins(s, bad)
+    assert nimstring_value(s, 5) is None  # the empty 5x5 board is far beyond five positions
+    assert nimstring_move_wins(s, 5) is None
+    assert reference(6, 6, 50).position(0) is None  # past 64 edges: the Python search, with its budget
+    done = s
+    for a in range(s.num_actions):
+        done = done.apply(a)
+    assert nimstring_move_wins(done) is None
+
+
+@needs_native
+def test_native_rejects_boards_past_64_edges_and_bad_edges():
+    from dnb_env import _native
+    with pytest.raises(ValueError, match="64 edges"):
+        _native.Nimstring(6, 6)
+    nim = _native.Nimstring(3, 3)
+    with pytest.raises(ValueError, match="beyond"):
+        nim.value(1 << 24, 10)
+    with pytest.raises(ValueError):
+        nim.value(-1, 10)
