@@ -37,7 +37,8 @@ from dnb_env.analysis import chain_loop_structures, structure_masks
 from dnb_env.core import GameState, Geometry, geometry
 from dnb_env.symmetry import Symmetry
 
-__all__ = ["encode", "encode_batch", "encoder_shape", "list_encoders", "encoder_layout", "transform_planes", "ENCODERS"]
+__all__ = ["encode", "encode_batch", "encoder_shape", "list_encoders", "encoder_layout", "transform_planes", "ENCODERS",
+           "EXTENDS", "extends"]
 
 SIDES = ("r", "u", "l", "d")  # EdgeQuad side order: right, up, left, down
 
@@ -469,6 +470,61 @@ def _chainloop6_lcr(states, g):
     return out
 
 
+def _chainloop6_nim(states, g):
+    """``chainloop6_nim``: ``chainloop6_safe`` plus each move's result in Nimstring, the game played for the
+    last move whose winner gets control (:func:`dnb_env.features.nimstring_move_wins`). It reaches positions
+    with many more safe moves than the safe-phase search; its cost grows with the undrawn edges (a median of
+    0.6 s a position at 39-42 undrawn edges on 5x5, where a third of positions run out of the search's
+    :data:`dnb_env.features.NIMSTRING_POSITIONS` positions, and milliseconds by 30). Boards of at most 64
+    edges get the values in C++; larger ones use the Python search, practical only late in a game.
+
+    ===  ==========================================================================================
+    ch   value
+    ===  ==========================================================================================
+    0-8  as ``chainloop6_safe``
+    9    1 on the edges whose move wins Nimstring for the mover, 0 on the other undrawn edges
+    10   1 everywhere when the mover wins Nimstring (some move of channel 9 does), else 0
+    11   1 everywhere when channels 9-10 are filled (the search fits its budget), else 0
+    ===  ==========================================================================================
+    """
+    from dnb_env.features import nimstring_move_wins
+
+    out, flat = _feature_planes(states, g, 12)
+    _search_planes(states, g, out, flat, 6, sacrifices=0)
+    af = g.action_flat
+    for i, s in enumerate(states):
+        wins = nimstring_move_wins(s)
+        if wins is None:
+            continue
+        won = wins > 0  # NaN (drawn edges) compares False
+        flat[i, 9, af[won]] = 1.0
+        out[i, 10] = float(won.any())
+        out[i, 11] = 1.0
+    return out
+
+
+#: Encoders whose first channels are exactly another encoder's (``dnb fit --init`` can start a network of the
+#: wider encoder from weights of the narrower one, the new input channels' weights zero).
+EXTENDS: dict[str, str] = {
+    "chainloop6_safe": "chainloop6",
+    "chainloop6_safevalue": "chainloop6",
+    "chainloop6_lcr": "chainloop6",
+    "chainloop6_sac2": "chainloop6_safe",
+    "chainloop6_sac2_deep": "chainloop6_safe",
+    "chainloop6_sac4": "chainloop6_safe",
+    "chainloop6_nim": "chainloop6_safe",
+}
+
+
+def extends(wider: str, narrower: str) -> bool:
+    """Whether the first channels of encoder ``wider`` are those of ``narrower`` (through :data:`EXTENDS`)."""
+    while wider in EXTENDS:
+        wider = EXTENDS[wider]
+        if wider == narrower:
+            return True
+    return False
+
+
 # name -> (batch function, channels, layout) ; layout "grid" = (2R+1, 2C+1), "box" = (R, C)
 ENCODERS: dict[str, tuple[Callable, int, str]] = {
     "baseline4": (_baseline4, 4, "grid"),
@@ -484,6 +540,7 @@ ENCODERS: dict[str, tuple[Callable, int, str]] = {
     "chainloop6_sac2_deep": (_chainloop6_sac2_deep, 12, "grid"),
     "chainloop6_sac4": (_chainloop6_sac4, 12, "grid"),
     "chainloop6_lcr": (_chainloop6_lcr, 7, "grid"),
+    "chainloop6_nim": (_chainloop6_nim, 12, "grid"),
 }
 
 

@@ -280,6 +280,19 @@ def test_teacher_rules_benchmark_scores_each_sacrifice_budget():
         load("teacher_rules").main(["--held", str(ROOT / "data/teach5-held"), "--sacrifices", "-1"])
 
 
+def test_teacher_rules_benchmark_scores_the_nimstring_rule():
+    res = load("teacher_rules").main(["--held", str(ROOT / "data/teach5-held"), "--positions", "80",
+                                      "--rules", "greedy,nimstring"])
+    assert set(res) >= {"greedy", "Nimstring", "value, Nimstring"} and "long chain rule" not in res
+    # Nimstring's winner gets control: the rule keeps far more wins than greedy on these midgame positions
+    assert res["Nimstring"]["keep"] > res["greedy"]["keep"] + 0.05
+    value = res["value, Nimstring"]
+    assert 0 < value["positions"] <= 80 and value["auc"] > 0.7
+    for bad in (["--rules", "greedy,magic"], ["--nim-positions", "0"]):
+        with pytest.raises(SystemExit):
+            load("teacher_rules").main(["--held", str(ROOT / "data/teach5-held")] + bad)
+
+
 def test_value_sign_benchmark_scores_a_network_against_exact_values():
     res = load("value_sign").main(["--board", "3x3", "--move", "12", "--positions", "6",
                                    f"az={ROOT / 'agents/checkpoints/alphazero-3x3.pt'}"])

@@ -28,7 +28,7 @@ def cells(plane: np.ndarray) -> dict[tuple[int, int], float]:
 def test_names_and_shapes():
     assert set(ALL) == {"chainloop6", "chainloop64", "edgequad4", "edgequad9", "edgequad44", "baseline4", "alphazero4",
                         "chainloop6_safe", "chainloop6_safevalue", "chainloop6_lcr", "chainloop6_sac2",
-                        "chainloop6_sac2_deep", "chainloop6_sac4"}
+                        "chainloop6_sac2_deep", "chainloop6_sac4", "chainloop6_nim"}
     assert encoder_shape("chainloop6", 5, 5) == (6, 11, 11)
     assert encoder_shape("chainloop6_sac2", 5, 5) == (12, 11, 11)
     assert encoder_shape("chainloop64", 5, 5) == (64, 11, 11)
@@ -41,7 +41,8 @@ def test_names_and_shapes():
 @pytest.mark.parametrize("name", ALL)
 def test_dtype_shape_and_batch(name):
     rng = random.Random(1)
-    states = [random_state(rng, 3, 4, rng.randrange(31)) for _ in range(12)]
+    first = 16 if name == "chainloop6_nim" else 0  # the Python Nimstring search is slow early in a game
+    states = [random_state(rng, 3, 4, rng.randrange(first, 31)) for _ in range(12)]
     batch = encode_batch(name, states)
     assert batch.dtype == np.float32 and batch.shape == (12,) + encoder_shape(name, 3, 4)
     for s, row in zip(states, batch):
@@ -131,7 +132,8 @@ def test_encoders_commute_with_symmetries(name, board):
     # the feature encoders search every position (dnb_env.features, slow in Python): fewer positions
     count = 3 if name.startswith("chainloop6_") else 15
     # the four-sacrifice search takes minutes in the Python reference early in a 4x4 game: past two thirds
-    first = (2 * rows * cols + rows + cols) * 2 // 3 if name == "chainloop6_sac4" else 0
+    # (and the Python Nimstring search)
+    first = (2 * rows * cols + rows + cols) * 2 // 3 if name in ("chainloop6_sac4", "chainloop6_nim") else 0
     for _ in range(count):
         s = random_state(rng, rows, cols, rng.randrange(first, 2 * rows * cols + rows + cols))
         base = encode(name, s)
@@ -178,3 +180,37 @@ def test_the_deep_sacrifice_encoder_reaches_where_the_feature_budget_does_not():
     best[g.action_flat[known & (values == np.nanmax(values))]] = 1
     assert np.array_equal(deep[10].reshape(-1), best)
 
+
+
+def test_extending_encoders_start_with_the_channels_of_the_one_they_extend():
+    from dnb_env.observations import EXTENDS, extends
+
+    rng = random.Random(7)
+    states = [random_state(rng, 3, 3, rng.randrange(10, 24)) for _ in range(6)]
+    for wide, narrow in EXTENDS.items():
+        assert extends(wide, narrow) and not extends(narrow, wide)
+        a, b = encode_batch(wide, states), encode_batch(narrow, states)
+        np.testing.assert_array_equal(a[:, :b.shape[1]], b, err_msg=f"{wide} over {narrow}")
+    assert extends("chainloop6_nim", "chainloop6") and not extends("chainloop6_nim", "chainloop6_lcr")
+
+
+def test_chainloop6_nim_marks_the_moves_that_win_nimstring():
+    from dnb_env.features import nimstring_move_wins
+
+    rng = random.Random(8)
+    seen = set()
+    for _ in range(8):
+        s = random_state(rng, 3, 3, rng.randrange(12, 22))
+        if s.is_terminal():
+            continue
+        planes = encode("chainloop6_nim", s)
+        wins = nimstring_move_wins(s)
+        g = s.geometry
+        assert planes[11].all() == (wins is not None)
+        if wins is None:
+            continue
+        flat = planes[9].reshape(-1)
+        assert [a for a in range(g.num_actions) if flat[g.action_flat[a]]] == [a for a in range(g.num_actions) if wins[a] == 1]
+        assert planes[10].all() == (wins == 1).any() and planes[10].any() == planes[10].all()
+        seen.add(bool(planes[10, 0, 0]))
+    assert seen == {True, False}

@@ -335,6 +335,46 @@ def test_fit_memorises_its_positions(datasets, tmp_path):
     assert rows[-1]["optimal"] > rows[1]["optimal"] and rows[-1]["optimal"] >= 0.6
 
 
+@pytest.mark.parametrize("family", ["dotsformer", "resnet"])
+def test_init_from_a_narrower_encoder_widens_the_input_with_zero_weights(datasets, tmp_path, family):
+    """A fit whose encoder extends the init checkpoint's (chainloop6_nim over chainloop6_safe) starts from
+    its weights, the new input channels' weights zero: the first network computes what the checkpoint's
+    did. An encoder that does not extend it is refused."""
+    import torch
+
+    from agents.checkpoint import load_network
+    from agents.training.config import make_train_config
+    from agents.training.supervised import FitConfig, fit, initial_weights
+    from agents.models import build_model
+    from dnb_env.observations import encode_batch
+
+    train, held = datasets
+    tiny = TINY_DF if family == "dotsformer" else {"model.blocks": 1, "model.width": 8}
+
+    def config(encoder, **kw):
+        tc = make_train_config(family, "cpu", board="2x3", **(tiny | {"model.encoder": encoder}))
+        return FitConfig(model=tc.model, loss=tc.loss, data=(train,), held=held, steps=6, eval_every=3,
+                         batch_size=16, **kw)
+
+    base = str(tmp_path / "base")
+    fit(config("chainloop6_safe", lr=3e-3), base, progress=False, echo=lambda *a: None)
+    start = os.path.join(base, "checkpoint.pt")
+    wide = config("chainloop6_nim", init=start)
+    net = build_model(wide.model)
+    net.load_state_dict(initial_weights(wide))
+    old, _ = load_network(start)
+    net.eval(), old.eval()
+    states = TeacherData.load(held).samples.states()[:8]
+    wide_planes = torch.from_numpy(encode_batch("chainloop6_nim", states))
+    assert wide_planes[:, 9:].abs().sum() > 0  # the new channels are not empty, and are ignored
+    with torch.no_grad():
+        a, b = old(torch.from_numpy(encode_batch("chainloop6_safe", states))), net(wide_planes)
+    for k in ("policy_logits", "value"):
+        torch.testing.assert_close(a[k], b[k], rtol=0, atol=1e-6)
+    with pytest.raises(ValueError, match="another model"):
+        initial_weights(config("chainloop6_lcr", init=start))  # extends chainloop6, not chainloop6_safe
+
+
 def test_fit_starts_from_init_weights_and_refuses_another_model(datasets, tmp_path):
     """``init``: the fit's first network is the checkpoint's (at a vanishing learning rate its weights stay
     the checkpoint's, where a fit without it starts elsewhere), a resume does not load it again, and weights

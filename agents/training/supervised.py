@@ -249,17 +249,45 @@ def paired_auc_difference(first: np.ndarray, second: np.ndarray, truth: np.ndarr
 # ---------------------------------------------------------------------------------------------- training
 def initial_weights(config) -> dict:
     """The state dict of ``config.init`` (a checkpoint of any run or fit), checked to be of the run's model:
-    the same family and config (but for the board, for a family whose networks play every board), else a
+    the same family and config (but for the board, for a family whose networks play every board; and but
+    for the encoder where the run's encoder extends the checkpoint's, :data:`dnb_env.observations.EXTENDS`:
+    the input weights of the new channels then start at zero, so the network computes what it did), else a
     ValueError naming what differs."""
+    from dnb_env.observations import extends
+
     payload = load_checkpoint(config.init)
     mine, theirs = config_to_dict(config.model), payload["model"]
     differs = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
     if family_of(config.model) == theirs.get("family") and get_family(theirs["family"]).any_board:
         differs = [k for k in differs if k != "board"]  # one network for every board: pretrained on another
+    widen = "encoder" in differs and extends(mine.get("encoder"), theirs.get("encoder"))
+    if widen:
+        differs.remove("encoder")
     if differs:
         raise ValueError(f"init checkpoint {config.init} is another model than the run's (differs in "
                          + ", ".join(f"{k}: {theirs.get(k)!r} there, {mine.get(k)!r} here" for k in differs) + ")")
-    return payload["state_dict"]
+    state = payload["state_dict"]
+    if widen:
+        state = _widened(state, build_model(config.model).state_dict(), config.init)
+    return state
+
+
+def _widened(state: dict, target: dict, source: str) -> dict:
+    """``state`` with each tensor that reads the input channels (its dimension 1 smaller than ``target``'s,
+    the rest equal) padded with zeros up to ``target``'s shape."""
+    out = dict(state)
+    for k, want in target.items():
+        have = state.get(k)
+        if have is None or have.shape == want.shape:
+            continue
+        if (have.dim() < 2 or have.shape[0] != want.shape[0] or have.shape[2:] != want.shape[2:]
+                or have.shape[1] >= want.shape[1]):
+            raise ValueError(f"init checkpoint {source}: {k} has shape {tuple(have.shape)}, the run's model "
+                             f"{tuple(want.shape)}; only the input channels may grow")
+        pad = torch.zeros(want.shape, dtype=have.dtype)
+        pad[:, :have.shape[1]] = have
+        out[k] = pad
+    return out
 
 
 def resolve_device(device: str) -> str:
