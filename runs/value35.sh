@@ -5,6 +5,8 @@
 #   STEPS=400 VW=4 runs/value35.sh df 29000 df-v35-vw4     (fewer steps, value loss weight 4)
 #   VFAR=N HELD=DIR EVAL=K: the first N result-only positions of data/teach5-vfar in front of the mix,
 #   scored on the first K positions of DIR (runs/value42.sh)
+#   ENCODER=chainloop6_nim: another input (its first channels those of chainloop6_safe: the init weights are
+#   widened, the new channels starting at zero)
 set -eu
 cd "$(dirname "$0")/.."
 source .venv/bin/activate
@@ -17,7 +19,7 @@ data=(--data data/teach5-gfar --data data/teach5-greedy)
 total=$((n + 25000))
 if [[ -n ${VFAR:-} ]]; then data=(--data data/teach5-vfar "${data[@]}"); total=$((total + VFAR)); fi
 mkdir -p runs/fit
-exec dnb fit "${model[@]}" --board 5x5 --preset paper --encoder chainloop6_safe --init "$init" \
+exec dnb fit "${model[@]}" --board 5x5 --preset paper --encoder ${ENCODER:-chainloop6_safe} --init "$init" \
     "${data[@]}" --positions $total \
     --held ${HELD:-data/teach5-gfar-held} --eval-positions ${EVAL:-1000} --steps ${STEPS:-800} --batch-size 128 --lr 3e-4 \
     --eval-every 200 --out runs/fit/$tag --no-progress ${VW:+--set loss.value_weight=$VW} ${RESUME:+--resume} >> runs/fit/$tag.log 2>&1

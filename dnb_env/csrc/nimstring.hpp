@@ -48,6 +48,7 @@ class Nimstring {
   size_t entries() const { return used_; }
   void clear() {
     keys_.assign(size_t(1) << 16, 0);
+    tags_.assign(size_t(1) << 16, 0);
     vals_.assign(size_t(1) << 16, 0);
     used_ = 0;
   }
@@ -68,8 +69,8 @@ class Nimstring {
       const int e = __builtin_ctzll(r);
       const uint64_t child = undrawn & ~(uint64_t(1) << e);
       const bool again = completes(child, e);
-      const int v = sum_value(child);
-      const bool child_mover_wins = v != 0;  // kLoony included
+      uint64_t m = child;
+      const bool child_mover_wins = !normalise(m) || wins(m, 0);  // a loony child is won by its mover
       out.emplace_back(e, again ? child_mover_wins : !child_mover_wins);
     }
     return out;
@@ -81,7 +82,10 @@ class Nimstring {
   uint64_t full_ = 0;
   std::vector<uint64_t> box_mask_;
   std::vector<std::array<int16_t, 2>> edge_boxes_;
-  std::vector<uint64_t> keys_;  // open addressing, key 0 = empty (a part always has an undrawn edge)
+  // open addressing over (part, tag), key 0 = empty (a part always has an undrawn edge); tag 0: the part's
+  // Grundy value, tag h + 1: whether the mover wins the part plus a nim heap of h (0 / 1)
+  std::vector<uint64_t> keys_;
+  std::vector<uint8_t> tags_;
   std::vector<uint8_t> vals_;
   size_t used_ = 0;
   uint64_t budget_ = 0;
@@ -163,49 +167,87 @@ class Nimstring {
     return x;
   }
 
-  size_t slot(uint64_t key) const {
-    uint64_t h = key * 0x9E3779B97F4A7C15ull;
+  size_t slot(uint64_t key, int tag) const {
+    const uint64_t h = (key ^ (uint64_t(tag) << 58)) * 0x9E3779B97F4A7C15ull;
     return size_t(h >> 20) & (keys_.size() - 1);
   }
 
-  int lookup(uint64_t key) const {
-    for (size_t i = slot(key);; i = (i + 1) & (keys_.size() - 1)) {
-      if (keys_[i] == key) return vals_[i];
+  int lookup(uint64_t key, int tag) const {
+    for (size_t i = slot(key, tag);; i = (i + 1) & (keys_.size() - 1)) {
+      if (keys_[i] == key && tags_[i] == tag) return vals_[i];
       if (keys_[i] == 0) return -1;
     }
   }
 
-  void store(uint64_t key, int v) {
+  void store(uint64_t key, int tag, int v) {
     if (2 * (used_ + 1) > keys_.size()) {
       if (keys_.size() >= max_entries_) {
         clear();  // full: start afresh (values are exact, dropping them costs time only)
       } else {
         std::vector<uint64_t> k(keys_.size() * 2, 0);
-        std::vector<uint8_t> v2(keys_.size() * 2, 0);
+        std::vector<uint8_t> t(keys_.size() * 2, 0), v2(keys_.size() * 2, 0);
         std::swap(k, keys_);
+        std::swap(t, tags_);
         std::swap(v2, vals_);
         for (size_t i = 0; i < k.size(); ++i) {
           if (!k[i]) continue;
-          size_t j = slot(k[i]);
+          size_t j = slot(k[i], t[i]);
           while (keys_[j]) j = (j + 1) & (keys_.size() - 1);
           keys_[j] = k[i];
+          tags_[j] = t[i];
           vals_[j] = v2[i];
         }
       }
     }
-    size_t i = slot(key);
+    size_t i = slot(key, tag);
     while (keys_[i]) i = (i + 1) & (keys_.size() - 1);
     keys_[i] = key;
+    tags_[i] = uint8_t(tag);
     vals_[i] = uint8_t(v);
     ++used_;
   }
 
-  // Grundy value of one part (normalised: no box to take) with undrawn edges m
-  int part_value(uint64_t m) {
-    const int hit = lookup(m);
-    if (hit >= 0) return hit;
+  void charge() {
     if (budget_ == 0) throw OutOfPositions();
     --budget_;
+  }
+
+  // Whether the mover wins the sum of the parts of m (normalised) and a nim heap of `heap`: a search for a
+  // winning move that stops at the first, where the Grundy value would need every move. The largest part
+  // is searched so; the others' Grundy values join the heap.
+  bool wins(uint64_t m, int heap) {
+    uint64_t big = 0;
+    int x = heap;
+    while (m) {
+      uint64_t c = part(m);
+      m &= ~c;
+      if (__builtin_popcountll(c) > __builtin_popcountll(big)) std::swap(big, c);
+      if (c) x ^= part_value(c);
+    }
+    return big ? part_wins(big, x) : x != 0;
+  }
+
+  bool part_wins(uint64_t p, int heap) {
+    const int g = lookup(p, 0);
+    if (g >= 0) return g != heap;
+    const int known = lookup(p, heap + 1);
+    if (known >= 0) return known;
+    charge();
+    bool win = false;
+    for (int j = 0; j < heap && !win; ++j) win = !part_wins(p, j);  // take from the heap
+    for (uint64_t r = p; r && !win; r &= r - 1) {
+      uint64_t child = p;
+      if (cut(child, __builtin_ctzll(r))) win = !wins(child, heap);  // a move into a loony position loses
+    }
+    store(p, heap + 1, win);
+    return win;
+  }
+
+  // Grundy value of one part (normalised: no box to take) with undrawn edges m
+  int part_value(uint64_t m) {
+    const int hit = lookup(m, 0);
+    if (hit >= 0) return hit;
+    charge();
     uint64_t seen = 0;
     for (uint64_t r = m; r; r &= r - 1) {
       uint64_t child = m;
@@ -213,7 +255,7 @@ class Nimstring {
       if (v != kLoony && v < 64) seen |= uint64_t(1) << v;
     }
     const int g = __builtin_ctzll(~seen);
-    store(m, g);
+    store(m, 0, g);
     return g;
   }
 };
