@@ -40,7 +40,7 @@ from dnb_env.symmetry import action_permutation, symmetries
 __all__ = ["safe_phase_values", "safe_phase_value", "long_chain_rule_moves", "handout", "SAFE_PHASE_NODES",
            "SAFE_PHASE_MAX_SAFE", "SACRIFICE_BOXES", "SACRIFICE_MAX_SAFE", "SACRIFICE_DEEP_NODES",
            "SACRIFICE_WIDE_NODES", "endgame_values", "nimstring_value", "nimstring_move_wins",
-           "NIMSTRING_POSITIONS", "LOONY"]
+           "NIMSTRING_POSITIONS", "NIMSTRING_MAX_UNDRAWN", "LOONY"]
 
 #: Positions a safe-phase search may visit before it gives up (the feature is then unavailable).
 SAFE_PHASE_NODES = 20_000
@@ -272,41 +272,56 @@ def long_chain_rule_moves(state: GameState) -> np.ndarray:
     return out
 
 
-#: New positions a Nimstring search may evaluate before it gives up (the value is then unavailable).
+#: Positions a Nimstring search may evaluate before it gives up (the value is then unavailable).
 NIMSTRING_POSITIONS = 200_000
+#: Positions with more undrawn edges than this get no Nimstring values, without a search: there the search
+#: runs out of its :data:`NIMSTRING_POSITIONS` positions (on 5x5 positions of random plausible play it
+#: finished on 11 of 30 at 40 undrawn edges, 2 of 30 at 42 and none of 120 at 43-48), and giving up took
+#: some 0.2 s a position.
+NIMSTRING_MAX_UNDRAWN = 42
 #: :func:`nimstring_value` of a loony position: one where the mover can take a box whose last side leads
 #: to a box with two undrawn sides, so the mover wins (take them all, or all but two and decline).
 LOONY = -1
 
 
-def nimstring_value(state: GameState, positions: int = NIMSTRING_POSITIONS) -> int | None:
+def nimstring_value(state: GameState, positions: int = NIMSTRING_POSITIONS,
+                    max_undrawn: int | None = NIMSTRING_MAX_UNDRAWN) -> int | None:
     """The Nimstring value of the position for its mover: a Grundy number (0: the mover loses, that is
     the other player gets control), or :data:`LOONY` (the mover wins). None when the search needs more
-    than ``positions`` new positions (the native search's table persists across calls, so a position
-    seen before costs none). Owned boxes play no part: only the drawn edges count."""
+    than ``positions`` positions, or the position has more than ``max_undrawn`` undrawn edges (None: no such
+    limit). Owned boxes play no part: only the drawn edges count. Searched in the board's canonical
+    orientation with a fresh table, so that the answer, and whether the budget suffices, is the same in
+    every orientation and whatever was searched before."""
     _check_positions(positions)
+    if max_undrawn is not None and state.num_actions - state.edges.bit_count() > max_undrawn:
+        return None
+    _, edges = _canonical_edges(state.rows, state.cols, state.edges)
     if native.handles(None, state.geometry) and state.num_actions <= 64:
-        return _nimstring(state.rows, state.cols).value(state.edges, positions)
-    return _NimstringReference(state.rows, state.cols, positions).position(state.edges)
+        return _nimstring(state.rows, state.cols).value(edges, positions)
+    return _NimstringReference(state.rows, state.cols, positions).position(edges)
 
 
-def nimstring_move_wins(state: GameState, positions: int = NIMSTRING_POSITIONS) -> np.ndarray | None:
+def nimstring_move_wins(state: GameState, positions: int = NIMSTRING_POSITIONS,
+                        max_undrawn: int | None = NIMSTRING_MAX_UNDRAWN) -> np.ndarray | None:
     """float32 ``[num_actions]``: 1 where drawing the edge wins Nimstring for the player who draws it (a
     move completing a box leaves that player to move again), 0 where it loses, NaN on drawn edges; None when
-    the search needs more than ``positions`` new positions, or the game is over."""
+    the search needs more than ``positions`` positions, the position has more than ``max_undrawn`` undrawn
+    edges, or the game is over. Searched as :func:`nimstring_value` is (the same answer in every orientation
+    and history)."""
     _check_positions(positions)
-    if state.is_terminal():
+    if state.is_terminal() or (max_undrawn is not None and state.num_actions - state.edges.bit_count() > max_undrawn):
         return None
+    perm, edges = _canonical_edges(state.rows, state.cols, state.edges)
     if native.handles(None, state.geometry) and state.num_actions <= 64:
-        found = _nimstring(state.rows, state.cols).move_wins(state.edges, positions)
+        found = _nimstring(state.rows, state.cols).move_wins(edges, positions)
     else:
-        found = _NimstringReference(state.rows, state.cols, positions).move_wins(state.edges)
+        found = _NimstringReference(state.rows, state.cols, positions).move_wins(edges)
     if found is None:
         return None
-    out = np.full(state.num_actions, np.nan, dtype=np.float32)
+    image = np.full(state.num_actions, np.nan, dtype=np.float32)
     for a, win in found.items():
-        out[a] = float(win)
-    return out
+        image[a] = float(win)
+    return image[perm]  # move a of the position is move perm[a] of the image
 
 
 def _check_positions(positions) -> None:

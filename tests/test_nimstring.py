@@ -154,8 +154,12 @@ def test_bad_input_and_budgets():
             nimstring_value(s, bad)
         with pytest.raises(ValueError, match="positions"):
             nimstring_move_wins(s, bad)
-    assert nimstring_value(s, 5) is None  # the empty 5x5 board is far beyond five positions
-    assert nimstring_move_wins(s, 5) is None
+    assert nimstring_value(s, 5, max_undrawn=None) is None  # the empty 5x5 board is far beyond five positions
+    assert nimstring_move_wins(s, 5, max_undrawn=None) is None
+    # past NIMSTRING_MAX_UNDRAWN: no search, whatever the budget
+    late = realistic_position("5x5", 30, random.Random(4))
+    assert nimstring_move_wins(late, max_undrawn=29) is None and nimstring_move_wins(late) is not None
+    assert nimstring_value(late, max_undrawn=29) is None and nimstring_value(late) is not None
     assert reference(6, 6, 50).position(0) is None  # past 64 edges: the Python search, with its budget
     done = s
     for a in range(s.num_actions):

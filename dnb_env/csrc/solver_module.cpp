@@ -270,7 +270,7 @@ py::dict verify_rules(int rows, int cols, uint32_t rules, bool drop_double_deal)
   return d;
 }
 
-// Nimstring values (nimstring.hpp) of one board size, with a table that persists across calls.
+// Nimstring values (nimstring.hpp) of one board size; each call searches afresh.
 class PyNimstring {
  public:
   PyNimstring(int rows, int cols, double table_mb) : g_(checked(rows, cols)), nim_(g_.box_sides, g_.action_boxes,
@@ -421,9 +421,10 @@ megabytes at most, grown with the problem) persists across calls. Searches relea
   py::class_<PyNimstring>(m, "Nimstring", R"doc(
 Nimstring values of one board size of at most 64 edges (nimstring.hpp): Dots-and-Boxes played for the last
 move, whose winner is the player who gets control. A search of Grundy values over the independent parts of
-the position, pruned by the game's loony and capture rules, with a table (``table_mb`` megabytes at most) that
-persists across calls. ``edges`` is a Python int bitmask (bit a = edge a drawn) or 3 uint64 words;
-``positions`` caps the new positions one call may evaluate. Searches release the GIL.
+the position, pruned by the game's loony and capture rules, with a table of ``table_mb`` megabytes at most that
+each call starts empty (an answer does not depend on earlier calls). ``edges`` is a Python int bitmask (bit a =
+edge a drawn) or 3 uint64 words; ``positions`` caps the positions one call may evaluate. Searches release the
+GIL.
 )doc")
       .def(py::init<int, int, double>(), py::arg("rows"), py::arg("cols"), py::arg("table_mb") = 256.0)
       .def_property_readonly("rows", &PyNimstring::rows)
@@ -431,10 +432,10 @@ persists across calls. ``edges`` is a Python int bitmask (bit a = edge a drawn) 
       .def_property_readonly("entries", &PyNimstring::entries)
       .def("value", &PyNimstring::value, py::arg("edges"), py::arg("positions"),
            "The position's value for its mover: a Grundy number (0: the mover loses), -1 for a loony "
-           "position (the mover wins); None when the search needs more than `positions` new positions.")
+           "position (the mover wins); None when the search needs more than `positions` positions.")
       .def("move_wins", &PyNimstring::move_wins, py::arg("edges"), py::arg("positions"),
            "{action: whether drawing it wins Nimstring for the player who draws it} over the undrawn edges; "
-           "None when the search needs more than `positions` new positions.")
+           "None when the search needs more than `positions` positions.")
       .def("clear", &PyNimstring::clear, "Empty the table.");
 
   m.def("solver_verify_rules", &verify_rules, py::arg("rows"), py::arg("cols"),
