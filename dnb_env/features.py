@@ -312,16 +312,22 @@ def nimstring_move_wins(state: GameState, positions: int = NIMSTRING_POSITIONS,
     if state.is_terminal() or (max_undrawn is not None and state.num_actions - state.edges.bit_count() > max_undrawn):
         return None
     perm, edges = _canonical_edges(state.rows, state.cols, state.edges)
-    if native.handles(None, state.geometry) and state.num_actions <= 64:
-        found = _nimstring(state.rows, state.cols).move_wins(edges, positions)
+    in_cpp = native.handles(None, state.geometry) and state.num_actions <= 64
+    found = _nim_moves(state.rows, state.cols, edges, positions, in_cpp)
+    return None if found is None else np.array(found, dtype=np.float32)[perm]  # move a is move perm[a] of the image
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _nim_moves(rows: int, cols: int, edges: int, positions: int, in_cpp: bool) -> tuple | None:
+    # each move's result (1.0 / 0.0, NaN on drawn edges) of the canonical image ``edges``: an answer depends
+    # on these arguments only, so a position met again (a transposition, another network) is not searched again
+    if in_cpp:
+        found = _nimstring(rows, cols).move_wins(edges, positions)
     else:
-        found = _NimstringReference(state.rows, state.cols, positions).move_wins(edges)
+        found = _NimstringReference(rows, cols, positions).move_wins(edges)
     if found is None:
         return None
-    image = np.full(state.num_actions, np.nan, dtype=np.float32)
-    for a, win in found.items():
-        image[a] = float(win)
-    return image[perm]  # move a of the position is move perm[a] of the image
+    return _per_move(_drawn(rows, cols, edges), {a: float(w) for a, w in found.items()})
 
 
 def _check_positions(positions) -> None:
