@@ -63,6 +63,17 @@ void load_edges(const Geometry& g, py::handle obj, uint64_t* words) {
   }
 }
 
+// Holds an object's lock for one search; a second thread gets RuntimeError instead of waiting.
+struct Searching {
+  Searching(std::mutex& m, const char* what) : m_(m) {
+    if (!m_.try_lock()) throw std::runtime_error(std::string("this ") + what + " is already searching in another thread");
+  }
+  ~Searching() { m_.unlock(); }
+  Searching(const Searching&) = delete;
+  Searching& operator=(const Searching&) = delete;
+  std::mutex& m_;
+};
+
 py::dict rule_stats_dict(const exact::RuleStats& r) {
   py::dict d;
   d["free_captures"] = r.free_captures;
@@ -220,13 +231,8 @@ class PyExactSolver {
   }
 
  private:
-  // Holds the solver's lock for one search; a second thread gets RuntimeError instead of waiting.
-  struct Busy {
-    explicit Busy(std::mutex& m) : m_(m) {
-      if (!m_.try_lock()) throw std::runtime_error("this ExactSolver is already searching in another thread");
-    }
-    ~Busy() { m_.unlock(); }
-    std::mutex& m_;
+  struct Busy : Searching {
+    explicit Busy(std::mutex& m) : Searching(m, "ExactSolver") {}
   };
 
   static size_t table_entries(double tt_mb) {
@@ -320,12 +326,8 @@ class PyNimstring {
   }
 
  private:
-  struct Busy {
-    explicit Busy(std::mutex& m) : m_(m) {
-      if (!m_.try_lock()) throw std::runtime_error("this Nimstring is already searching in another thread");
-    }
-    ~Busy() { m_.unlock(); }
-    std::mutex& m_;
+  struct Busy : Searching {
+    explicit Busy(std::mutex& m) : Searching(m, "Nimstring") {}
   };
 
   static const Geometry& checked(int rows, int cols) {
