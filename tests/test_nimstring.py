@@ -177,3 +177,40 @@ def test_native_rejects_boards_past_64_edges_and_bad_edges():
         nim.value(1 << 24, 10)
     with pytest.raises(ValueError):
         nim.value(-1, 10)
+
+
+def test_the_future_head_can_learn_each_moves_nimstring_result():
+    from agents.models import make_model_config
+    from agents.training.replay import Replay, future_targets, has_future_head
+    from agents.training.samples import Samples
+
+    rng = random.Random(5)
+    states = [realistic_position("5x5", rng.randint(24, 34), rng) for _ in range(6)]
+    values, mask = future_targets(states, "nimstring")
+    for s, v, m in zip(states, values, mask):
+        wins = nimstring_move_wins(s)
+        np.testing.assert_array_equal(m, ~np.isnan(wins))
+        np.testing.assert_array_equal(v[m > 0], wins[~np.isnan(wins)])
+    assert set(np.unique(values[mask > 0])) == {0.0, 1.0}
+    with pytest.raises(ValueError, match="safe_phase or nimstring"):
+        future_targets(states, "control")
+    for family in ("dotsformer", "resnet"):
+        extra = {"paper_heads": True} if family == "resnet" else {}
+        config = make_model_config(family, preset="cpu", board="5x5", encoder="chainloop6_safe", future_head=True,
+                                   future_target="nimstring", **extra)
+        assert has_future_head(config) == "nimstring"
+        assert has_future_head(make_model_config(family, preset="cpu", board="5x5", encoder="chainloop6_safe",
+                                                 future_head=True, **extra)) == "safe_phase"
+        with pytest.raises(ValueError, match="future_target"):
+            make_model_config(family, preset="cpu", board="5x5", encoder="chainloop6_safe", future_head=True,
+                              future_target="control", **extra)
+    # a replay's batch carries the targets of the kind asked for
+    from agents.training.samples import Record
+
+    records = [Record(s, s.legal_actions()[0], np.full(60, 1 / 60, np.float32), 0.0, z=0.0) for s in states]
+    replay = Replay(Samples.from_records("5x5", records, 0))
+    batch = replay.batch(np.arange(len(states)), "chainloop6", 0.0, future="nimstring")
+    np.testing.assert_array_equal(batch["safe_phase"], values)
+    np.testing.assert_array_equal(batch["safe_phase_mask"], mask)
+    batch = replay.batch(np.arange(len(states)), "chainloop6", 0.0, future=True)  # True: the safe-phase target
+    np.testing.assert_array_equal(batch["safe_phase"], future_targets(states)[0])

@@ -23,6 +23,17 @@ def check_common(config, *, grid_only: bool = False) -> None:
         raise ValueError(f"value must be one of {VALUE_UNITS}, not {config.value!r}")
 
 
+#: What a family's future head learns (``future_target``): each move's safe-phase value
+#: (:func:`dnb_env.features.safe_phase_values`, over the boxes) or its Nimstring result
+#: (:func:`dnb_env.features.nimstring_move_wins`, 1 or 0): who gets control.
+FUTURE_TARGETS = ("safe_phase", "nimstring")
+
+
+def check_future_target(config) -> None:
+    if config.future_target not in FUTURE_TARGETS:
+        raise ValueError(f"future_target must be one of {FUTURE_TARGETS}, not {config.future_target!r}")
+
+
 def input_shape(config) -> tuple[int, int, int]:
     """``(C, H, W)`` of the network input."""
     g = geometry(config.board)

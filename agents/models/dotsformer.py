@@ -107,7 +107,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from agents.models import Family
-from agents.models.common import ResidualBlock, check_common, input_shape
+from agents.models.common import ResidualBlock, check_common, check_future_target, input_shape
 from agents.models.heads import AuxHeads, FutureHead, PolicyHead, ValueHead
 from dnb_env.core import geometry
 
@@ -136,9 +136,11 @@ class DotsformerConfig:
     aux_heads: bool = True
     paper_heads: bool = True
     future_head: bool = False
+    future_target: str = "safe_phase"
 
     def __post_init__(self):
         check_common(self, grid_only=True)
+        check_future_target(self)
         for name in ("dim", "heads", "layers"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from agents.models import Family
-from agents.models.common import ResidualBlock, check_common, input_shape
+from agents.models.common import ResidualBlock, check_common, check_future_target, input_shape
 from agents.models.heads import AuxHeads, FutureHead, PolicyHead, ValueHead
 from dnb_env.core import geometry
 
@@ -36,9 +36,11 @@ class ResNetConfig:
     paper_heads: bool = False
     aux_heads: bool = False
     future_head: bool = False
+    future_target: str = "safe_phase"
 
     def __post_init__(self):
         check_common(self, grid_only=self.paper_heads or self.aux_heads or self.future_head)
+        check_future_target(self)
         if self.blocks < 0 or self.width < 1 or self.value_hidden < 1:
             raise ValueError("blocks must be >= 0, width and value_hidden >= 1")
 

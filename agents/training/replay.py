@@ -33,24 +33,35 @@ class ReplayError(ValueError):
     pass
 
 
-def has_future_head(model_config) -> bool:
-    """Whether a model config (any family) asks for the future head's targets in its batches."""
-    return bool(getattr(model_config, "future_head", False))
+def has_future_head(model_config) -> str | None:
+    """The target of a model config's future head (any family): ``"safe_phase"`` or ``"nimstring"``
+    (``model.future_target``), None without the head."""
+    if not getattr(model_config, "future_head", False):
+        return None
+    return getattr(model_config, "future_target", "safe_phase")
 
 
-def future_targets(states) -> tuple[np.ndarray, np.ndarray]:
-    """float32 ``(values [n, A], mask [n, A])``: each move's safe-phase value over the number of boxes
-    (:func:`dnb_env.features.safe_phase_values`) and 1 where it is known."""
-    from dnb_env.features import safe_phase_values
+def future_targets(states, kind: str = "safe_phase") -> tuple[np.ndarray, np.ndarray]:
+    """float32 ``(values [n, A], mask [n, A])`` and 1 where known: ``kind`` ``"safe_phase"``, each move's
+    safe-phase value over the number of boxes (:func:`dnb_env.features.safe_phase_values`);
+    ``"nimstring"``, each move's Nimstring result, 1 if it wins and 0 if it loses
+    (:func:`dnb_env.features.nimstring_move_wins`)."""
+    from dnb_env.features import nimstring_move_wins, safe_phase_values
 
+    if kind not in ("safe_phase", "nimstring"):
+        raise ValueError(f"the future head's target is safe_phase or nimstring, not {kind!r}")
     g = states[0].geometry
     values = np.zeros((len(states), g.num_actions), np.float32)
     mask = np.zeros_like(values)
     for i, state in enumerate(states):
-        v = safe_phase_values(state)
+        if kind == "nimstring":
+            v = nimstring_move_wins(state)
+        else:
+            v = safe_phase_values(state)
+            v = None if v is None else v / g.num_boxes
         if v is not None:
             known = ~np.isnan(v)
-            values[i, known] = v[known] / g.num_boxes
+            values[i, known] = v[known]
             mask[i, known] = 1.0
     return values, mask
 
@@ -121,14 +132,14 @@ class Replay:
         """The sum of ``gamma^(iteration - sample iteration)`` over the samples (cached like :meth:`weights`)."""
         return self._decayed(iteration, gamma)[1]
 
-    def batch(self, idx: np.ndarray, encoder: str, q_mix: float, sym=None, future: bool = False,
+    def batch(self, idx: np.ndarray, encoder: str, q_mix: float, sym=None, future: bool | str | None = False,
               planes: np.ndarray | None = None,
               future_rows: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
         """Rows ``idx`` as arrays: ``planes [n, C, H, W]``, ``pi [n, A]``, ``value [n]`` (the value target
         ``(1 - q_mix) z + q_mix q``; internal nodes: their Q), ``initiative [n]``, ``move_class [n, A]``;
-        with ``future`` also ``safe_phase [n, A]`` (each move's :func:`dnb_env.features.safe_phase_values`
-        over the number of boxes, 0 where unknown) and ``safe_phase_mask [n, A]`` (1 where known), the
-        targets of a model's future head; mapped by the symmetry ``sym`` if given. ``planes``: every row of
+        with ``future`` (the future head's target, :func:`has_future_head`; True: ``"safe_phase"``) also
+        ``safe_phase [n, A]`` (:func:`future_targets` of that kind, 0 where unknown) and ``safe_phase_mask
+        [n, A]`` (1 where known), the targets of a model's future head; mapped by the symmetry ``sym`` if given. ``planes``: every row of
         this replay already encoded by ``encoder`` (``[len(self), C, H, W]``, e.g. :func:`encode_all`), so
         that a batch only gathers them; ``future_rows``: the future head's targets of every row likewise
         (:func:`future_targets` of all the replay's states)."""
@@ -147,7 +158,7 @@ class Replay:
         if future and future_rows is not None:
             extra["safe_phase"], extra["safe_phase_mask"] = future_rows[0][idx], future_rows[1][idx]
         elif future:
-            extra["safe_phase"], extra["safe_phase_mask"] = future_targets(states)
+            extra["safe_phase"], extra["safe_phase_mask"] = future_targets(states, "safe_phase" if future is True else future)
         if sym is not None:
             rows, cols = geometry(s.board).size
             planes = transform_planes(sym, encoder, planes)
@@ -160,7 +171,7 @@ class Replay:
                 **{k: np.ascontiguousarray(v) for k, v in extra.items()}}
 
     def draw(self, rng: np.random.Generator, size: int, iteration: int, gamma: float, encoder: str, q_mix: float,
-             augment: bool, future: bool = False) -> dict[str, np.ndarray]:
+             augment: bool, future: bool | str | None = False) -> dict[str, np.ndarray]:
         n = len(self)
         idx = rng.choice(n, size=min(size, n), p=self.weights(iteration, gamma))
         sym = None
@@ -224,7 +235,7 @@ class BoardReplays:
         return w / w.sum()
 
     def draw(self, rng: np.random.Generator, size: int, iteration: int, gamma: float, encoder: str, q_mix: float,
-             augment: bool, future: bool = False) -> tuple[str, dict[str, np.ndarray]]:
+             augment: bool, future: bool | str | None = False) -> tuple[str, dict[str, np.ndarray]]:
         """``(board, batch)``: a board drawn by :meth:`board_weights` (one board: no draw, so that ``rng``
         gives the batch what it gives :meth:`Replay.draw`), then ``size`` of its samples as :meth:`Replay.draw`
         (that board's symmetries)."""

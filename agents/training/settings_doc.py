@@ -40,7 +40,7 @@ DESCRIPTIONS: dict[str, str] = {
     "loss.initiative_weight": "weight of the initiative loss (focal), for models with aux heads",
     "loss.move_class_weight": "weight of the move-class loss (cross-entropy over the edge cells), for models "
                               "with aux heads",
-    "loss.future_weight": "weight of the safe-phase value loss, for models with the future head",
+    "loss.future_weight": "weight of the future head's loss, for models with it",
     "loss.l2": "L2 regularisation (lambda_reg of Dotsformer Table A1), applied as Adam weight decay",
     "loss.focal_gamma": "focusing exponent gamma of the focal initiative loss: (1 - p)^gamma",
     "loss.focal_alpha": "class weights of the initiative loss: balanced (inverse class frequency in the batch) "
@@ -108,7 +108,9 @@ DESCRIPTIONS: dict[str, str] = {
     "model.aux_heads": "the initiative and move-class heads (Dotsformer 4.3)",
     "model.paper_heads": "Dotsformer Table 3's policy and value heads (resnet: instead of the AlphaZero heads, "
                          "needs a grid encoder; dotsformer: always)",
-    "model.future_head": "the head of the safe-phase auxiliary target (each move's safe-phase value)",
+    "model.future_head": "the head of an auxiliary target per move (model.future_target)",
+    "model.future_target": "what the future head learns: safe_phase (each move's safe-phase value) or nimstring "
+                           "(whether each move wins Nimstring, that is gets control)",
     "model.blocks": "residual blocks of the tower",
     "model.width": "channels of the tower",
     "model.value_hidden": "hidden units of the AlphaZero value head",

@@ -305,24 +305,25 @@ def resolve_device(device: str) -> str:
 
 
 def _encode_chunk(task):
-    encoder, states = task
+    encoder, states, future = task
     if encoder is None:  # the future head's targets
-        return future_targets(states)
+        return future_targets(states, future)
     return encode_batch(encoder, states)
 
 
-def encode_all(samples, encoder: str | None, workers: int = 1, chunk: int = 2000, progress: bool = False):
+def encode_all(samples, encoder: str | None, workers: int = 1, chunk: int = 2000, progress: bool = False,
+               future: str = "safe_phase"):
     """Every row of ``samples`` encoded by ``encoder`` (``[N, C, H, W]`` float32), over ``workers``
     processes in chunks of ``chunk`` positions: a fit encodes its data once instead of every batch (the
     computed-feature encoders spend about half a millisecond a position in the exact safe-phase search).
     ``encoder=None``: the future head's targets of every row instead, ``(values [N, A], mask [N, A])``
-    (:func:`agents.training.replay.future_targets`), which run the same search."""
+    (:func:`agents.training.replay.future_targets` of kind ``future``), which run the same searches."""
     from agents.processes import spawn_pool
 
     if workers < 1 or chunk < 1:
         raise ValueError("workers and chunk must be >= 1")
     n = len(samples)
-    tasks = ((encoder, samples.states(np.arange(i, min(i + chunk, n)))) for i in range(0, n, chunk))
+    tasks = ((encoder, samples.states(np.arange(i, min(i + chunk, n))), future) for i in range(0, n, chunk))
     bar = None
     if progress:
         try:
@@ -415,7 +416,8 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
     samples, known = to_samples(data, config.model.value, config.temperature)
     replay = Replay(samples)
     planes = encode_all(samples, config.model.encoder, workers, progress=progress)
-    future = encode_all(samples, None, workers, progress=progress) if has_future_head(config.model) else None
+    kind = has_future_head(config.model)
+    future = encode_all(samples, None, workers, progress=progress, future=kind) if kind else None
     held = HeldOut.of(held_data.take(slice(0, config.eval_positions) if config.eval_positions else slice(None))) if held_data is not None else None
     if held is not None and not rows:
         rows.append({"step": 0, "agent": "greedy", **held_out_report(held)})
