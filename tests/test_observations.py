@@ -9,6 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
+from dnb_env.analysis import realistic_position
 from dnb_env.core import GameState
 from dnb_env.observations import encode, encode_batch, encoder_shape, list_encoders, transform_planes
 from dnb_env.symmetry import action_permutation, symmetries, transform_policy, transform_state
@@ -28,7 +29,7 @@ def cells(plane: np.ndarray) -> dict[tuple[int, int], float]:
 def test_names_and_shapes():
     assert set(ALL) == {"chainloop6", "chainloop64", "edgequad4", "edgequad9", "edgequad44", "baseline4", "alphazero4",
                         "chainloop6_safe", "chainloop6_safevalue", "chainloop6_lcr", "chainloop6_sac2",
-                        "chainloop6_sac2_deep", "chainloop6_sac4", "chainloop6_nim"}
+                        "chainloop6_sac2_deep", "chainloop6_sac4", "chainloop6_nim", "chainloop6_nim38"}
     assert encoder_shape("chainloop6", 5, 5) == (6, 11, 11)
     assert encoder_shape("chainloop6_sac2", 5, 5) == (12, 11, 11)
     assert encoder_shape("chainloop64", 5, 5) == (64, 11, 11)
@@ -41,7 +42,7 @@ def test_names_and_shapes():
 @pytest.mark.parametrize("name", ALL)
 def test_dtype_shape_and_batch(name):
     rng = random.Random(1)
-    first = 16 if name == "chainloop6_nim" else 0  # the Python Nimstring search is slow early in a game
+    first = 16 if name.startswith("chainloop6_nim") else 0  # the Python Nimstring search is slow early in a game
     states = [random_state(rng, 3, 4, rng.randrange(first, 31)) for _ in range(12)]
     batch = encode_batch(name, states)
     assert batch.dtype == np.float32 and batch.shape == (12,) + encoder_shape(name, 3, 4)
@@ -133,7 +134,7 @@ def test_encoders_commute_with_symmetries(name, board):
     count = 3 if name.startswith("chainloop6_") else 15
     # the four-sacrifice search takes minutes in the Python reference early in a 4x4 game: past two thirds
     # (and the Python Nimstring search)
-    first = (2 * rows * cols + rows + cols) * 2 // 3 if name in ("chainloop6_sac4", "chainloop6_nim") else 0
+    first = (2 * rows * cols + rows + cols) * 2 // 3 if name in ("chainloop6_sac4", "chainloop6_nim", "chainloop6_nim38") else 0
     for _ in range(count):
         s = random_state(rng, rows, cols, rng.randrange(first, 2 * rows * cols + rows + cols))
         base = encode(name, s)
@@ -214,3 +215,15 @@ def test_chainloop6_nim_marks_the_moves_that_win_nimstring():
         assert planes[10].all() == (wins == 1).any() and planes[10].any() == planes[10].all()
         seen.add(bool(planes[10, 0, 0]))
     assert seen == {True, False}
+
+
+def test_chainloop6_nim38_is_chainloop6_nim_up_to_38_undrawn_edges():
+    rng = random.Random(9)
+    for undrawn in (30, 38, 39, 41):
+        s = realistic_position("5x5", undrawn, rng)
+        a, b = encode("chainloop6_nim", s), encode("chainloop6_nim38", s)
+        if undrawn <= 38:
+            np.testing.assert_array_equal(a, b)
+        else:
+            np.testing.assert_array_equal(a[:9], b[:9])
+            assert not b[9:].any()

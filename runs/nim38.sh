@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The 10,000-position Nimstring pair (runs/fit/{df,rs}-10k-nim-b, trained at 26-35 undrawn edges) searched: the
+# same weights read chainloop6_nim38 (the Nimstring planes only up to 38 undrawn edges: the same input on their
+# training positions, milliseconds a position inside a search), at the play defaults (200 simulations, the
+# solver's zones on). Tournaments resume from their folders.
+#   runs/nim38.sh h2h|ship...    (h2h: the two against each other; ship: each against the shipped network of
+#   its family; GAMES=N games a pair, default 100; WORKERS=N)
+set -eu
+cd "$(dirname "$0")/.."
+source .venv/bin/activate
+for n in df rs; do
+  [ -f runs/exports/$n-10k-nim38.pt ] || python - "$n" <<'PY'
+import sys
+import torch
+from agents.checkpoint import atomic_torch_save
+n = sys.argv[1]
+ck = torch.load(f"runs/exports/{n}-10k-nim-b.pt", map_location="cpu", weights_only=True)
+ck["encoder"] = ck["model"]["encoder"] = "chainloop6_nim38"
+ck["extra"] = dict(ck.get("extra") or {}, derived_from=f"runs/exports/{n}-10k-nim-b.pt (same weights, the encoder chainloop6_nim38)")
+atomic_torch_save(ck, f"runs/exports/{n}-10k-nim38.pt")
+PY
+done
+DF=dotsformer:checkpoint=runs/exports/df-10k-nim38.pt
+RS=alphazero:checkpoint=runs/exports/rs-10k-nim38.pt
+common=(--board 5x5 --openings 15:guided --seed 0 --workers ${WORKERS:-1} --no-progress)
+for part in "$@"; do
+  case $part in
+    h2h) dnb tournament "${common[@]}" --games ${GAMES:-100} --agents "$DF,$RS" --out runs/nim-eval/nim38-h2h ;;
+    ship) dnb tournament "${common[@]}" --games ${GAMES:-100} --agents "$DF,dotsformer" --out runs/nim-eval/nim38-ship-df
+          dnb tournament "${common[@]}" --games ${GAMES:-100} --agents "$RS,alphazero" --out runs/nim-eval/nim38-ship-rs ;;
+    *) echo "unknown part $part" >&2; exit 2 ;;
+  esac
+done
