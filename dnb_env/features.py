@@ -314,20 +314,27 @@ def nimstring_move_wins(state: GameState, positions: int = NIMSTRING_POSITIONS,
     perm, edges = _canonical_edges(state.rows, state.cols, state.edges)
     in_cpp = native.handles(None, state.geometry) and state.num_actions <= 64
     found = _nim_moves(state.rows, state.cols, edges, positions, in_cpp)
-    return None if found is None else np.array(found, dtype=np.float32)[perm]  # move a is move perm[a] of the image
+    if found is None:
+        return None
+    wins, undrawn = found
+    image = np.full(state.num_actions, np.nan, dtype=np.float32)
+    for a in range(state.num_actions):
+        if undrawn >> a & 1:
+            image[a] = float(wins >> a & 1)
+    return image[perm]  # move a of the position is move perm[a] of the image
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _nim_moves(rows: int, cols: int, edges: int, positions: int, in_cpp: bool) -> tuple | None:
-    # each move's result (1.0 / 0.0, NaN on drawn edges) of the canonical image ``edges``: an answer depends
-    # on these arguments only, so a position met again (a transposition, another network) is not searched again
+def _nim_moves(rows: int, cols: int, edges: int, positions: int, in_cpp: bool) -> tuple[int, int] | None:
+    # (winning moves, undrawn edges) as bitmasks of the canonical image ``edges``: an answer depends on these
+    # arguments only, so a position met again (a transposition, another network) is not searched again
     if in_cpp:
         found = _nimstring(rows, cols).move_wins(edges, positions)
     else:
         found = _NimstringReference(rows, cols, positions).move_wins(edges)
     if found is None:
         return None
-    return _per_move(_drawn(rows, cols, edges), {a: float(w) for a, w in found.items()})
+    return sum(1 << a for a, w in found.items() if w), sum(1 << a for a in found)
 
 
 def _check_positions(positions) -> None:
