@@ -14,16 +14,7 @@ for enc in chainloop6_sac2_deep chainloop6_sac2 chainloop6_safe; do
 done
 # the 100k sac2 pair with the deep feature: the same weights, the encoder name changed
 for n in df rs; do
-    [ -f runs/exports/$n-100k-sac2-deep.pt ] || python - "$n" <<'PY'
-import sys
-import torch
-from agents.checkpoint import atomic_torch_save
-n = sys.argv[1]
-ck = torch.load(f"runs/exports/{n}-100k-sac2.pt", map_location="cpu", weights_only=True)
-ck["encoder"] = ck["model"]["encoder"] = "chainloop6_sac2_deep"
-ck["extra"] = dict(ck.get("extra") or {}, derived_from=f"runs/exports/{n}-100k-sac2.pt (same weights, the deep encoder)")
-atomic_torch_save(ck, f"runs/exports/{n}-100k-sac2-deep.pt")
-PY
+    [ -f runs/exports/$n-100k-sac2-deep.pt ] || python runs/relabel.py runs/exports/$n-100k-sac2.pt chainloop6_sac2_deep runs/exports/$n-100k-sac2-deep.pt
 done
 NETS="df-gfar-deep=runs/exports/df-gfar-chainloop6_sac2_deep.pt df-gfar-sac2=runs/exports/df-gfar-chainloop6_sac2.pt \
 df-gfar-safe=runs/exports/df-gfar-chainloop6_safe.pt df-100k-sac2=runs/exports/df-100k-sac2.pt \

@@ -17,16 +17,7 @@ parts=${*:-midgame held rules h2h raw-rr}
 # the same weights with another encoder name
 for n in df rs; do
   for enc in chainloop6_sac2_deep:deep chainloop6_sac4:sac4; do
-    [ -f runs/exports/$n-100k-sac2-${enc#*:}.pt ] || python - "$n" "${enc%:*}" "runs/exports/$n-100k-sac2-${enc#*:}.pt" <<'PY'
-import sys
-import torch
-from agents.checkpoint import atomic_torch_save
-n, encoder, out = sys.argv[1:]
-ck = torch.load(f"runs/exports/{n}-100k-sac2.pt", map_location="cpu", weights_only=True)
-ck["encoder"] = ck["model"]["encoder"] = encoder
-ck["extra"] = dict(ck.get("extra") or {}, derived_from=f"runs/exports/{n}-100k-sac2.pt (same weights, the encoder {encoder})")
-atomic_torch_save(ck, out)
-PY
+    [ -f runs/exports/$n-100k-sac2-${enc#*:}.pt ] || python runs/relabel.py runs/exports/$n-100k-sac2.pt "${enc%:*}" "runs/exports/$n-100k-sac2-${enc#*:}.pt"
   done
 done
 for part in $parts; do

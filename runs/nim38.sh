@@ -9,16 +9,7 @@ set -eu
 cd "$(dirname "$0")/.."
 source .venv/bin/activate
 for n in df rs; do
-  [ -f runs/exports/$n-10k-nim38.pt ] || python - "$n" <<'PY'
-import sys
-import torch
-from agents.checkpoint import atomic_torch_save
-n = sys.argv[1]
-ck = torch.load(f"runs/exports/{n}-10k-nim-b.pt", map_location="cpu", weights_only=True)
-ck["encoder"] = ck["model"]["encoder"] = "chainloop6_nim38"
-ck["extra"] = dict(ck.get("extra") or {}, derived_from=f"runs/exports/{n}-10k-nim-b.pt (same weights, the encoder chainloop6_nim38)")
-atomic_torch_save(ck, f"runs/exports/{n}-10k-nim38.pt")
-PY
+  [ -f runs/exports/$n-10k-nim38.pt ] || python runs/relabel.py runs/exports/$n-10k-nim-b.pt chainloop6_nim38 runs/exports/$n-10k-nim38.pt
 done
 DF=dotsformer:checkpoint=runs/exports/df-10k-nim38.pt
 RS=alphazero:checkpoint=runs/exports/rs-10k-nim38.pt
