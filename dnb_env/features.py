@@ -33,7 +33,7 @@ import numpy as np
 
 from dnb_env import native
 from dnb_env.analysis import MoveClass, long_chain_count, move_classes
-from dnb_env.core import GameState
+from dnb_env.core import GameState, geometry
 from dnb_env.solver import Solver, SolverBudgetExceeded, SolverTooLarge
 from dnb_env.symmetry import action_permutation, symmetries
 
@@ -279,8 +279,8 @@ NIMSTRING_POSITIONS = 200_000
 #: finished on 11 of 30 at 40 undrawn edges, 2 of 30 at 42 and none of 120 at 43-48), and giving up took
 #: some 0.2 s a position.
 NIMSTRING_MAX_UNDRAWN = 42
-#: :func:`nimstring_value` of a loony position: one where the mover can take a box whose last side leads
-#: to a box with two undrawn sides, so the mover wins (take them all, or all but two and decline).
+#: :func:`nimstring_value` of a loony position: one where the mover can take boxes and decline the last two
+#: of them (or two pairs), so the mover wins (take them all and move, or decline and leave the move).
 LOONY = -1
 
 
@@ -292,11 +292,10 @@ def nimstring_value(state: GameState, positions: int = NIMSTRING_POSITIONS,
     limit). Owned boxes play no part: only the drawn edges count. Searched in the board's canonical
     orientation with a fresh table, so that the answer, and whether the budget suffices, is the same in
     every orientation and whatever was searched before."""
-    _check_positions(positions)
-    if max_undrawn is not None and state.num_actions - state.edges.bit_count() > max_undrawn:
+    if not _nim_searched(state, positions, max_undrawn):
         return None
     _, edges = _canonical_edges(state.rows, state.cols, state.edges)
-    if native.handles(None, state.geometry) and state.num_actions <= 64:
+    if _nim_in_cpp(state):
         return _nimstring(state.rows, state.cols).value(edges, positions)
     return _NimstringReference(state.rows, state.cols, positions).position(edges)
 
@@ -308,12 +307,10 @@ def nimstring_move_wins(state: GameState, positions: int = NIMSTRING_POSITIONS,
     the search needs more than ``positions`` positions, the position has more than ``max_undrawn`` undrawn
     edges, or the game is over. Searched as :func:`nimstring_value` is (the same answer in every orientation
     and history)."""
-    _check_positions(positions)
-    if state.is_terminal() or (max_undrawn is not None and state.num_actions - state.edges.bit_count() > max_undrawn):
+    if not _nim_searched(state, positions, max_undrawn) or state.is_terminal():
         return None
     perm, edges = _canonical_edges(state.rows, state.cols, state.edges)
-    in_cpp = native.handles(None, state.geometry) and state.num_actions <= 64
-    found = _nim_moves(state.rows, state.cols, edges, positions, in_cpp)
+    found = _nim_moves(state.rows, state.cols, edges, positions, _nim_in_cpp(state))
     if found is None:
         return None
     wins, undrawn = found
@@ -337,9 +334,15 @@ def _nim_moves(rows: int, cols: int, edges: int, positions: int, in_cpp: bool) -
     return sum(1 << a for a, w in found.items() if w), sum(1 << a for a in found)
 
 
-def _check_positions(positions) -> None:
+def _nim_searched(state: GameState, positions, max_undrawn: int | None) -> bool:
+    """Whether the Nimstring search runs on ``state`` (``positions`` checked: ValueError)."""
     if isinstance(positions, bool) or not isinstance(positions, int) or positions < 1:
         raise ValueError(f"positions must be an int >= 1, got {positions!r}")
+    return max_undrawn is None or state.num_actions - state.edges.bit_count() <= max_undrawn
+
+
+def _nim_in_cpp(state: GameState) -> bool:
+    return native.handles(None, state.geometry) and state.num_actions <= 64
 
 
 @functools.lru_cache(maxsize=None)
@@ -351,7 +354,6 @@ class _NimstringReference:
     """The Python reference of ``nimstring.hpp``: the same rules on undrawn-edge sets, one table a call."""
 
     def __init__(self, rows: int, cols: int, positions: int):
-        from dnb_env.core import geometry
         g = geometry(rows, cols)
         self.sides = [frozenset(s) for s in g.box_sides]
         self.boxes = g.action_boxes

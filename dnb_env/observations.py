@@ -473,9 +473,9 @@ def _chainloop6_lcr(states, g):
 def _chainloop6_nim(states, g):
     """``chainloop6_nim``: ``chainloop6_safe`` plus each move's result in Nimstring, the game played for the
     last move whose winner gets control (:func:`dnb_env.features.nimstring_move_wins`). It reaches positions
-    with many more safe moves than the safe-phase search; its cost grows with the undrawn edges (a median of
-    0.6 s a position at 39-42 undrawn edges on 5x5, where a third of positions run out of the search's
-    :data:`dnb_env.features.NIMSTRING_POSITIONS` positions, and milliseconds by 30). Boards of at most 64
+    with many more safe moves than the safe-phase search; its cost grows with the undrawn edges (on 5x5 a
+    median of 0.02 ms a position at 26-35 undrawn edges, 8 ms at 35-40 and 0.23 s at 39-42, where half of the
+    positions run out of the search's :data:`dnb_env.features.NIMSTRING_POSITIONS` positions). Boards of at most 64
     edges get the values in C++; larger ones use the Python search, practical only late in a game.
 
     ===  ==========================================================================================

@@ -192,7 +192,7 @@ def test_the_future_head_can_learn_each_moves_nimstring_result():
         np.testing.assert_array_equal(m, ~np.isnan(wins))
         np.testing.assert_array_equal(v[m > 0], wins[~np.isnan(wins)])
     assert set(np.unique(values[mask > 0])) == {0.0, 1.0}
-    with pytest.raises(ValueError, match="safe_phase or nimstring"):
+    with pytest.raises(ValueError, match="future head's target"):
         future_targets(states, "control")
     for family in ("dotsformer", "resnet"):
         extra = {"paper_heads": True} if family == "resnet" else {}

@@ -46,10 +46,11 @@ def future_targets(states, kind: str = "safe_phase") -> tuple[np.ndarray, np.nda
     safe-phase value over the number of boxes (:func:`dnb_env.features.safe_phase_values`);
     ``"nimstring"``, each move's Nimstring result, 1 if it wins and 0 if it loses
     (:func:`dnb_env.features.nimstring_move_wins`)."""
+    from agents.models.common import FUTURE_TARGETS
     from dnb_env.features import nimstring_move_wins, safe_phase_values
 
-    if kind not in ("safe_phase", "nimstring"):
-        raise ValueError(f"the future head's target is safe_phase or nimstring, not {kind!r}")
+    if kind not in FUTURE_TARGETS:
+        raise ValueError(f"the future head's target is one of {FUTURE_TARGETS}, not {kind!r}")
     g = states[0].geometry
     values = np.zeros((len(states), g.num_actions), np.float32)
     mask = np.zeros_like(values)

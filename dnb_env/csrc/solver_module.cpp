@@ -342,8 +342,8 @@ class PyNimstring {
     if (!(table_mb >= 1.0 && table_mb <= 65536.0)) {
       throw py::value_error("table_mb must be in 1..65536 (megabytes), got " + std::to_string(table_mb));
     }
-    size_t n = size_t(1) << 16;  // a power of two: the table's most entries
-    while (n * 2 * 9 <= size_t(table_mb * 1024.0 * 1024.0)) n *= 2;
+    size_t n = size_t(1) << 16;  // a power of two: the table's most entries (10 bytes a slot, half filled)
+    while (n * 2 * 10 <= size_t(table_mb * 1024.0 * 1024.0)) n *= 2;
     return n;
   }
 
