@@ -375,6 +375,31 @@ def test_init_from_a_narrower_encoder_widens_the_input_with_zero_weights(dataset
         initial_weights(config("chainloop6_lcr", init=start))  # extends chainloop6, not chainloop6_safe
 
 
+def test_init_from_a_checkpoint_older_than_a_model_option(datasets, tmp_path):
+    """A checkpoint saved before a model option existed (its config lacks the key) is the run's model when the
+    run keeps that option's default, and another model when the run sets it otherwise."""
+    import torch
+
+    from agents.checkpoint import load_checkpoint
+    from agents.training.supervised import initial_weights
+
+    train, held = datasets
+    base = str(tmp_path / "base")
+    fit_config = dataclasses.replace(_fit_config(train, held), steps=3, eval_every=3)
+    from agents.training.supervised import fit
+    fit(fit_config, base, progress=False, echo=lambda *a: None)
+    payload = load_checkpoint(os.path.join(base, "checkpoint.pt"))
+    assert payload["model"]["future_target"] == "safe_phase"
+    del payload["model"]["future_target"]
+    old = str(tmp_path / "old.pt")
+    torch.save(payload, old)
+    state = initial_weights(dataclasses.replace(fit_config, init=old))
+    assert set(state) == set(payload["state_dict"])
+    other = dataclasses.replace(fit_config.model, future_head=True, future_target="nimstring")
+    with pytest.raises(ValueError, match="future_target: 'safe_phase' there, 'nimstring' here"):
+        initial_weights(dataclasses.replace(fit_config, init=old, model=other))
+
+
 def test_fit_starts_from_init_weights_and_refuses_another_model(datasets, tmp_path):
     """``init``: the fit's first network is the checkpoint's (at a vanishing learning rate its weights stay
     the checkpoint's, where a fit without it starts elsewhere), a resume does not load it again, and weights

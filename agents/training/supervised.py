@@ -256,7 +256,8 @@ def initial_weights(config) -> dict:
     from dnb_env.observations import extends
 
     payload = load_checkpoint(config.init)
-    mine, theirs = config_to_dict(config.model), payload["model"]
+    mine = config_to_dict(config.model)
+    theirs = config_to_dict(config_from_dict(payload["model"]))  # options newer than the checkpoint: defaults
     differs = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
     if family_of(config.model) == theirs.get("family") and get_family(theirs["family"]).any_board:
         differs = [k for k in differs if k != "board"]  # one network for every board: pretrained on another
