@@ -1,33 +1,48 @@
 #!/usr/bin/env bash
-# The shipped recipe with the chainloop6_nim input (runs/value42.sh with ENCODER=chainloop6_nim STEPS=1600, fits
-# runs/fit/{df,rs}-nim42-10000-s1600) against the shipped pair, the same recipe with chainloop6_safe.
-#   runs/eval-nim.sh PART...   (into runs/nim-eval/; tournaments resume from their folders)
-#   export: the fits to runs/exports/{df,rs}-nim42.pt
+# The shipped recipe with a Nimstring input (runs/value42.sh with ENCODER=chainloop6_nim or chainloop6_nim38,
+# STEPS=1600: fits runs/fit/{df,rs}-TAG-10000-s1600) against each other, the shipped pair and the baselines:
+# the ship gate of the section "Nimstring" of the teacher page.
+#   runs/eval-nim.sh TAG PART...   (TAG nim42 or nim38; into runs/nim-eval/TAG-*; tournaments resume from
+#   their folders; WORKERS=N, default 2; GAMES=N overrides a part's number of games)
+#   export: the fits to runs/exports/{df,rs}-TAG.pt
 #   held: benchmarks/teacher_score.py on the held-out teacher sets
 #   midgame: raw policies on benchmarks/midgame.py (100 winning positions a step)
-#   raw-h2h: the two nim42 raw policies against each other, 200 games
-#   raw-ship: each nim42 raw policy against the shipped network of its family, raw, 200 games
+#   midsearch: the same searched, 50 simulations with the solver off (the two side by side)
+#   raw-h2h / h2h: the two raw / searched (play defaults) against each other, 400 games
+#   ship / shipraw: each against the shipped network of its family, searched / raw, 200 games
+#   base: each against the baselines, searched, 50 games a pair
 set -eu
 cd "$(dirname "$0")/.."
 source .venv/bin/activate
-out=runs/nim-eval
+tag=$1; shift
+out=runs/nim-eval; p=$out/$tag
 mkdir -p $out
-NETS="df-ship=agents/checkpoints/dotsformer-5x5.pt rs-ship=agents/checkpoints/alphazero-5x5.pt df-nim42=runs/exports/df-nim42.pt rs-nim42=runs/exports/rs-nim42.pt"
-DFN=dotsformer:checkpoint=runs/exports/df-nim42.pt; RSN=alphazero:checkpoint=runs/exports/rs-nim42.pt
+NETS="df-ship=runs/exports/df-v42-10000-s1600.pt rs-ship=runs/exports/rs-v42-10000-s1600.pt df-$tag=runs/exports/df-$tag.pt rs-$tag=runs/exports/rs-$tag.pt"
+DFN=dotsformer:checkpoint=runs/exports/df-$tag.pt; RSN=alphazero:checkpoint=runs/exports/rs-$tag.pt
+# the shipped pair named by a copy, so that these matches stay the same when other weights are shipped
+DFS=dotsformer:checkpoint=runs/exports/df-v42-10000-s1600.pt; RSS=alphazero:checkpoint=runs/exports/rs-v42-10000-s1600.pt
 RAW=simulations=0
+BASE="random,greedy,alphabeta:depth=4,mcts,prsboxes"
 common=(--board 5x5 --openings 15:guided --seed 0 --workers ${WORKERS:-2} --no-progress)
 for part in "$@"; do
   case $part in
-    export) for r in df rs; do dnb export runs/fit/$r-nim42-10000-s1600 runs/exports/$r-nim42.pt; done ;;
-    held) for h in nfar-held gfar-held; do
-            python benchmarks/teacher_score.py --held data/teach5-$h $NETS --json $out/$h.json > $out/$h.txt; done
-          python benchmarks/teacher_score.py --held data/teach5-held --positions 2000 $NETS --json $out/held.json > $out/held.txt
-          python benchmarks/teacher_score.py --held data/teach5-vfar-held $NETS --json $out/vfar-held.json > $out/vfar-held.txt ;;
-    midgame) python benchmarks/midgame.py --board 5x5 --positions 100 --agents \
-               "greedy,$DFN,$RAW,$RSN,$RAW,dotsformer,$RAW,alphazero,$RAW" > $out/midgame.txt ;;
-    raw-h2h) dnb tournament "${common[@]}" --games 200 --agents "$DFN,$RAW,$RSN,$RAW" --out $out/raw-h2h ;;
-    raw-ship) dnb tournament "${common[@]}" --games 200 --agents "$DFN,$RAW,dotsformer,$RAW" --out $out/raw-ship-df
-              dnb tournament "${common[@]}" --games 200 --agents "$RSN,$RAW,alphazero,$RAW" --out $out/raw-ship-rs ;;
+    export) for r in df rs; do dnb export runs/fit/$r-$tag-10000-s1600 runs/exports/$r-$tag.pt; done ;;
+    held) for h in nfar-held gfar-held vfar-held; do
+            python benchmarks/teacher_score.py --held data/teach5-$h $NETS --json $p-$h.json > $p-$h.txt; done
+          python benchmarks/teacher_score.py --held data/teach5-held --positions 2000 $NETS --json $p-held.json > $p-held.txt ;;
+    midgame) python benchmarks/midgame.py --board 5x5 --positions 100 --agents "greedy,$DFN,$RAW,$RSN,$RAW" > $p-midgame.txt ;;
+    midsearch) S=simulations=50,solve_root=0,solve_leaf=0
+               python benchmarks/midgame.py --board 5x5 --positions 100 --agents "$DFN,$S" > $p-midsearch-df.txt &
+               python benchmarks/midgame.py --board 5x5 --positions 100 --agents "$RSN,$S" > $p-midsearch-rs.txt
+               wait ;;
+    raw-h2h) dnb tournament "${common[@]}" --games ${GAMES:-400} --agents "$DFN,$RAW,$RSN,$RAW" --out $p-raw-h2h ;;
+    h2h) dnb tournament "${common[@]}" --games ${GAMES:-400} --agents "$DFN,$RSN" --out $p-h2h ;;
+    ship) dnb tournament "${common[@]}" --games ${GAMES:-200} --agents "$DFN,$DFS" --out $p-ship-df
+          dnb tournament "${common[@]}" --games ${GAMES:-200} --agents "$RSN,$RSS" --out $p-ship-rs ;;
+    shipraw) dnb tournament "${common[@]}" --games ${GAMES:-200} --agents "$DFN,$RAW,$DFS,$RAW" --out $p-shipraw-df
+             dnb tournament "${common[@]}" --games ${GAMES:-200} --agents "$RSN,$RAW,$RSS,$RAW" --out $p-shipraw-rs ;;
+    base) dnb tournament "${common[@]}" --mode gauntlet --games ${GAMES:-50} --agents "$DFN,$BASE" --out $p-base-df
+          dnb tournament "${common[@]}" --mode gauntlet --games ${GAMES:-50} --agents "$RSN,$BASE" --out $p-base-rs ;;
     *) echo "unknown part $part" >&2; exit 2 ;;
   esac
 done
