@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The shipped recipe with a Nimstring input (runs/value42.sh with ENCODER=chainloop6_nim or chainloop6_nim38,
-# STEPS=1600: fits runs/fit/{df,rs}-TAG-10000-s1600) against each other, the shipped pair and the baselines:
-# the ship gate of the section "Nimstring" of the teacher page.
+# STEPS=1600: fits runs/fit/{df,rs}-TAG-10000-s1600) against each other, the pair they replace as the shipped
+# weights (runs/exports/{df,rs}-v42-10000-s1600.pt) and the baselines: the ship gate of the section "Nimstring"
+# of the teacher page.
 #   runs/eval-nim.sh TAG PART...   (TAG nim42 or nim38; into runs/nim-eval/TAG-*; tournaments resume from
 #   their folders; WORKERS=N, default 2; GAMES=N overrides a part's number of games)
 #   export: the fits to runs/exports/{df,rs}-TAG.pt
@@ -9,7 +10,7 @@
 #   midgame: raw policies on benchmarks/midgame.py (100 winning positions a step)
 #   midsearch: the same searched, 50 simulations with the solver off (the two side by side)
 #   raw-h2h / h2h: the two raw / searched (play defaults) against each other, 400 games
-#   ship / shipraw: each against the shipped network of its family, searched / raw, 200 games
+#   ship / shipraw: each against the replaced network of its family, searched / raw, 200 games
 #   base: each against the baselines, searched, 50 games a pair
 set -eu
 cd "$(dirname "$0")/.."
@@ -19,7 +20,7 @@ out=runs/nim-eval; p=$out/$tag
 mkdir -p $out
 NETS="df-ship=runs/exports/df-v42-10000-s1600.pt rs-ship=runs/exports/rs-v42-10000-s1600.pt df-$tag=runs/exports/df-$tag.pt rs-$tag=runs/exports/rs-$tag.pt"
 DFN=dotsformer:checkpoint=runs/exports/df-$tag.pt; RSN=alphazero:checkpoint=runs/exports/rs-$tag.pt
-# the shipped pair named by a copy, so that these matches stay the same when other weights are shipped
+# the pair shipped before the Nimstring input, named by its copies (agents/checkpoints/ now holds the nim38 pair)
 DFS=dotsformer:checkpoint=runs/exports/df-v42-10000-s1600.pt; RSS=alphazero:checkpoint=runs/exports/rs-v42-10000-s1600.pt
 RAW=simulations=0
 BASE="random,greedy,alphabeta:depth=4,mcts,prsboxes"
