@@ -10,7 +10,7 @@
 #   held: benchmarks/teacher_score.py on data/teach3-held, the two beside the shipped pair
 #   midgame: raw policies on benchmarks/midgame.py (100 winning positions a step)
 #   raw-h2h / h2h: the nim pair raw / searched with the solver off against each other (400 games)
-#   ship: each nim network raw against the shipped network of its family, raw (400 games)
+#   ship: each nim network raw against the network of its family it replaces as the shipped weights (400 games)
 #   shipsearch: the same searched with the solver off (200 games)
 set -eu
 cd "$(dirname "$0")/.."
@@ -18,6 +18,8 @@ source .venv/bin/activate
 out=runs/nim3-eval
 mkdir -p $out runs/fit runs/exports
 DF=runs/exports/df3-nim.pt; RS=runs/exports/rs3-nim.pt
+# the pair they replace as the shipped 3x3 weights, named by its copies (agents/checkpoints/ holds the nim pair now)
+DFS=runs/exports/df3-teach.pt; RSS=runs/exports/rs3-teach.pt
 RAW=simulations=0; SOFF=simulations=50,solve_root=0,solve_leaf=0
 common=(--board 3x3 --openings 4:guided --seed 0 --workers ${WORKERS:-2} --no-progress)
 fit() {  # fit FAMILY ENCODER TAG
@@ -36,16 +38,15 @@ for part in "$@"; do
             --exclude data/teach3-held --out data/teach3-a --no-progress ;;
     fit) fit df chainloop6_nim df3-nim & fit rs chainloop6_nim rs3-nim; wait ;;
     export) for t in df3-nim rs3-nim; do dnb export runs/fit/$t runs/exports/$t.pt; done ;;
-    held) python benchmarks/teacher_score.py --held data/teach3-held df-shipped=agents/checkpoints/dotsformer-3x3.pt \
-            rs-shipped=agents/checkpoints/alphazero-3x3.pt df3-nim=$DF rs3-nim=$RS --json $out/held.json > $out/held.txt ;;
+    held) python benchmarks/teacher_score.py --held data/teach3-held df-shipped=$DFS rs-shipped=$RSS df3-nim=$DF rs3-nim=$RS --json $out/held.json > $out/held.txt ;;
     midgame) python benchmarks/midgame.py --board 3x3 --positions 100 \
                --agents "greedy,dotsformer:checkpoint=$DF,$RAW,alphazero:checkpoint=$RS,$RAW" > $out/midgame.txt ;;
     raw-h2h) dnb tournament "${common[@]}" --games 400 --agents "dotsformer:checkpoint=$DF,$RAW,alphazero:checkpoint=$RS,$RAW" --out $out/raw-h2h ;;
     h2h) dnb tournament "${common[@]}" --games 400 --agents "dotsformer:checkpoint=$DF,$SOFF,alphazero:checkpoint=$RS,$SOFF" --out $out/h2h ;;
-    ship) dnb tournament "${common[@]}" --games 400 --agents "dotsformer:checkpoint=$DF,$RAW,dotsformer:$RAW" --out $out/ship-df
-          dnb tournament "${common[@]}" --games 400 --agents "alphazero:checkpoint=$RS,$RAW,alphazero:$RAW" --out $out/ship-rs ;;
-    shipsearch) dnb tournament "${common[@]}" --games 200 --agents "dotsformer:checkpoint=$DF,$SOFF,dotsformer:$SOFF" --out $out/shipsearch-df
-                dnb tournament "${common[@]}" --games 200 --agents "alphazero:checkpoint=$RS,$SOFF,alphazero:$SOFF" --out $out/shipsearch-rs ;;
+    ship) dnb tournament "${common[@]}" --games 400 --agents "dotsformer:checkpoint=$DF,$RAW,dotsformer:checkpoint=$DFS,$RAW" --out $out/ship-df
+          dnb tournament "${common[@]}" --games 400 --agents "alphazero:checkpoint=$RS,$RAW,alphazero:checkpoint=$RSS,$RAW" --out $out/ship-rs ;;
+    shipsearch) dnb tournament "${common[@]}" --games 200 --agents "dotsformer:checkpoint=$DF,$SOFF,dotsformer:checkpoint=$DFS,$SOFF" --out $out/shipsearch-df
+                dnb tournament "${common[@]}" --games 200 --agents "alphazero:checkpoint=$RS,$SOFF,alphazero:checkpoint=$RSS,$SOFF" --out $out/shipsearch-rs ;;
     *) echo "unknown part $part" >&2; exit 2 ;;
   esac
 done

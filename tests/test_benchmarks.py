@@ -358,3 +358,15 @@ def test_think_times_gives_each_move_to_the_agent_that_made_it(tmp_path, capsys)
     assert "random" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         load("think_times").main([str(tmp_path / "missing")])
+
+
+def test_nimstring_benchmark_compares_the_searches_on_the_same_positions():
+    res = load("nimstring").main(["--held", str(ROOT / "data/teach5-held"), "--undrawn", "30-32",
+                                  "--per-count", "3"])
+    assert sorted(res) == [30, 31, 32]
+    for row in res.values():
+        assert row["positions"] == 3 and row["ratio"] > 0
+        for search in ("plain", "reduced"):
+            assert row[search]["finished"] == 3 and row[search]["mean_ms"] > 0  # cheap here: both finish
+    with pytest.raises(SystemExit):
+        load("nimstring").main(["--held", str(ROOT / "data/teach5-held"), "--undrawn", "50-55"])

@@ -103,6 +103,38 @@ def test_native_agrees_with_the_plain_game_late_on_3x3():
 
 
 @needs_native
+@pytest.mark.parametrize("board", [(2, 2), (1, 3), (2, 3), (5, 5)])
+def test_the_reductions_change_no_answer(board):
+    # move ordering, one border side a box searched and one table entry for border-equivalent parts: the same
+    # Grundy numbers and move results as the plain search, on every position of the small boards and on
+    # realistic 5x5 positions
+    from dnb_env import native
+
+    rows, cols = board
+    n = geometry(rows, cols).num_actions
+    fast = native._require().Nimstring(rows, cols, reductions=True)
+    plain = native._require().Nimstring(rows, cols, reductions=False)
+    assert fast.reductions and not plain.reductions
+    if n <= 12:
+        positions = range(1 << n)
+    elif n <= 24:
+        positions = random.Random(4).sample(range(1 << n), 3000)
+    else:
+        rng = random.Random(5)
+        positions = [realistic_position(f"{rows}x{cols}", rng.randint(20, 34), rng).edges for _ in range(40)]
+    compared = 0
+    for edges in positions:
+        want = plain.value(edges, 10 ** 6)
+        if want is None:
+            continue
+        assert fast.value(edges, 10 ** 6) == want, (board, edges)
+        if edges != (1 << n) - 1:
+            assert fast.move_wins(edges, 10 ** 6) == plain.move_wins(edges, 10 ** 6), (board, edges)
+        compared += 1
+    assert compared >= min(len(positions), 30)
+
+
+@needs_native
 def test_native_search_matches_the_python_reference():
     rng = random.Random(2)
     seen = set()

@@ -17,6 +17,7 @@
 // Positions are undrawn-edge masks of one 64-bit word: boards of at most 64 edges (5x5 has 60).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <utility>
@@ -33,17 +34,36 @@ class Nimstring {
  public:
   // box_sides: the four edges of each box; edge_boxes: the one or two boxes beside each edge (-1 pads).
   Nimstring(const std::vector<std::array<int16_t, 4>>& box_sides,
-            const std::vector<std::array<int16_t, 2>>& edge_boxes, size_t max_entries = size_t(1) << 24)
-      : num_boxes_(int(box_sides.size())), num_edges_(int(edge_boxes.size())), max_entries_(max_entries) {
+            const std::vector<std::array<int16_t, 2>>& edge_boxes, size_t max_entries = size_t(1) << 24,
+            bool reductions = true)
+      : num_boxes_(int(box_sides.size())), num_edges_(int(edge_boxes.size())), max_entries_(max_entries),
+        reductions_(reductions) {
     box_mask_.assign(num_boxes_, 0);
     for (int b = 0; b < num_boxes_; ++b)
       for (int e : box_sides[b]) box_mask_[b] |= uint64_t(1) << e;
     for (int e = 0; e < num_edges_; ++e) edge_boxes_.push_back({edge_boxes[e][0], edge_boxes[e][1]});
+    // the border sides of one box are the same move in Nimstring (each joins that box to the outside):
+    // with the reductions a border side is searched only while no lower border side of its box is undrawn
+    twins_below_.assign(num_edges_, 0);
+    for (int e = 0; e < num_edges_ && reductions_; ++e) {
+      const int b = edge_boxes_[e][0] >= 0 ? edge_boxes_[e][0] : edge_boxes_[e][1];
+      if ((edge_boxes_[e][0] >= 0) == (edge_boxes_[e][1] >= 0)) continue;  // an inner edge
+      for (int f = 0; f < e; ++f)
+        if ((edge_boxes_[f][0] < 0 || edge_boxes_[f][1] < 0) && (box_mask_[b] >> f & 1)) twins_below_[e] |= uint64_t(1) << f;
+    }
+    // and the table holds one position for all that differ only in which border sides of a box are drawn
+    for (int b = 0; b < num_boxes_ && reductions_; ++b) {
+      uint64_t border = 0;
+      for (int e = 0; e < num_edges_; ++e)
+        if ((box_mask_[b] >> e & 1) && (edge_boxes_[e][0] < 0 || edge_boxes_[e][1] < 0)) border |= uint64_t(1) << e;
+      if (__builtin_popcountll(border) >= 2) borders_.push_back(border);
+    }
     full_ = num_edges_ == 64 ? ~uint64_t(0) : (uint64_t(1) << num_edges_) - 1;
     clear();
   }
 
   int num_edges() const { return num_edges_; }
+  bool reductions() const { return reductions_; }
   uint64_t full() const { return full_; }
   size_t entries() const { return used_; }
   void clear() {
@@ -51,6 +71,7 @@ class Nimstring {
     tags_.assign(size_t(1) << 16, 0);
     vals_.assign(size_t(1) << 16, 0);
     used_ = 0;
+    history_.fill(0);
   }
 
   // The value of the position with `undrawn` edges for its mover: a Grundy number, or kLoony. Throws
@@ -86,6 +107,8 @@ class Nimstring {
   uint64_t full_ = 0;
   std::vector<uint64_t> box_mask_;
   std::vector<std::array<int16_t, 2>> edge_boxes_;
+  std::vector<uint64_t> twins_below_;  // per edge: the lower border sides of its box (none for inner edges)
+  std::vector<uint64_t> borders_;      // the border sides of each box with two or more of them
   // open addressing over (part, tag), key 0 = empty (a part always has an undrawn edge); tag 0: the part's
   // Grundy value, tag h + 1: whether the mover wins the part plus a nim heap of h (0 / 1)
   std::vector<uint64_t> keys_;
@@ -93,6 +116,10 @@ class Nimstring {
   std::vector<uint8_t> vals_;
   size_t used_ = 0;
   uint64_t budget_ = 0;
+  // with the reductions (reductions_), moves are tried by how often each edge was a winning move in this
+  // call's search so far, most first, and one border side a box is searched (twins_below_)
+  bool reductions_;
+  std::array<uint32_t, 64> history_{};
 
   int valence(uint64_t m, int b) const { return __builtin_popcountll(m & box_mask_[b]); }
 
@@ -176,14 +203,28 @@ class Nimstring {
     return size_t(h >> 20) & (keys_.size() - 1);
   }
 
-  int lookup(uint64_t key, int tag) const {
+  // the table's key of a part: its undrawn edges with each box's undrawn border sides moved to the lowest
+  uint64_t canonical(uint64_t m) const {
+    for (uint64_t border : borders_) {
+      const uint64_t have = m & border;
+      if (!have || have == border) continue;
+      uint64_t low = 0, rest = border;
+      for (int k = __builtin_popcountll(have); k; --k, rest &= rest - 1) low |= rest & (~rest + 1);
+      m = (m & ~border) | low;
+    }
+    return m;
+  }
+
+  int lookup(uint64_t m, int tag) const {
+    const uint64_t key = canonical(m);
     for (size_t i = slot(key, tag);; i = (i + 1) & (keys_.size() - 1)) {
       if (keys_[i] == key && tags_[i] == tag) return vals_[i];
       if (keys_[i] == 0) return -1;
     }
   }
 
-  void store(uint64_t key, int tag, int v) {
+  void store(uint64_t m, int tag, int v) {
+    const uint64_t key = canonical(m);
     if (2 * (used_ + 1) > keys_.size()) {
       if (keys_.size() >= max_entries_) {
         clear();  // full: start afresh (values are exact, dropping them costs time only)
@@ -239,12 +280,39 @@ class Nimstring {
     charge();
     bool win = false;
     for (int j = 0; j < heap && !win; ++j) win = !part_wins(p, j);  // take from the heap
-    for (uint64_t r = p; r && !win; r &= r - 1) {
-      uint64_t child = p;
-      if (cut(child, __builtin_ctzll(r))) win = !wins(child, heap);  // a move into a loony position loses
+    if (!reductions_) {
+      for (uint64_t r = p; r && !win; r &= r - 1) {
+        const int e = __builtin_ctzll(r);
+        uint64_t child = p;
+        if (!(twins_below_[e] & p) && cut(child, e)) win = !wins(child, heap);  // a loony child loses
+      }
+    } else if (!win) {
+      win = ordered_moves_win(p, heap);
     }
     store(p, heap + 1, win);
     return win;
+  }
+
+  // The moves of part_wins with ordering: those that won most often earlier in this call first.
+  bool ordered_moves_win(uint64_t p, int heap) {
+    std::array<uint8_t, 64> edge;
+    int n = 0;
+    for (uint64_t r = p; r; r &= r - 1) {
+      const int e = __builtin_ctzll(r);
+      if (!(twins_below_[e] & p)) edge[n++] = uint8_t(e);
+    }
+    std::stable_sort(edge.begin(), edge.begin() + n,
+                     [&](uint8_t a, uint8_t b) { return history_[a] > history_[b]; });
+    for (int i = 0; i < n; ++i) {
+      uint64_t child = p;
+      if (cut(child, edge[i]) && !wins(child, heap)) return won_by(edge[i]);  // a move into a loony position loses
+    }
+    return false;
+  }
+
+  bool won_by(int e) {
+    ++history_[e];
+    return true;
   }
 
   // Grundy value of one part (normalised: no box to take) with undrawn edges m
@@ -254,8 +322,10 @@ class Nimstring {
     charge();
     uint64_t seen = 0;
     for (uint64_t r = m; r; r &= r - 1) {
+      const int e = __builtin_ctzll(r);
+      if (twins_below_[e] & m) continue;  // the same move as a lower border side of its box
       uint64_t child = m;
-      const int v = cut(child, __builtin_ctzll(r)) ? parts_value(child) : kLoony;
+      const int v = cut(child, e) ? parts_value(child) : kLoony;
       if (v != kLoony && v < 64) seen |= uint64_t(1) << v;
     }
     const int g = __builtin_ctzll(~seen);

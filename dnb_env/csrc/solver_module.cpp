@@ -279,12 +279,13 @@ py::dict verify_rules(int rows, int cols, uint32_t rules, bool drop_double_deal)
 // Nimstring values (nimstring.hpp) of one board size; each call searches afresh.
 class PyNimstring {
  public:
-  PyNimstring(int rows, int cols, double table_mb) : g_(checked(rows, cols)), nim_(g_.box_sides, g_.action_boxes,
-                                                                                   max_entries(table_mb)) {}
+  PyNimstring(int rows, int cols, double table_mb, bool reductions)
+      : g_(checked(rows, cols)), nim_(g_.box_sides, g_.action_boxes, max_entries(table_mb), reductions) {}
 
   int rows() const { return g_.rows; }
   int cols() const { return g_.cols; }
   size_t entries() const { return nim_.entries(); }
+  bool reductions() const { return nim_.reductions(); }
 
   py::object value(py::handle edges, uint64_t positions) {
     const uint64_t undrawn = load(edges);
@@ -426,9 +427,13 @@ move, whose winner is the player who gets control. A search of Grundy values ove
 the position, pruned by the game's loony and capture rules, with a table of ``table_mb`` megabytes at most that
 each call starts empty (an answer does not depend on earlier calls). ``edges`` is a Python int bitmask (bit a =
 edge a drawn) or 3 uint64 words; ``positions`` caps the positions one call may evaluate. Searches release the
-GIL.
+GIL. ``reductions`` (default) tries the moves that won most often earlier in the same call first and searches
+one border side of a box only (the border sides of a box are the same Nimstring move); the answers are the
+same without them, found after more positions.
 )doc")
-      .def(py::init<int, int, double>(), py::arg("rows"), py::arg("cols"), py::arg("table_mb") = 256.0)
+      .def(py::init<int, int, double, bool>(), py::arg("rows"), py::arg("cols"), py::arg("table_mb") = 256.0,
+           py::arg("reductions") = true)
+      .def_property_readonly("reductions", &PyNimstring::reductions)
       .def_property_readonly("rows", &PyNimstring::rows)
       .def_property_readonly("cols", &PyNimstring::cols)
       .def_property_readonly("entries", &PyNimstring::entries)
