@@ -27,7 +27,9 @@ backend (:mod:`dnb_env.native`) the safe-phase search runs in C++ (``ExactSolver
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import threading
 
 import numpy as np
 
@@ -40,7 +42,7 @@ from dnb_env.symmetry import action_permutation, symmetries
 __all__ = ["safe_phase_values", "safe_phase_value", "long_chain_rule_moves", "handout", "SAFE_PHASE_NODES",
            "SAFE_PHASE_MAX_SAFE", "SACRIFICE_BOXES", "SACRIFICE_MAX_SAFE", "SACRIFICE_DEEP_NODES",
            "SACRIFICE_WIDE_NODES", "endgame_values", "nimstring_value", "nimstring_move_wins",
-           "NIMSTRING_POSITIONS", "NIMSTRING_MAX_UNDRAWN", "LOONY"]
+           "NIMSTRING_POSITIONS", "NIMSTRING_MAX_UNDRAWN", "LOONY", "nimstring_table"]
 
 #: Positions a safe-phase search may visit before it gives up (the feature is then unavailable).
 SAFE_PHASE_NODES = 20_000
@@ -296,7 +298,7 @@ def nimstring_value(state: GameState, positions: int = NIMSTRING_POSITIONS,
         return None
     _, edges = _canonical_edges(state.rows, state.cols, state.edges)
     if _nim_in_cpp(state):
-        return _nimstring(state.rows, state.cols).value(edges, positions)
+        return _nimstring(state.rows, state.cols).value(edges, positions, keep=_nim_scope.depth > 0)
     return _NimstringReference(state.rows, state.cols, positions).position(edges)
 
 
@@ -310,7 +312,14 @@ def nimstring_move_wins(state: GameState, positions: int = NIMSTRING_POSITIONS,
     if not _nim_searched(state, positions, max_undrawn) or state.is_terminal():
         return None
     perm, edges = _canonical_edges(state.rows, state.cols, state.edges)
-    found = _nim_moves(state.rows, state.cols, edges, positions, _nim_in_cpp(state))
+    in_cpp = _nim_in_cpp(state)
+    if in_cpp and _nim_scope.depth:  # inside nimstring_table(): its table, and its own answers
+        key = (state.rows, state.cols, edges, positions)
+        if key not in _nim_scope.answers:
+            _nim_scope.answers[key] = _nim_found(_nimstring(state.rows, state.cols).move_wins(edges, positions, keep=True))
+        found = _nim_scope.answers[key]
+    else:
+        found = _nim_moves(state.rows, state.cols, edges, positions, in_cpp)
     if found is None:
         return None
     wins, undrawn = found
@@ -326,12 +335,46 @@ def _nim_moves(rows: int, cols: int, edges: int, positions: int, in_cpp: bool) -
     # (winning moves, undrawn edges) as bitmasks of the canonical image ``edges``: an answer depends on these
     # arguments only, so a position met again (a transposition, another network) is not searched again
     if in_cpp:
-        found = _nimstring(rows, cols).move_wins(edges, positions)
-    else:
-        found = _NimstringReference(rows, cols, positions).move_wins(edges)
+        return _nim_found(_nimstring(rows, cols).move_wins(edges, positions))
+    return _nim_found(_NimstringReference(rows, cols, positions).move_wins(edges))
+
+
+def _nim_found(found: dict | None) -> tuple[int, int] | None:
     if found is None:
         return None
     return sum(1 << a for a, w in found.items() if w), sum(1 << a for a in found)
+
+
+class _NimScope(threading.local):
+    depth = 0  # nimstring_table() blocks open in this thread
+    answers: dict = {}
+
+
+_nim_scope = _NimScope()
+
+
+@contextlib.contextmanager
+def nimstring_table():
+    """Within the block, this thread's Nimstring searches (:func:`nimstring_value`, :func:`nimstring_move_wins`
+    and the encoders built on them) share one table, emptied when the outermost block starts: each search goes
+    on from what the searches before it in the block found, so that many related positions (the leaves of a
+    game-tree search) cost far less. The answers are the same. What can change is whether a search finishes
+    within its ``positions``, which then counts only the positions not already in the table: that depends on
+    the searches made before it in the block, and is the same from one run to the next when they are made in
+    the same order. The network agents' searches open one block a move. Blocks nest (the outermost one
+    counts); outside every block each search starts from an empty table."""
+    outer = _nim_scope.depth == 0
+    if outer:
+        _nim_scope.answers = {}
+        for nim in _NIM_SEARCHES.values():
+            nim.clear()
+    _nim_scope.depth += 1
+    try:
+        yield
+    finally:
+        _nim_scope.depth -= 1
+        if outer:
+            _nim_scope.answers = {}
 
 
 def _nim_searched(state: GameState, positions, max_undrawn: int | None) -> bool:
@@ -345,9 +388,14 @@ def _nim_in_cpp(state: GameState) -> bool:
     return native.handles(None, state.geometry) and state.num_actions <= 64
 
 
-@functools.lru_cache(maxsize=None)
+_NIM_SEARCHES: dict[tuple[int, int], object] = {}
+
+
 def _nimstring(rows: int, cols: int):
-    return native._require().Nimstring(rows, cols)
+    nim = _NIM_SEARCHES.get((rows, cols))
+    if nim is None:
+        nim = _NIM_SEARCHES[(rows, cols)] = native._require().Nimstring(rows, cols)
+    return nim
 
 
 class _NimstringReference:

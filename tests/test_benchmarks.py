@@ -370,3 +370,15 @@ def test_nimstring_benchmark_compares_the_searches_on_the_same_positions():
             assert row[search]["finished"] == 3 and row[search]["mean_ms"] > 0  # cheap here: both finish
     with pytest.raises(SystemExit):
         load("nimstring").main(["--held", str(ROOT / "data/teach5-held"), "--undrawn", "50-55"])
+
+
+def test_nimstring_table_benchmark_plays_the_same_positions_both_ways():
+    res = load("nimstring_table").main(["--held", str(ROOT / "data/teach5-nfar-held"), "--undrawn", "39",
+                                        "--per-count", "2", "--agents", "alphazero:simulations=8", "--rounds", "1"])
+    row = res[("alphazero:simulations=8", 39)]
+    assert row["without"][0] > 0 and row["with"][0] > 0 and 0 <= row["same"] <= 2
+    import agents.search.agent as search_agent
+    from dnb_env.features import nimstring_table
+    assert search_agent.nimstring_table is nimstring_table  # restored after the runs without it
+    with pytest.raises(SystemExit):
+        load("nimstring_table").main(["--held", str(ROOT / "data/teach5-nfar-held"), "--undrawn", "50"])

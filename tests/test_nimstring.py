@@ -167,6 +167,38 @@ def test_values_are_the_same_in_every_orientation():
             np.testing.assert_array_equal(moved[perm], base)
 
 
+@needs_native
+def test_searches_in_one_table_give_the_same_answers_and_finish_more_often():
+    rng = random.Random(6)
+    states = [realistic_position("5x5", rng.randint(32, 34), rng) for _ in range(12)]  # undrawn edges
+    cold = [nimstring_move_wins(s, 10 ** 6) for s in states]
+    assert sum(c is not None for c in cold) >= 8
+    hard = [i for i, s in enumerate(states) if cold[i] is not None and nimstring_move_wins(s, 100) is None]
+    assert len(hard) >= 3  # positions that 100 positions of search from an empty table do not settle
+    hard_value = [i for i in hard if nimstring_value(states[i], 100) is None]
+    assert hard_value
+    with features.nimstring_table():
+        with features.nimstring_table():  # nested: the outer block's table goes on
+            shared = [nimstring_move_wins(s, 10 ** 6) for s in states]
+        assert features._nim_scope.depth == 1
+        for a, b in zip(cold, shared):
+            if a is not None and b is not None:
+                np.testing.assert_array_equal(a, b)
+        # a budget too small for a search from an empty table suffices once the table holds the position's
+        # positions: the same position asked again with 100 positions finishes, with the same answer
+        for i in hard:
+            np.testing.assert_array_equal(nimstring_move_wins(states[i], 100), shared[i])
+        # the same for the position's value (a search of its own)
+        values = {i: nimstring_value(states[i], 10 ** 6) for i in hard_value}
+        for i in hard_value:
+            assert values[i] is not None and nimstring_value(states[i], 100) == values[i]
+    assert features._nim_scope.depth == 0
+    # outside the block every search starts from an empty table again: 100 positions are too few
+    features._nim_moves.cache_clear()
+    assert all(nimstring_move_wins(states[i], 100) is None for i in hard)
+    assert all(nimstring_value(states[i], 100) is None for i in hard_value)
+
+
 def test_a_loony_position_is_won_by_its_mover():
     # 1x3, undrawn: box 0's top, the side between boxes 0 and 1, the side between 1 and 2. The mover can
     # take box 2, whose last side leads into box 1 with two undrawn sides: loony

@@ -21,6 +21,7 @@ from agents.search.api import Evaluator, visits_to_policy
 from agents.search.python import MCTS
 from agents.search.settings import SearchSettings
 from dnb_env.core import GameState
+from dnb_env.features import nimstring_table
 
 __all__ = ["MCTSAgent"]
 
@@ -126,7 +127,8 @@ class MCTSAgent:
         exact = self.search.exact_root.policy(state, self.move_time * self.ROOT_SOLVE_SHARE if timed else None)
         if exact is not None:  # in the solver zone: every move of best margin, uniform
             return exact[0]
-        counts = self._timed_counts(state, deadline) if timed else self.search.run(state)
+        with nimstring_table():  # the leaves' Nimstring searches (chainloop6_nim*) share one table a move
+            counts = self._timed_counts(state, deadline) if timed else self.search.run(state)
         config = self.search.config
         if self.greedy and config.selection == "uct":  # the most visited move, ties to the one tried first
             p = np.zeros_like(counts)
@@ -147,7 +149,8 @@ class MCTSAgent:
             exact = exact_root.policy(state, seconds)
             if exact is not None:
                 return {"kind": "probabilities", "values": exact[0], "value": exact[1], "unit": unit}
-        counts = np.asarray(self.search.run(state), dtype=float)
+        with nimstring_table():
+            counts = np.asarray(self.search.run(state), dtype=float)
         view = {"kind": "visits", "values": counts, "value": self.search.root_value(), "unit": unit}
         self.reset()
         return view

@@ -75,19 +75,21 @@ class Nimstring {
   }
 
   // The value of the position with `undrawn` edges for its mover: a Grundy number, or kLoony. Throws
-  // OutOfPositions when the search would evaluate more than `limit` positions. Every call starts from an
-  // empty table, so that its answer, and whether `limit` suffices, does not depend on earlier calls.
-  int value(uint64_t undrawn, uint64_t limit) {
-    clear();
+  // OutOfPositions when the search would evaluate more than `limit` positions. A call starts from an empty
+  // table, so that its answer, and whether `limit` suffices, does not depend on earlier calls; with `keep`
+  // it starts from the table the earlier calls left (the answers are the same; `limit` then counts the
+  // positions not in the table, so whether it suffices depends on those calls).
+  int value(uint64_t undrawn, uint64_t limit, bool keep = false) {
+    if (!keep) clear();
     budget_ = limit;
     return sum_value(undrawn);
   }
 
   // For each undrawn edge of the position, whether drawing it wins Nimstring for the player who draws it
   // (the child's mover is the same player when the edge completes a box). Throws OutOfPositions; starts
-  // from an empty table too.
-  std::vector<std::pair<int, bool>> move_wins(uint64_t undrawn, uint64_t limit) {
-    clear();
+  // from an empty table too, unless `keep`.
+  std::vector<std::pair<int, bool>> move_wins(uint64_t undrawn, uint64_t limit, bool keep = false) {
+    if (!keep) clear();
     budget_ = limit;
     std::vector<std::pair<int, bool>> out;
     for (uint64_t r = undrawn; r; r &= r - 1) {

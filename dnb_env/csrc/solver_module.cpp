@@ -276,7 +276,7 @@ py::dict verify_rules(int rows, int cols, uint32_t rules, bool drop_double_deal)
   return d;
 }
 
-// Nimstring values (nimstring.hpp) of one board size; each call searches afresh.
+// Nimstring values (nimstring.hpp) of one board size; each call searches afresh unless told to keep the table.
 class PyNimstring {
  public:
   PyNimstring(int rows, int cols, double table_mb, bool reductions)
@@ -287,14 +287,14 @@ class PyNimstring {
   size_t entries() const { return nim_.entries(); }
   bool reductions() const { return nim_.reductions(); }
 
-  py::object value(py::handle edges, uint64_t positions) {
+  py::object value(py::handle edges, uint64_t positions, bool keep) {
     const uint64_t undrawn = load(edges);
     int v = -2;  // out of positions
     {
       Busy busy(lock_);
       py::gil_scoped_release release;
       try {
-        v = nim_.value(undrawn, positions);
+        v = nim_.value(undrawn, positions, keep);
       } catch (const nim::OutOfPositions&) {
       }
     }
@@ -302,7 +302,7 @@ class PyNimstring {
     return py::int_(v == nim::kLoony ? -1 : v);
   }
 
-  py::object move_wins(py::handle edges, uint64_t positions) {
+  py::object move_wins(py::handle edges, uint64_t positions, bool keep) {
     const uint64_t undrawn = load(edges);
     std::vector<std::pair<int, bool>> out;
     bool done = false;
@@ -310,7 +310,7 @@ class PyNimstring {
       Busy busy(lock_);
       py::gil_scoped_release release;
       try {
-        out = nim_.move_wins(undrawn, positions);
+        out = nim_.move_wins(undrawn, positions, keep);
         done = true;
       } catch (const nim::OutOfPositions&) {
       }
@@ -425,7 +425,8 @@ megabytes at most, grown with the problem) persists across calls. Searches relea
 Nimstring values of one board size of at most 64 edges (nimstring.hpp): Dots-and-Boxes played for the last
 move, whose winner is the player who gets control. A search of Grundy values over the independent parts of
 the position, pruned by the game's loony and capture rules, with a table of ``table_mb`` megabytes at most that
-each call starts empty (an answer does not depend on earlier calls). ``edges`` is a Python int bitmask (bit a =
+each call starts empty (an answer does not depend on earlier calls), unless it is made with ``keep=True``: then
+it goes on from the table the earlier calls left, and ``positions`` counts only the positions not in it. ``edges`` is a Python int bitmask (bit a =
 edge a drawn) or 3 uint64 words; ``positions`` caps the positions one call may evaluate. Searches release the
 GIL. ``reductions`` (default) tries the moves that won most often earlier in the same call first and searches
 one border side of a box only (the border sides of a box are the same Nimstring move); the answers are the
@@ -437,10 +438,10 @@ same without them, found after more positions.
       .def_property_readonly("rows", &PyNimstring::rows)
       .def_property_readonly("cols", &PyNimstring::cols)
       .def_property_readonly("entries", &PyNimstring::entries)
-      .def("value", &PyNimstring::value, py::arg("edges"), py::arg("positions"),
+      .def("value", &PyNimstring::value, py::arg("edges"), py::arg("positions"), py::arg("keep") = false,
            "The position's value for its mover: a Grundy number (0: the mover loses), -1 for a loony "
            "position (the mover wins); None when the search needs more than `positions` positions.")
-      .def("move_wins", &PyNimstring::move_wins, py::arg("edges"), py::arg("positions"),
+      .def("move_wins", &PyNimstring::move_wins, py::arg("edges"), py::arg("positions"), py::arg("keep") = false,
            "{action: whether drawing it wins Nimstring for the player who draws it} over the undrawn edges; "
            "None when the search needs more than `positions` positions.")
       .def("clear", &PyNimstring::clear, "Empty the table.");
