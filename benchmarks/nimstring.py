@@ -1,8 +1,8 @@
 """The Nimstring search (``dnb_env._native.Nimstring.move_wins``, as the ``chainloop6_nim`` encoders call it)
-with and without its reductions (move ordering by earlier winning moves, one border side a box), side by side on the same positions: by undrawn edges, how many positions
-each finishes within the position budget, and its time per position (median and mean, finished or not). Where
-both finish, the answers must agree (the reductions change how much is searched, not what is found); a
-disagreement stops the benchmark.
+with and without its reductions (move ordering by earlier winning moves, one border side a box), side by side
+on the same positions: by undrawn edges, how many positions each finishes within the position budget, and its
+time per position (median and mean, finished or not). Where both finish, the answers must agree (the
+reductions change how much is searched, not what is found); a disagreement stops the benchmark.
 
 Positions come from teacher datasets (``--held``, repeatable), taken in order, at most ``--per-count`` a count
 of undrawn edges within ``--undrawn``; each is searched in the board's canonical orientation, as the encoders

@@ -27,7 +27,7 @@ def main(argv=None) -> dict:
     from agents.training.teacher import TeacherData
     from dnb_env import features
     from registry import make_agent
-    from registry.specs import split_agents
+    from registry.specs import parse_agent_spec, split_agents
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--held", required=True, metavar="DIR", help="teacher dataset whose positions are played")
@@ -53,8 +53,6 @@ def main(argv=None) -> dict:
     shared_table = search_agent.nimstring_table
 
     def play(spec: str, shared: bool):
-        from registry.specs import parse_agent_spec
-
         search_agent.nimstring_table = shared_table if shared else contextlib.nullcontext
         try:
             name, kw = parse_agent_spec(spec)

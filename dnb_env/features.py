@@ -316,7 +316,8 @@ def nimstring_move_wins(state: GameState, positions: int = NIMSTRING_POSITIONS,
     if in_cpp and _nim_scope.depth:  # inside nimstring_table(): its table, and its own answers
         key = (state.rows, state.cols, edges, positions)
         if key not in _nim_scope.answers:
-            _nim_scope.answers[key] = _nim_found(_nimstring(state.rows, state.cols).move_wins(edges, positions, keep=True))
+            found = _nimstring(state.rows, state.cols).move_wins(edges, positions, keep=True)
+            _nim_scope.answers[key] = _nim_found(found)
         found = _nim_scope.answers[key]
     else:
         found = _nim_moves(state.rows, state.cols, edges, positions, in_cpp)
@@ -346,8 +347,9 @@ def _nim_found(found: dict | None) -> tuple[int, int] | None:
 
 
 class _NimScope(threading.local):
-    depth = 0  # nimstring_table() blocks open in this thread
-    answers: dict = {}
+    def __init__(self):
+        self.depth = 0  # nimstring_table() blocks open in this thread
+        self.answers: dict = {}  # the block's move_wins answers
 
 
 _nim_scope = _NimScope()
@@ -355,8 +357,8 @@ _nim_scope = _NimScope()
 
 @contextlib.contextmanager
 def nimstring_table():
-    """Within the block, this thread's Nimstring searches (:func:`nimstring_value`, :func:`nimstring_move_wins`
-    and the encoders built on them) share one table, emptied when the outermost block starts: each search goes
+    """Within the block, this thread's Nimstring searches in C++ (:func:`nimstring_value`,
+    :func:`nimstring_move_wins` and the encoders built on them) share one table, emptied when the outermost block starts: each search goes
     on from what the searches before it in the block found, so that many related positions (the leaves of a
     game-tree search) cost far less. The answers are the same. What can change is whether a search finishes
     within its ``positions``, which then counts only the positions not already in the table: that depends on

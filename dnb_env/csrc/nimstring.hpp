@@ -49,7 +49,8 @@ class Nimstring {
       const int b = edge_boxes_[e][0] >= 0 ? edge_boxes_[e][0] : edge_boxes_[e][1];
       if ((edge_boxes_[e][0] >= 0) == (edge_boxes_[e][1] >= 0)) continue;  // an inner edge
       for (int f = 0; f < e; ++f)
-        if ((edge_boxes_[f][0] < 0 || edge_boxes_[f][1] < 0) && (box_mask_[b] >> f & 1)) twins_below_[e] |= uint64_t(1) << f;
+        if ((edge_boxes_[f][0] < 0 || edge_boxes_[f][1] < 0) && (box_mask_[b] >> f & 1))
+          twins_below_[e] |= uint64_t(1) << f;
     }
     // and the table holds one position for all that differ only in which border sides of a box are drawn
     for (int b = 0; b < num_boxes_ && reductions_; ++b) {
@@ -282,39 +283,31 @@ class Nimstring {
     charge();
     bool win = false;
     for (int j = 0; j < heap && !win; ++j) win = !part_wins(p, j);  // take from the heap
-    if (!reductions_) {
-      for (uint64_t r = p; r && !win; r &= r - 1) {
-        const int e = __builtin_ctzll(r);
-        uint64_t child = p;
-        if (!(twins_below_[e] & p) && cut(child, e)) win = !wins(child, heap);  // a loony child loses
-      }
-    } else if (!win) {
-      win = ordered_moves_win(p, heap);
-    }
+    if (!win) win = some_move_wins(p, heap);
     store(p, heap + 1, win);
     return win;
   }
 
-  // The moves of part_wins with ordering: those that won most often earlier in this call first.
-  bool ordered_moves_win(uint64_t p, int heap) {
+  // Whether a move of part p wins (a nim heap of `heap` beside it), in edge order; with the reductions one
+  // border side a box is tried, and the edges that won most often earlier in this call go first.
+  bool some_move_wins(uint64_t p, int heap) {
     std::array<uint8_t, 64> edge;
     int n = 0;
     for (uint64_t r = p; r; r &= r - 1) {
       const int e = __builtin_ctzll(r);
       if (!(twins_below_[e] & p)) edge[n++] = uint8_t(e);
     }
-    std::stable_sort(edge.begin(), edge.begin() + n,
-                     [&](uint8_t a, uint8_t b) { return history_[a] > history_[b]; });
+    if (reductions_)
+      std::stable_sort(edge.begin(), edge.begin() + n,
+                       [&](uint8_t a, uint8_t b) { return history_[a] > history_[b]; });
     for (int i = 0; i < n; ++i) {
       uint64_t child = p;
-      if (cut(child, edge[i]) && !wins(child, heap)) return won_by(edge[i]);  // a move into a loony position loses
+      if (cut(child, edge[i]) && !wins(child, heap)) {  // a move into a loony position loses
+        ++history_[edge[i]];
+        return true;
+      }
     }
     return false;
-  }
-
-  bool won_by(int e) {
-    ++history_[e];
-    return true;
   }
 
   // Grundy value of one part (normalised: no box to take) with undrawn edges m
