@@ -120,15 +120,17 @@ def _extract(tar: tarfile.TarFile, dest: pathlib.Path) -> None:
         tar.extractall(dest)
 
 
-def unpack(path: str, root: pathlib.Path = ROOT, *, force: bool = False) -> pathlib.Path:
-    """Unpack the archive of ``path`` into ``root/path`` (whole or not at all); returns the folder."""
+def unpack(path: str, root: pathlib.Path = ROOT, *, into: pathlib.Path | None = None,
+           force: bool = False) -> pathlib.Path:
+    """Unpack the archive of ``path`` kept under ``root/research`` into ``into/path`` (``into`` defaults to
+    ``root``), whole or not at all; returns the folder."""
     kind, name = _split(path)
-    src, dest = archive_path(path, root), root / kind / name
+    src, dest = archive_path(path, root), (root if into is None else pathlib.Path(into)) / kind / name
     if not src.exists():
         known = ", ".join(archives(root)) or "none"
         raise DataError(f"no archive for {path} (looked for {src.relative_to(root)}); packed: {known}")
     if dest.exists() and not force:
-        raise DataError(f"{dest.relative_to(root)} exists (use --force to replace it)")
+        raise DataError(f"{dest} exists (use --force to replace it)")
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = pathlib.Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{name}.", suffix=".tmp"))
     try:

@@ -1,7 +1,10 @@
-"""Shared helpers: a brute-force negamax over GameState (the tests' own exact oracle)."""
+"""Shared helpers: a brute-force negamax over GameState (the tests' own exact oracle); the research's held-out
+datasets, unpacked once a session from their archives in research/datasets."""
 
 from __future__ import annotations
 
+import importlib.util
+import pathlib
 import random
 
 import pytest
@@ -95,3 +98,28 @@ def kill_at(stage: str, commit: int = 2):
                 raise Killed(at)
 
     return fault
+
+
+def research_data_module():
+    """research/data.py (a script, not a package), loaded by path."""
+    path = pathlib.Path(__file__).resolve().parents[1] / "research" / "data.py"
+    spec = importlib.util.spec_from_file_location("research_data", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="session")
+def held_set(tmp_path_factory):
+    """``held_set("teach5-held")``: the folder of that research dataset, unpacked from
+    research/datasets/teach5-held.tar.xz into a session folder (once per name)."""
+    data = research_data_module()
+    root = tmp_path_factory.mktemp("research")
+    made: dict[str, pathlib.Path] = {}
+
+    def get(name: str) -> pathlib.Path:
+        if name not in made:
+            made[name] = data.unpack(f"data/{name}", into=root)
+        return made[name]
+
+    return get

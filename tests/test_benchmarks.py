@@ -268,8 +268,8 @@ def test_safe_feature_benchmark_runs():
     assert res and all(row["positions"] > 0 and row["differ"] == 0 for row in res.values())
 
 
-def test_teacher_rules_benchmark_scores_each_sacrifice_budget():
-    res = load("teacher_rules").main(["--held", str(ROOT / "data/teach5-held"), "--positions", "60",
+def test_teacher_rules_benchmark_scores_each_sacrifice_budget(held_set):
+    res = load("teacher_rules").main(["--held", str(held_set("teach5-held")), "--positions", "60",
                                       "--sacrifices", "0,2"])
     for row in ("greedy", "safe-phase search", "safe-phase search, 2 sacrifices"):
         assert 0 <= res[row]["keep"] <= 1, row
@@ -277,11 +277,11 @@ def test_teacher_rules_benchmark_scores_each_sacrifice_budget():
         value = res[f"value, {k} sacrifices"]
         assert 0 < value["positions"] <= 60 and 0 <= value["sign"] <= 1 and 0 <= value["auc"] <= 1
     with pytest.raises(SystemExit):
-        load("teacher_rules").main(["--held", str(ROOT / "data/teach5-held"), "--sacrifices", "-1"])
+        load("teacher_rules").main(["--held", str(held_set("teach5-held")), "--sacrifices", "-1"])
 
 
-def test_teacher_rules_benchmark_scores_the_nimstring_rule():
-    res = load("teacher_rules").main(["--held", str(ROOT / "data/teach5-held"), "--positions", "80",
+def test_teacher_rules_benchmark_scores_the_nimstring_rule(held_set):
+    res = load("teacher_rules").main(["--held", str(held_set("teach5-held")), "--positions", "80",
                                       "--rules", "greedy,nimstring"])
     assert set(res) >= {"greedy", "Nimstring", "value, Nimstring"} and "long chain rule" not in res
     # Nimstring's winner gets control: the rule keeps far more wins than greedy on these midgame positions
@@ -290,7 +290,7 @@ def test_teacher_rules_benchmark_scores_the_nimstring_rule():
     assert 0 < value["positions"] <= 80 and value["auc"] > 0.7
     for bad in (["--rules", "greedy,magic"], ["--nim-positions", "0"]):
         with pytest.raises(SystemExit):
-            load("teacher_rules").main(["--held", str(ROOT / "data/teach5-held")] + bad)
+            load("teacher_rules").main(["--held", str(held_set("teach5-held"))] + bad)
 
 
 def test_value_sign_benchmark_scores_a_network_against_exact_values():
@@ -299,8 +299,8 @@ def test_value_sign_benchmark_scores_a_network_against_exact_values():
     assert 0 <= res["mover_wins"] <= 1 and 0 <= res["az"]["sign"] <= 1 and res["az"]["mean_abs"] > 0
 
 
-def test_replay_encoding_benchmark_draws_the_same_batches_both_ways():
-    res = load("replay_encoding").main(["--data", str(ROOT / "data/teach5-held"), "--positions", "40", "--steps", "2",
+def test_replay_encoding_benchmark_draws_the_same_batches_both_ways(held_set):
+    res = load("replay_encoding").main(["--data", str(held_set("teach5-held")), "--positions", "40", "--steps", "2",
                                         "--batch-size", "8", "--model", "resnet", "--cold"])
     assert res["same_batches"] and res["kept"] > 0 and res["every_batch"] > 0
 
@@ -360,8 +360,8 @@ def test_think_times_gives_each_move_to_the_agent_that_made_it(tmp_path, capsys)
         load("think_times").main([str(tmp_path / "missing")])
 
 
-def test_nimstring_benchmark_compares_the_searches_on_the_same_positions():
-    res = load("nimstring").main(["--held", str(ROOT / "data/teach5-held"), "--undrawn", "30-32",
+def test_nimstring_benchmark_compares_the_searches_on_the_same_positions(held_set):
+    res = load("nimstring").main(["--held", str(held_set("teach5-held")), "--undrawn", "30-32",
                                   "--per-count", "3"])
     assert sorted(res) == [30, 31, 32]
     for row in res.values():
@@ -369,11 +369,11 @@ def test_nimstring_benchmark_compares_the_searches_on_the_same_positions():
         for search in ("plain", "reduced"):
             assert row[search]["finished"] == 3 and row[search]["mean_ms"] > 0  # cheap here: both finish
     with pytest.raises(SystemExit):
-        load("nimstring").main(["--held", str(ROOT / "data/teach5-held"), "--undrawn", "50-55"])
+        load("nimstring").main(["--held", str(held_set("teach5-held")), "--undrawn", "50-55"])
 
 
-def test_nimstring_table_benchmark_plays_the_same_positions_both_ways():
-    res = load("nimstring_table").main(["--held", str(ROOT / "data/teach5-nfar-held"), "--undrawn", "39",
+def test_nimstring_table_benchmark_plays_the_same_positions_both_ways(held_set):
+    res = load("nimstring_table").main(["--held", str(held_set("teach5-nfar-held")), "--undrawn", "39",
                                         "--per-count", "2", "--agents", "alphazero:simulations=8", "--rounds", "1"])
     row = res[("alphazero:simulations=8", 39)]
     assert row["without"][0] > 0 and row["with"][0] > 0 and 0 <= row["same"] <= 2
@@ -381,4 +381,4 @@ def test_nimstring_table_benchmark_plays_the_same_positions_both_ways():
     from dnb_env.features import nimstring_table
     assert search_agent.nimstring_table is nimstring_table  # restored after the runs without it
     with pytest.raises(SystemExit):
-        load("nimstring_table").main(["--held", str(ROOT / "data/teach5-nfar-held"), "--undrawn", "50"])
+        load("nimstring_table").main(["--held", str(held_set("teach5-nfar-held")), "--undrawn", "50"])

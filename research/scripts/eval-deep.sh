@@ -3,9 +3,9 @@
 #   held     the fits on the 35-40 zone's data (runs/fit/df-gfar-*) and the 100k sac2 pair with its own and
 #            with the deep feature, scored on the held-out set of that zone
 #   midgame  the same networks' raw policies on the midgame benchmark
-# Each part can run alone: runs/eval-deep.sh [held|midgame]...
+# Each part can run alone: research/scripts/eval-deep.sh [held|midgame]...
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source .venv/bin/activate
 mkdir -p runs/exports runs/deep-eval
 parts=${*:-held midgame}
@@ -14,7 +14,7 @@ for enc in chainloop6_sac2_deep chainloop6_sac2 chainloop6_safe; do
 done
 # the 100k sac2 pair with the deep feature: the same weights, the encoder name changed
 for n in df rs; do
-    [ -f runs/exports/$n-100k-sac2-deep.pt ] || python runs/relabel.py runs/exports/$n-100k-sac2.pt chainloop6_sac2_deep runs/exports/$n-100k-sac2-deep.pt
+    [ -f runs/exports/$n-100k-sac2-deep.pt ] || python research/scripts/relabel.py runs/exports/$n-100k-sac2.pt chainloop6_sac2_deep runs/exports/$n-100k-sac2-deep.pt
 done
 NETS="df-gfar-deep=runs/exports/df-gfar-chainloop6_sac2_deep.pt df-gfar-sac2=runs/exports/df-gfar-chainloop6_sac2.pt \
 df-gfar-safe=runs/exports/df-gfar-chainloop6_safe.pt df-100k-sac2=runs/exports/df-100k-sac2.pt \

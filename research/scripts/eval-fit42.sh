@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The runs/fit42.sh fits scored on their own training positions (the first 2,000 of data/teach5-vfar) and on
+# The research/scripts/fit42.sh fits scored on their own training positions (the first 2,000 of data/teach5-vfar) and on
 # the matches' kind of held-out positions (data/teach5-nfar-held), beside the shipped pair they started from.
-#   runs/eval-fit42.sh SUFFIX     (SUFFIX: 2000-800 or 2000-lr3; into runs/fit42-eval/)
+#   research/scripts/eval-fit42.sh SUFFIX     (SUFFIX: 2000-800 or 2000-lr3; into runs/fit42-eval/)
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source .venv/bin/activate
 t=$1
 mkdir -p runs/fit42-eval

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # What the networks and their searches know at 39-42 undrawn edges, on positions of the matches' kind
-# (data/teach5-nfar-held, runs/vfar.sh nheld): the raw value heads of the shipped pair and of the pair shipped
+# (data/teach5-nfar-held, research/scripts/vfar.sh nheld): the raw value heads of the shipped pair and of the pair shipped
 # before it, then the shipped pair's raw and searched (200 simulations, solver zones on) values.
-#   runs/eval-nfar.sh [raw|searched]...     (into runs/nfar-eval/)
+#   research/scripts/eval-nfar.sh [raw|searched]...     (into runs/nfar-eval/)
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source .venv/bin/activate
 mkdir -p runs/nfar-eval
 parts=("$@"); [[ ${#parts[@]} -gt 0 ]] || parts=(raw searched)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The shipped recipe with a Nimstring input (runs/value42.sh with ENCODER=chainloop6_nim or chainloop6_nim38,
+# The shipped recipe with a Nimstring input (research/scripts/value42.sh with ENCODER=chainloop6_nim or chainloop6_nim38,
 # STEPS=1600: fits runs/fit/{df,rs}-TAG-10000-s1600) against each other, the pair they replace as the shipped
 # weights (runs/exports/{df,rs}-v42-10000-s1600.pt) and the baselines: the ship gate of the section "Nimstring"
 # of the teacher page.
-#   runs/eval-nim.sh TAG PART...   (TAG nim42 or nim38; into runs/nim-eval/TAG-*; tournaments resume from
+#   research/scripts/eval-nim.sh TAG PART...   (TAG nim42 or nim38; into runs/nim-eval/TAG-*; tournaments resume from
 #   their folders; WORKERS=N, default 2; GAMES=N overrides a part's number of games)
 #   export: the fits to runs/exports/{df,rs}-TAG.pt
 #   held: benchmarks/teacher_score.py on the held-out teacher sets
@@ -13,7 +13,7 @@
 #   ship / shipraw: each against the replaced network of its family, searched / raw, 200 games
 #   base: each against the baselines, searched, 50 games a pair
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source .venv/bin/activate
 tag=$1; shift
 out=runs/nim-eval; p=$out/$tag

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Scores of the 5x5 fits with the safe-phase search with two sacrifices (chainloop6_sac2) beside the same
 # recipe with chainloop6_safe (df/rs-100k-pair): held-out sets of three zones, the midgame benchmark, and
-# whole games of the raw policies. Each part can run alone: runs/eval-sac2.sh [held|midgame|raw]...
+# whole games of the raw policies. Each part can run alone: research/scripts/eval-sac2.sh [held|midgame|raw]...
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source .venv/bin/activate
 mkdir -p runs/exports runs/sac2-eval
 parts=${*:-held midgame raw}

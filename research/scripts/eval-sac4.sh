@@ -8,16 +8,16 @@
 #            two-sacrifice input, 400 games (resumable)
 #   raw-rr   the pair with the four-sacrifice input against the shipped paper-size networks, raw policies,
 #            200 games a pair (resumable)
-# Each part can run alone: runs/eval-sac4.sh [midgame|held|rules|h2h|raw-rr]...
+# Each part can run alone: research/scripts/eval-sac4.sh [midgame|held|rules|h2h|raw-rr]...
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source .venv/bin/activate
 mkdir -p runs/exports runs/sac4-eval
 parts=${*:-midgame held rules h2h raw-rr}
 # the same weights with another encoder name
 for n in df rs; do
   for enc in chainloop6_sac2_deep:deep chainloop6_sac4:sac4; do
-    [ -f runs/exports/$n-100k-sac2-${enc#*:}.pt ] || python runs/relabel.py runs/exports/$n-100k-sac2.pt "${enc%:*}" "runs/exports/$n-100k-sac2-${enc#*:}.pt"
+    [ -f runs/exports/$n-100k-sac2-${enc#*:}.pt ] || python research/scripts/relabel.py runs/exports/$n-100k-sac2.pt "${enc%:*}" "runs/exports/$n-100k-sac2-${enc#*:}.pt"
   done
 done
 for part in $parts; do

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Scores of the runs/value35.sh fine-tunes beside the networks they started from.
+# Scores of the research/scripts/value35.sh fine-tunes beside the networks they started from.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source .venv/bin/activate
 mkdir -p runs/v35-eval
 for r in df rs; do dnb export runs/fit/$r-v35-29000 runs/exports/$r-v35.pt; done

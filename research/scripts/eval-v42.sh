@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Scores of the runs/value42.sh fine-tunes beside the runs/value35.sh ones and the networks both started from.
-#   runs/eval-v42.sh NVFAR [TAG]   (exports runs/fit/{df,rs}-v42-NVFAR to runs/exports/{df,rs}-TAG.pt, TAG v42 by
+# Scores of the research/scripts/value42.sh fine-tunes beside the research/scripts/value35.sh ones and the networks both started from.
+#   research/scripts/eval-v42.sh NVFAR [TAG]   (exports runs/fit/{df,rs}-v42-NVFAR to runs/exports/{df,rs}-TAG.pt, TAG v42 by
 #   default; writes runs/TAG-eval; the networks whose export is missing are left out with a note)
-#   runs/eval-v42.sh 10000-s1600 v42-10000-s1600   (the fits of STEPS=1600 runs/value42.sh df|rs 10000 df|rs-v42-10000-s1600)
+#   research/scripts/eval-v42.sh 10000-s1600 v42-10000-s1600   (the fits of STEPS=1600 research/scripts/value42.sh df|rs 10000 df|rs-v42-10000-s1600)
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source .venv/bin/activate
 n=${1:-4780}; tag=${2:-v42}; out=runs/$tag-eval
 mkdir -p $out

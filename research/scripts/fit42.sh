@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Can the shipped 5x5 networks fit the result at 39-42 undrawn edges at all? Each fine-tuned on the first N
 # result-only positions of data/teach5-vfar alone (value loss only: those rows have no policy target) for
-# STEPS steps of 128, scored on data/teach5-vfar-held; then runs/eval-fit42.sh scores the fit on its own
+# STEPS steps of 128, scored on data/teach5-vfar-held; then research/scripts/eval-fit42.sh scores the fit on its own
 # training positions beside the held-out ones.
-#   runs/fit42.sh df|rs N [STEPS] [TAG]     (one core)
-#   LR=1e-3 SCHEDULE=constant runs/fit42.sh rs 2000 1600 rs-fit42-2000-lr3     (another learning rate)
+#   research/scripts/fit42.sh df|rs N [STEPS] [TAG]     (one core)
+#   LR=1e-3 SCHEDULE=constant research/scripts/fit42.sh rs 2000 1600 rs-fit42-2000-lr3     (another learning rate)
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source .venv/bin/activate
 fam=$1; n=$2; steps=${3:-800}; tag=${4:-$fam-fit42-$n-$steps}
 case $fam in

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # the 5x5 pair at equal budget: 100,000 teacher positions, 10,000 steps of 128, safe-phase input
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source .venv/bin/activate
 R=${1:-}
 dnb fit dotsformer --board 5x5 --encoder chainloop6_safe --data data/teach5-a --positions 100000 \

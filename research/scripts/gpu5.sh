@@ -3,14 +3,14 @@
 # while the spare cores extend data/teach5-a. Written for one run of under ten minutes on a GPU machine
 # with 16 cores:
 #
-#     OUT=some/folder bash runs/gpu5.sh
+#     OUT=some/folder bash research/scripts/gpu5.sh
 #
 # The fits run side by side on the GPU. A short probe measures their speed first and sets the number of
 # steps (the same for both) so that they end by END seconds after the start. What comes back lies in $OUT:
 # both networks as playing weights, the fits' metrics and configs (fits.tar), the new teacher shards with the
 # dataset's manifest (teach5-a.tar.*, to unpack into data/teach5-a) and the log.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export PYTHONUNBUFFERED=1
 : "${OUT:?set OUT to the folder for the results}"
 PY=${PY:-python3}

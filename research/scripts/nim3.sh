@@ -2,7 +2,7 @@
 # The 3x3 pair of the teacher page's section "The 3x3 pair from the teacher" again with the Nimstring input
 # (chainloop6_nim: on 3x3 every position is within the Nimstring search's reach): the same data, schedule and
 # seeds as the shipped 3x3 pair (chainloop6_safe), only the input changed.
-#   runs/nim3.sh PART...   (into data/teach3-*, runs/fit/{df,rs}3-nim, runs/exports/, runs/nim3-eval/)
+#   research/scripts/nim3.sh PART...   (into data/teach3-*, runs/fit/{df,rs}3-nim, runs/exports/, runs/nim3-eval/)
 #   data: the teacher sets, rebuilt as they were made (the agent mix of then: its raw policies are the 3x3
 #         weights shipped before the teacher pair, taken from git into runs/old3/)
 #   fit: the Dotsformer and the 4x32 ResNet side by side, one core each (3,000 steps of 128)
@@ -13,7 +13,7 @@
 #   ship: each nim network raw against the network of its family it replaces as the shipped weights (400 games)
 #   shipsearch: the same searched with the solver off (200 games)
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source .venv/bin/activate
 out=runs/nim3-eval
 mkdir -p $out runs/fit runs/exports

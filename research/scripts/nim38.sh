@@ -3,14 +3,14 @@
 # same weights read chainloop6_nim38 (the Nimstring planes only up to 38 undrawn edges: the same input on their
 # training positions, milliseconds a position inside a search), at the play defaults (200 simulations, the
 # solver's zones on). Tournaments resume from their folders.
-#   runs/nim38.sh h2h|ship...    (h2h: the two against each other; ship: each against the shipped network of
+#   research/scripts/nim38.sh h2h|ship...    (h2h: the two against each other; ship: each against the shipped network of
 #   its family, the weights shipped from 2026-11-28 named by their copies in runs/exports; GAMES=N games a
 #   pair, default 100; WORKERS=N)
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source .venv/bin/activate
 for n in df rs; do
-  [ -f runs/exports/$n-10k-nim38.pt ] || python runs/relabel.py runs/exports/$n-10k-nim-b.pt chainloop6_nim38 runs/exports/$n-10k-nim38.pt
+  [ -f runs/exports/$n-10k-nim38.pt ] || python research/scripts/relabel.py runs/exports/$n-10k-nim-b.pt chainloop6_nim38 runs/exports/$n-10k-nim38.pt
 done
 DF=dotsformer:checkpoint=runs/exports/df-10k-nim38.pt
 RS=alphazero:checkpoint=runs/exports/rs-10k-nim38.pt

@@ -1,7 +1,7 @@
 """A checkpoint's weights under another encoder name (one whose first channels, or whose meaning on the
 positions the network trained on, are those it was trained with).
 
-    python runs/relabel.py SOURCE.pt ENCODER OUT.pt
+    python research/scripts/relabel.py SOURCE.pt ENCODER OUT.pt
 """
 
 import sys

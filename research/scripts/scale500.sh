@@ -2,10 +2,10 @@
 # The 500,000-position point of the scaling curve for both families at equal budget: data/teach5-a grown to
 # 500,000 positions (the same command and seed that made its first 225,741), then the Dotsformer (cpu preset)
 # and the 4-block ResNet fitted side by side on it, safe-phase input, 20,000 steps of 128, one core each.
-# Every step resumes: `runs/scale500.sh data`, then `runs/scale500.sh fit` (run again after a kill), then
-# `runs/scale500.sh h2h-raw h2h-search` (the exported pair head to head, 400 games each, raw and searched).
+# Every step resumes: `research/scripts/scale500.sh data`, then `research/scripts/scale500.sh fit` (run again after a kill), then
+# `research/scripts/scale500.sh h2h-raw h2h-search` (the exported pair head to head, 400 games each, raw and searched).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source .venv/bin/activate
 case "${1:-}" in
 data)
@@ -27,5 +27,5 @@ h2h-raw|h2h-search)
     dnb tournament --board 5x5 --agents "${pair[0]},${pair[1]}" --games 400 --openings 15:guided --seed 0 \
         --workers ${WORKERS:-2} --no-progress --out runs/scale500-eval/$1 ;;
 *)
-    echo "usage: runs/scale500.sh data|fit|h2h-raw|h2h-search" >&2; exit 2 ;;
+    echo "usage: research/scripts/scale500.sh data|fit|h2h-raw|h2h-search" >&2; exit 2 ;;
 esac

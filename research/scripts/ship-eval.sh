@@ -2,19 +2,19 @@
 # The ship gate of the paper-size 5x5 pair (runs/exports/{df,rs}-paper-mix.pt), at the play defaults
 # (200 simulations, the solver's zones on). Every tournament resumes from its folder.
 # The weights shipped before them are kept as runs/exports/df5-selfplay.pt and az5-selfplay.pt.
-# usage: [WORKERS=N] runs/ship-eval.sh PART...
+# usage: [WORKERS=N] research/scripts/ship-eval.sh PART...
 #   (PART: h2h, old-df, old-rs, base-df, base-rs, raw-old, old-base, v35-df, TAG-h2h, TAG-raw, TAG-ship, TAG-shipraw, TAG-base)
-# v35-df: the Dotsformer fine-tuned on the zone where backward training starts (runs/value35.sh df 29000,
-# exported by runs/eval-v35.sh) against the shipped ResNet, searched, 400 games (the schedule of h2h); v35-h2h: both fine-tunes
+# v35-df: the Dotsformer fine-tuned on the zone where backward training starts (research/scripts/value35.sh df 29000,
+# exported by research/scripts/eval-v35.sh) against the shipped ResNet, searched, 400 games (the schedule of h2h); v35-h2h: both fine-tunes
 # against each other, searched, 200 games. TAG-h2h: runs/exports/df-TAG.pt against runs/exports/rs-TAG.pt on that
 # schedule: v35-h2h, v42-h2h (the fine-tunes that also saw result-only positions at 39-42 undrawn edges,
-# runs/value42.sh, exported by runs/eval-v42.sh), v42-N-h2h (the same with N of those positions). GAMES=400 extends
+# research/scripts/value42.sh, exported by research/scripts/eval-v42.sh), v42-N-h2h (the same with N of those positions). GAMES=400 extends
 # a TAG-h2h match to 400 games. TAG-raw: the same two networks' raw policies (simulations=0), 200 games.
 # TAG-ship: df-TAG.pt against the shipped Dotsformer and rs-TAG.pt against the shipped ResNet, searched, 200
 # games each (runs/ship-eval/TAG-ship-df, TAG-ship-rs); TAG-shipraw: the same with the raw policies.
 # TAG-base: both against the baselines, searched, 50 games a pair (runs/ship-eval/TAG-base-df, TAG-base-rs).
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source .venv/bin/activate
 DF=dotsformer:checkpoint=runs/exports/df-paper-mix.pt
 RS=alphazero:checkpoint=runs/exports/rs-paper-mix.pt

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # whole-game self-play of the 5x5 pair from their teacher fits, teacher batches mixed in (one core each)
-# usage: runs/ship5.sh df|rs [--resume]
+# usage: research/scripts/ship5.sh df|rs [--resume]
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source .venv/bin/activate
 which=$1; shift
 common=(--board 5x5 --preset cpu --encoder chainloop6_safe --iterations 400 --no-progress

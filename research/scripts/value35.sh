@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Fine-tunes of the paper-size 5x5 pair on the zone where backward training starts (35-40 undrawn edges of
 # greedy openings, data/teach5-gfar) mixed with the greedy-opening set, scored on data/teach5-gfar-held.
-#   runs/value35.sh df|rs NGFAR [TAG]     (one core; NGFAR: how many data/teach5-gfar positions)
-#   STEPS=400 VW=4 runs/value35.sh df 29000 df-v35-vw4     (fewer steps, value loss weight 4)
+#   research/scripts/value35.sh df|rs NGFAR [TAG]     (one core; NGFAR: how many data/teach5-gfar positions)
+#   STEPS=400 VW=4 research/scripts/value35.sh df 29000 df-v35-vw4     (fewer steps, value loss weight 4)
 #   VFAR=N HELD=DIR EVAL=K: the first N result-only positions of data/teach5-vfar in front of the mix,
-#   scored on the first K positions of DIR (runs/value42.sh)
+#   scored on the first K positions of DIR (research/scripts/value42.sh)
 #   ENCODER=chainloop6_nim: another input (its first channels those of chainloop6_safe: the init weights are
 #   widened, the new channels starting at zero)
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source .venv/bin/activate
 fam=$1; n=$2; tag=${3:-$fam-v35-$n}
 case $fam in

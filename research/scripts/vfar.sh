@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Result-only teacher data at 39-42 undrawn edges (moves 18-21 of 5x5, where searched games are decided
 # before the solver takes over): held-out set, then the training set. Resumable: run again.
-#   runs/vfar.sh [held|train|nheld] [WORKERS]
+#   research/scripts/vfar.sh [held|train|nheld] [WORKERS]
 # nheld: 500 held-out positions of the same kind from the raw policies' games of the shipped pair after 15
 # random opening moves (the kind of games the matches play), data/teach5-nfar-held.
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source .venv/bin/activate
 part=${1:-both}; w=${2:-2}
 common=(--board 5x5 --undrawn 39-42 --margin-max 36 --move-labels-max 38 --per-game 2 --shard-size 10
