@@ -2,7 +2,7 @@
 before and after the inference options, side by side in one run on one torch thread.
 
 Networks (``--nets``): ``resnet6x64`` (the AlphaZero ResNet of 6 blocks x 64 trained by self-play on a GPU,
-shipped for 5x5 until the teacher-trained pair replaced it, kept as ``runs/exports/az5-selfplay.pt``), and the
+shipped for 5x5 until the teacher-trained pair replaced it, kept as ``research/weights/az5-selfplay.pt``), and the
 ``cpu`` presets of the families ``resnet`` (3 x 32), ``dotsformer`` (D 32, T R R) and ``alphavit`` (random
 weights, seed 0: speed does not depend on them).
 
@@ -56,8 +56,8 @@ from agents.training.config import make_train_config
 from dnb_env.core import GameState
 from dnb_env.observations import encode_batch
 
-RESNET6X64 = "runs/exports/az5-selfplay.pt"
-try:  # the optional ONNX Runtime joins the tables when it is installed (pip install 'dnb[onnx]')
+RESNET6X64 = "research/weights/az5-selfplay.pt"
+try:  # the optional ONNX Runtime joins the tables when it is installed (pip install 'dnb-env[onnx]')
     import onnx  # noqa: F401
     import onnxruntime  # noqa: F401
 

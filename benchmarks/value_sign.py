@@ -6,7 +6,7 @@ search at move S to call the game's result. This plays such openings to move ``-
 position exactly, and gives for each network the share of positions where its raw value has the sign of
 the exact margin (Wilson 95%), beside the share the mover wins, the mean |value| and the correlation.
 
-    python benchmarks/value_sign.py --move 21 --positions 40 df=runs/exports/df.pt rs=runs/exports/rs.pt
+    python benchmarks/value_sign.py --move 21 --positions 40 df=research/weights/df-100k-sac2.pt rs=research/weights/rs-100k-sac2.pt
 """
 
 from __future__ import annotations

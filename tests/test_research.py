@@ -128,3 +128,44 @@ def test_the_tree_is_the_product_with_one_research_folder():
     for path in data.archives():
         assert data.archive_path(path).name in readme, f"{path} is not in research/README.md"
     assert len((ROOT / ".gitignore").read_text().splitlines()) <= 30
+
+
+def _gate():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("research_gate", ROOT / "research" / "gate.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+SHIPPED3 = ["--net", "df=dotsformer:agents/checkpoints/dotsformer-3x3.pt",
+            "--net", "rs=alphazero:agents/checkpoints/alphazero-3x3.pt"]
+
+
+def test_the_gate_scores_and_plays_a_pair_and_resumes(tmp_path, held_set, capsys):
+    gate = _gate()
+    data_dir = held_set("teach3-held").parent
+    args = ["--tag", "t", "--board", "3x3", *SHIPPED3, "--out", str(tmp_path), "--data-dir", str(data_dir),
+            "--held-positions", "40", "--games", "2", "--workers", "1", "--openings", "2:guided"]
+    assert gate.main(args + ["held", "raw-h2h"]) == 0
+    scored = (tmp_path / "t-held-teach3-held.txt").read_text()
+    assert "df" in scored and "rs" in scored
+    lines = (tmp_path / "t-raw-h2h" / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 2
+    assert gate.main(args + ["raw-h2h"]) == 0                       # resumed: nothing more to play
+    assert len((tmp_path / "t-raw-h2h" / "results.jsonl").read_text().splitlines()) == 2
+
+
+def test_the_gate_refuses_what_it_cannot_run(tmp_path, capsys):
+    gate = _gate()
+    base = ["--tag", "t", "--board", "3x3", "--out", str(tmp_path)]
+    with pytest.raises(SystemExit):
+        gate.main(base + ["--net", "df=dotsformer", "h2h"])                      # no checkpoint
+    with pytest.raises(SystemExit, match="needs two --net"):
+        gate.main(base + SHIPPED3[:2] + ["h2h"])
+    with pytest.raises(SystemExit, match="needs --ref df="):
+        gate.main(base + SHIPPED3 + ["--dry-run", "ship"])
+    with pytest.raises(SystemExit):
+        gate.main(base + ["--net", "df=dotsformer:no/such.pt", "h2h"])           # a missing file, before any game
+    assert "no checkpoint no/such.pt" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
