@@ -8,7 +8,7 @@ its network's size. ``--scaling FILE`` also draws each run's last greedy-hard sc
 the number of positions it trained on, one line per family, size and input, with the steps it ran beside
 each point.
 
-    python benchmarks/fit_curves.py runs/fit/df-10k runs/fit/df-10k-safe --out docs/teacher-fits.png
+    python benchmarks/fit_curves.py runs/fit/df-10k runs/fit/df-10k-safe --out docs/research/teacher-fits.png
 """
 
 from __future__ import annotations

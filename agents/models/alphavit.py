@@ -78,7 +78,7 @@ Presets and sizes
 * ``cpu``: dim 60, 4 heads, feed-forward 120, decoder 60 wide with 4 heads, 64 action embeddings, no dropout
   (small nets on few self-play samples underfit rather than overfit), and ``pos_embedding="sincos"``: two
   runs on 2x2-4x4 that differed only there, scored on seven boards, put the sine-cosine embeddings ahead of
-  the learned table on every board, trained or not (docs/results/alphavit.md). vit (4 layers) 128,762
+  the learned table on every board, trained or not (docs/research/alphavit.md). vit (4 layers) 128,762
   parameters (with the learned table of 11 x 11 x 60: 136,022), beside the dotsformer cpu preset's 129,999
   on 5x5 (resnet cpu: 79,451); vid 88,382 and vda 88,562 (1 encoder + 1 decoder layer, the paper's
   shallower pairing).
@@ -368,7 +368,7 @@ class AlphaViT(nn.Module):
 
 
 #: sine-cosine position embeddings: they transferred to unseen boards better than the learned table
-#: (docs/results/alphavit.md); the paper preset keeps the paper's learned table
+#: (docs/research/alphavit.md); the paper preset keeps the paper's learned table
 CPU_PRESET = dict(dim=60, heads=4, mlp_ratio=2.0, decoder_dim=60, decoder_heads=4, action_embeddings=64, dropout=0.0,
                   pos_embedding="sincos")
 
