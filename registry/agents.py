@@ -13,21 +13,33 @@ command line works). Third-party code can add names with :func:`register_agent`.
 names the agent it plays under (:func:`agents.models.family_agents`: ``alphazero``, ``dotsformer``, and any
 family registered later) is an agent here too, with no registration of its own. Spec strings
 (``"alphabeta:depth=3"``) are parsed, checked and built by :mod:`registry.specs`.
+
+Each factory's docstring documents its agent: the first paragraph is the description (its first sentence
+the one-line summary ``dnb agents`` prints), and an ``Options:`` section holds one ``name: meaning`` entry
+per option (continuation lines indented deeper). Types and defaults come from the signature. The search
+settings that the network agents take are described once, in the ``Attributes:`` section of
+:class:`agents.search.settings.SearchSettings`. :func:`describe_agent` reads all of this,
+:func:`agent_doc_problems` lists what is missing or documents no option, and :mod:`registry.docs` renders
+``dnb agents NAME`` and the reference page from it. A factory's ``needs`` attribute is the import name of
+the library it needs from an extra (:func:`registry.extras.extra_hint` names the extra).
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import inspect
 import numbers
 import os
+import re
 import types
 import typing
+from dataclasses import dataclass
 from typing import Callable, Literal
 
 from agents.engine.protocol import TIME_MARGIN
 from agents.models import family_agents
-from agents.search.settings import PLAY, option_parameters
+from agents.search.settings import PLAY, SearchSettings, option_parameters
 from dnb_env.core import parse_board
 from registry.extras import extra_hint
 
@@ -181,6 +193,8 @@ def make_agent(name: str, /, board="5x5", seed: int | None = None, **kwargs):
 
 
 def _random(*, board, seed):
+    """Uniformly random legal moves. Each move is drawn from the agent's own generator, seeded by ``seed``
+    (baselines.random_agent): the floor of any rating."""
     from baselines.random_agent import RandomAgent
 
     return RandomAgent(seed=seed, board=board)
@@ -190,6 +204,9 @@ register_agent("random", _random)
 
 
 def _greedy(*, board, seed):
+    """The handcrafted greedy policy of BoxesZero (section 4.2.1). It takes a box when it can, else plays a
+    safe move (one that gives no box away), else the move that gives the opponent the fewest boxes; ties go
+    to its seeded generator (baselines.greedy)."""
     from baselines.greedy import GreedyAgent
 
     return GreedyAgent(seed=seed, board=board)
@@ -197,8 +214,21 @@ def _greedy(*, board, seed):
 
 def _alphabeta(*, board, seed, depth: int = 4, time_limit: float | None = None, chain_eval: bool = False,
                extend_captures: bool = True, solve_leaf: int = 0):
-    """Depth-limited negamax (baselines.alphabeta); ``solve_leaf`` > 0: exact values from the C++ solver
-    for positions within that many undrawn edges."""
+    """Depth-limited negamax with alpha-beta pruning. Iterative deepening over a transposition table keyed
+    on the drawn edges, the table's move, captures and safe moves searched first (baselines.alphabeta). On
+    a clock (a tournament's time control) it deepens until the move time, past ``depth``.
+
+    Options:
+        depth: plies of the deepest iteration (with ``extend_captures`` a capture uses up none)
+        time_limit: seconds a move, after which the move of the deepest finished iteration is played (None:
+            no limit)
+        chain_eval: at the depth limit, the exact value of a simple endgame when the leaf is one (else no more
+            boxes)
+        extend_captures: a move that completes a box uses up no depth, so capture sequences are searched to
+            their end
+        solve_leaf: positions with at most this many undrawn edges get their exact value from the C++ solver
+            (0: off)
+    """
     from baselines.alphabeta import AlphaBetaAgent
 
     return AlphaBetaAgent(depth=depth, time_limit=time_limit, chain_eval=chain_eval,
@@ -208,10 +238,20 @@ def _alphabeta(*, board, seed, depth: int = 4, time_limit: float | None = None, 
 def _solver(*, board, seed, max_undrawn: int | None = None,
             engine: Literal["auto", "alphabeta", "retrograde"] = "auto", node_limit: int = 20_000_000,
             fallback: Literal["prsboxes", "none"] = "prsboxes"):
-    """Exact play (baselines.solver over dnb_env.solver): ``engine="auto"`` is the native alpha-beta solver
-    when the C++ extension is built (``max_undrawn`` default 40), else the retrograde table (default 24).
-    Beyond its reach or budget the ``fallback`` plays (``prsboxes``: a PRsBoxes agent for the board, built
-    on first use with the solver agent's seed; ``none``: an error)."""
+    """Exact play from the solver. A move of best margin (ties at random) from the native alpha-beta solver
+    when the C++ extension is built, else from the retrograde table; beyond its reach or node budget the
+    ``fallback`` plays (baselines.solver over dnb_env.solver). On a clock the solver searches for half the
+    move time in place of its node budget.
+
+    Options:
+        max_undrawn: most undrawn edges the solver takes on (None: 40 with the native solver, 24 with the
+            retrograde table)
+        engine: ``auto`` (the native solver when it is built, else the table), ``alphabeta`` (native) or
+            ``retrograde``
+        node_limit: the native solver's node budget a move; past it the fallback plays
+        fallback: who plays beyond the solver: ``prsboxes`` (a PRsBoxes agent, built on first use with this
+            agent's seed) or ``none`` (an error)
+    """
     from baselines.prsboxes import PRsBoxesAgent
     from baselines.solver import SolverAgent
 
@@ -223,12 +263,20 @@ def _solver(*, board, seed, max_undrawn: int | None = None,
 def _mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0,
           search: Literal["uct", "auto", "python", "native"] = "uct", rollouts: int = 1,
           selection: Literal["uct", "puct"] | None = None):
-    """Monte-Carlo tree search with random playouts (agents.search: the mean of ``rollouts`` playouts at
-    each leaf, exploration weight ``uct_c``). ``search="uct"``: plain UCT (selection rule ``"uct"``: every
-    move once in random order, then UCB1; a fresh tree every move) on the Python search, its move orders
-    and playouts drawn from one ``random.Random(seed)``. ``"auto"``, ``"python"`` or ``"native"``: that
-    backend with ``selection`` (default ``"puct"``: uniform priors, c_puct = uct_c; ``"uct"`` as above);
-    the native one plays the playouts in C++."""
+    """Monte-Carlo tree search with random playouts. By default plain UCT (every move once in random order,
+    then UCB1; a fresh tree every move) on the Python search of agents.search; with ``search`` set to a
+    backend it is PUCT over uniform priors unless ``selection="uct"``, and the native backend plays the
+    playouts in C++. On a clock it grows one tree in rounds until the move time.
+
+    Options:
+        simulations: leaves searched a move, each valued by random playouts
+        uct_c: exploration weight (``c`` of UCB1, or ``c_puct`` of PUCT)
+        search: ``uct`` (plain UCT on the Python search, its move orders and playouts from one
+            ``random.Random(seed)``) or a backend: ``auto`` (native when built), ``python``, ``native``
+        rollouts: random playouts averaged at each leaf
+        selection: the selection rule of a backend search, ``puct`` or ``uct`` (None: ``puct``); ``puct``
+            is refused with ``search="uct"``
+    """
     import random
 
     from agents.search import MCTSAgent, RolloutEvaluator, SearchSettings, choose_backend, make_search
@@ -264,8 +312,22 @@ register_agent("mcts", _mcts)
 
 def _prsboxes(*, board, seed, solver_edges: int = -1, search_safe: int = 9, search_full: int = 4,
               search_depth: int = 40, search_nodes: int = 300_000, solver_nodes: int = 6_000_000):
-    """Chain-theory rules with searches (baselines.prsboxes); the exact solver plays and scores every
-    position within ``solver_edges`` undrawn edges (-1 auto: 38 with the C++ solver, else 20)."""
+    """Chain-theory rules with searches, the strongest agent without a network. Berlekamp's long-chain rule
+    and double-dealing decide the safe-move phase and the captures, alpha-beta searches the positions the
+    rules leave open, and the exact solver plays every position within ``solver_edges`` undrawn edges
+    (baselines.prsboxes, whose docstring lists the rules). On a clock its searches deepen until the move
+    time and the solver gets half of it.
+
+    Options:
+        solver_edges: undrawn edges within which the exact solver plays and scores positions (-1 auto: 38
+            with the C++ solver, else 20; 0: off)
+        search_safe: with at most this many safe moves left it searches (safe moves only) instead of
+            following the long-chain rule
+        search_full: with at most this many safe moves left its searches try every move
+        search_depth: deepest iteration of its searches
+        search_nodes: node budget of each search, so a game replays the same on any machine
+        solver_nodes: the exact solver's node budget a move; past it the rules decide
+    """
     from baselines.prsboxes import PRsBoxesAgent
 
     return PRsBoxesAgent(seed=seed, solver_edges=solver_edges, search_safe=search_safe, search_full=search_full,
@@ -281,17 +343,27 @@ _SPIEL_GAMES = {"python": "python_dots_and_boxes", "cpp": "dots_and_boxes"}
 
 def _openspiel_mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0, rollouts: int = 1,
                     game: Literal["python", "cpp"] = "python"):
-    """OpenSpiel's Python MCTSBot with random rollouts, as an Agent. ``game="python"`` searches on the
-    registered ``python_dots_and_boxes``; ``game="cpp"`` on OpenSpiel's own C++ ``dots_and_boxes`` (same
-    rules and action numbers, faster rollouts: about 1.8x the moves per second on 5x5; the bot itself is
-    the same Python code). On a clock (``set_move_time``) its simulations follow the clock at the rate it
-    measured on its earlier searches (:class:`agents.base.SpielMCTSAgent`): the bot cannot grow one tree
-    in rounds."""
+    """OpenSpiel's Python MCTSBot with random rollouts, as an Agent. It searches on the registered
+    ``python_dots_and_boxes`` or on OpenSpiel's own C++ ``dots_and_boxes`` (same rules and action numbers,
+    faster rollouts: about 1.8x the moves per second on 5x5; the bot itself is the same Python code). On a
+    clock of S seconds a move it runs 0.9 x rate x S simulations, at the simulations a second it measured
+    on its earlier searches (a probe of 16 simulations measures the first; agents.base.SpielMCTSAgent): the
+    bot starts a new tree at each search, so it cannot search in rounds until the clock.
+
+    Options:
+        simulations: simulations of MCTSBot a move (on a clock: as many as its measured rate fits)
+        uct_c: UCT exploration constant of MCTSBot
+        rollouts: random rollouts averaged at each leaf
+        game: the game it searches on: ``python`` (``python_dots_and_boxes``) or ``cpp`` (``dots_and_boxes``)
+    """
     import numpy as np
-    import pyspiel
-    from open_spiel.python.algorithms import mcts
 
     import dnb_env  # noqa: F401  (registers the game)
+    from registry.extras import requires_extra
+
+    with requires_extra("agent 'openspiel_mcts'"):  # MissingExtra naming the spiel extra
+        import pyspiel
+        from open_spiel.python.algorithms import mcts
     from agents.base import SpielMCTSAgent
 
     rows, cols = board
@@ -302,19 +374,29 @@ def _openspiel_mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0,
     return SpielMCTSAgent(bot, game, name="openspiel_mcts")
 
 
+_openspiel_mcts.needs = "pyspiel"
 register_agent("openspiel_mcts", _openspiel_mcts)
 
 
 def _engine(*, board, seed, cmd: str = "", name: str | None = None, movetime: float | None = None,
             timeout: float = 60.0, tolerance: float = TIME_MARGIN, startup: float = 30.0,
             log: str | None = None):
-    """A program that speaks the engine protocol (docs/engine-protocol.md), run with the arguments of
-    ``cmd`` (split like a shell's words, never run by a shell), its standard error appended to ``log``.
-    ``movetime``: seconds per move told to it; it loses a game on time ``tolerance`` seconds after that
-    (a tournament's time control: its time margin, and with overruns only warned it is waited for up to
-    ``timeout`` seconds past its move time), or after ``timeout`` seconds without a move time;
-    ``startup``: seconds for its handshake and isready. A crash, an illegal move or a line outside the
-    protocol loses the game; the program restarts for the next one."""
+    """A program that speaks the engine protocol. The protocol is docs/engine-protocol.md; the program is
+    run with the arguments of ``cmd`` (split like a shell's words, never run by a shell). A crash, an
+    illegal move or a line outside the protocol loses the game, and the program restarts for the next one.
+    A tournament's time control is told to it (``go movetime``, or its game clock).
+
+    Options:
+        cmd: the program and its arguments, e.g. ``cmd="./my_engine --hash 64"``
+        name: its name in results (None: the name it gives in its handshake, else ``engine``)
+        movetime: seconds a move told to it; it loses on time ``tolerance`` seconds after that (None: no
+            move time)
+        timeout: seconds it may take for a move without a move time (with overruns only warned: past its
+            move time)
+        tolerance: seconds past its move time before it loses on time (a tournament sets its time margin)
+        startup: seconds for its handshake and ``isready``
+        log: file its standard error is appended to (None: a file in the temporary folder)
+    """
     from agents.engine import EngineAgent
 
     return EngineAgent(_engine_argv(cmd), name=name, board=board, seed=seed, movetime=movetime,
@@ -347,12 +429,40 @@ def _check_engine(options: dict) -> None:
 
 
 _engine.check_options = _check_engine
+_engine.label_option = "name"  # its label in a tournament's tables and files (registry.specs.describe_spec)
+_engine.neutral_options = ("log",)  # options that do not change play: not part of its identity on resume
 register_agent("engine", _engine)
 
 
 #: The search settings the network agents take as options, after ``checkpoint``; their types and defaults
 #: are those of agents.search.SearchSettings under agents.search.settings.PLAY.
 _NETWORK_SEARCH_OPTIONS = (("simulations", "c_puct", "prune"), ("solve_leaf", "solve_root", "solve_nodes"))
+
+#: The network agents of the model families this package ships (agents.models), with what sets each apart;
+#: their names are known (and listed by ``dnb agents``, with the extra they need) where PyTorch is missing.
+#: A family registered later plays as an agent too, described by its family's name alone.
+NETWORK_AGENTS: dict[str, str] = {
+    "alphazero": "AlphaZero: PUCT search over a residual network. The policy-value network of model family "
+                 "``resnet``, the papers' AlphaZero baseline.",
+    "dotsformer": "Dotsformer: PUCT search over a convolution-attention hybrid. The MS-Trans network of the "
+                  "Dotsformer paper (model family ``dotsformer``).",
+    "alphavit": "AlphaViT: PUCT search over a vision transformer for any board. One set of weights plays every "
+                "board (model family ``alphavit``); a board it did not train on plays too, after a warning.",
+}
+
+_NETWORK_DOC = """{what} Playing weights are the shipped ones for the board unless ``checkpoint`` names others;
+    ``simulations=0`` plays the raw policy (the network's most probable legal move, no search). Within the
+    solver zones the exact solver values the leaves and plays the root. On a clock the search grows one
+    tree in rounds of one network batch while another round fits, the root's exact solve stops after half
+    the move time and the leaf solves at the move's deadline (agents.network_agent).
+
+    Options:
+        checkpoint: weights to play (None: the shipped weights for the board, in agents/checkpoints)
+        device: torch device of the network, e.g. ``cpu`` or ``cuda``
+        symmetrize: average the network's outputs over the board's symmetries
+        search: the search backend: ``auto`` (native when built and the board is at most 9x9), ``python``
+            or ``native``
+    """
 
 
 @functools.lru_cache(maxsize=None)
@@ -373,9 +483,158 @@ def _network_factory(agent: str):
               *last]
     factory.__signature__ = inspect.Signature(params)
     factory.__annotations__ = {**factory.__annotations__, **{p.name: p.annotation for p in first + last}}
-    factory.__doc__ = (f"PUCT search over the {agent} network (shipped weights unless checkpoint=PATH); "
-                       "search: the backend (auto = C++ when built); solve_leaf / solve_root: exact solver "
-                       "zones in undrawn edges (-1 auto: leaves up to 36 and 60% of the board's edges, the root up "
-                       "to 38 and two thirds of them; 0 off).")
+    what = NETWORK_AGENTS.get(agent) or f"PUCT search over a network of the model family that plays as {agent}."
+    factory.__doc__ = _NETWORK_DOC.format(what=what, agent=agent)
+    factory.needs = "torch"
+    factory.settings_doc = SearchSettings  # the search options are described in its Attributes section
     return factory
 
+
+# ---------------------------------------------------------------- documentation of the agents
+
+@dataclass(frozen=True)
+class AgentOption:
+    """One option of an agent: its name, its type as text, its default and what it means."""
+
+    name: str
+    kind: str
+    default: object
+    meaning: str
+
+
+@dataclass(frozen=True)
+class AgentDoc:
+    """What :func:`describe_agent` reads from a factory: ``description`` (one paragraph), ``summary`` (its
+    first sentence), ``options`` (in the signature's order; an option without a documented meaning has
+    ``meaning=""``), ``needs`` (the import name of an extra's library, or None), and ``documented``: the
+    names of the factory's ``Options:`` section, options or not."""
+
+    name: str
+    description: str
+    summary: str
+    options: tuple[AgentOption, ...]
+    needs: str | None
+    documented: tuple[str, ...]
+
+
+def doc_entries(doc: str | None, section: str) -> tuple[str, dict[str, str]]:
+    """The first paragraph of the docstring ``doc`` (joined into one line) and the ``name: meaning`` entries
+    of its section ``section`` (``"Options"``, ``"Attributes"``): an entry starts at the section's first
+    indentation, deeper lines continue it; the section ends at a line indented no deeper than its
+    heading."""
+    lines = inspect.cleandoc(doc or "").splitlines()
+    para = []
+    for line in lines:
+        if not line.strip():
+            break
+        para.append(line.strip())
+    heading = f"{section}:"
+    entries: dict[str, str] = {}
+    start = next((k for k, line in enumerate(lines) if line.strip() == heading), None)
+    if start is not None:
+        base = len(lines[start]) - len(lines[start].lstrip())
+        indent, name = None, None
+        for line in lines[start + 1:]:
+            if not line.strip():
+                continue
+            depth = len(line) - len(line.lstrip())
+            if depth <= base:
+                break
+            if indent is None:
+                indent = depth
+            if depth == indent:
+                name, _, text = line.strip().partition(":")
+                entries[name.strip()] = text.strip()
+            elif name is not None:
+                entries[name] += " " + line.strip()
+    return " ".join(para), entries
+
+
+def _first_sentence(text: str) -> str:
+    """``text`` up to the end of its first sentence (a full stop before a space, or the end)."""
+    match = re.search(r"\.(\s|$)", text)
+    return text[:match.start() + 1] if match else text
+
+
+def _kind_text(kind) -> str:
+    """An option's type as the reference shows it: ``int``, ``float or None``, ``auto/python/native``."""
+    if kind is inspect.Parameter.empty or kind is None:
+        return "any"
+    if kind is type(None):
+        return "None"
+    if typing.get_origin(kind) is Literal:
+        return "/".join(str(a) for a in typing.get_args(kind))
+    if typing.get_origin(kind) in (typing.Union, types.UnionType):
+        return " or ".join(_kind_text(k) for k in typing.get_args(kind))
+    if kind is os.PathLike:
+        return "path"
+    return getattr(kind, "__name__", str(kind))
+
+
+def _factory_of(name: str) -> Callable:
+    """The factory of ``name``, the network agents of :data:`NETWORK_AGENTS` included where PyTorch is
+    missing; ValueError naming the known agents for any other name."""
+    if name in NETWORK_AGENTS and name not in _FACTORIES:
+        return _network_factory(name)
+    try:
+        return _FACTORIES[name]
+    except (KeyError, TypeError):
+        known = ", ".join(sorted(set(list_agents()) | set(NETWORK_AGENTS)))
+        raise ValueError(f"unknown agent {name!r}; known agents: {known}") from None
+
+
+def describe_agent(name: str) -> AgentDoc:
+    """The documentation of agent ``name`` read from its factory (module docstring); ValueError for an
+    unknown name."""
+    factory = _factory_of(name)
+    description, meanings = doc_entries(factory.__doc__, "Options")
+    settings = getattr(factory, "settings_doc", None)
+    if settings is not None:
+        meanings = {**doc_entries(settings.__doc__, "Attributes")[1], **meanings}
+    params = inspect.signature(factory).parameters
+    try:
+        hints = typing.get_type_hints(factory)
+    except NameError:
+        hints = {}
+    options = []
+    for option in _options(factory):
+        p = params[option]
+        kind = hints.get(option, p.annotation if p.annotation is not p.empty else
+                         (type(p.default) if p.default not in (None, p.empty) else p.empty))
+        options.append(AgentOption(option, _kind_text(kind), p.default, meanings.get(option, "")))
+    own = doc_entries(factory.__doc__, "Options")[1]
+    return AgentDoc(name, description, _first_sentence(description), tuple(options),
+                    getattr(factory, "needs", None), tuple(own))
+
+
+def agent_doc_problems(name: str) -> list[str]:
+    """What the documentation of agent ``name`` lacks: no description, an option without a meaning, an
+    ``Options:`` entry that is no option of the agent; empty when it is complete."""
+    doc = describe_agent(name)
+    problems = [] if doc.description else [f"agent {name!r} has no description (its factory's docstring)"]
+    problems += [f"agent {name!r}: option {o.name} has no meaning (an Options: entry)" for o in doc.options
+                 if not o.meaning]
+    names = {o.name for o in doc.options}
+    problems += [f"agent {name!r}: documented option {n} does not exist" for n in doc.documented if n not in names]
+    return problems
+
+
+def shipped_agents() -> list[str]:
+    """The agents this package defines (the factories registered by this module and
+    :data:`NETWORK_AGENTS`), whatever is installed and whatever was registered since: the agents of the
+    reference page."""
+    return sorted(set(_SHIPPED) | set(NETWORK_AGENTS))
+
+
+def agent_needs(name: str) -> str | None:
+    """The import name of the extra's library agent ``name`` needs when it is not installed, else None (a
+    network agent needs PyTorch where :func:`list_agents` leaves it out)."""
+    needs = describe_agent(name).needs
+    if needs is None:
+        return None
+    if name in NETWORK_AGENTS and name not in list_agents():
+        return needs
+    return needs if importlib.util.find_spec(needs) is None else None
+
+
+_SHIPPED = tuple(_FACTORIES)

@@ -6,12 +6,12 @@
     dnb tournament ... --backend ray [--ray-address auto]    games as Ray tasks (README "Running on a cluster")
     dnb train --board 5x5 --out runs/x --backend ray --set workers=8 [--ray-address auto]   self-play actors on Ray
     dnb engine alphabeta:depth=3        an agent as an engine on stdin/stdout (docs/engine-protocol.md)
-    dnb agents                          the registered agent names
+    dnb agents [NAME]                   the agents with a summary each; NAME: its options and strength
     dnb serve --port 8000               the web app (play, insight, replays, tournament folders; extra [web])
     dnb --version
 
-Without extras (``pip install dnb``) ``demo``, ``agents`` and tournaments of the agents that need no network
-run; a command that needs an extra says which (``dnb train needs PyTorch: pip install 'dnb[torch]'``,
+Without extras (``pip install dnb-env``) ``demo``, ``agents``, ``teach`` and tournaments of the agents that need no
+network run; a command that needs an extra says which (``dnb train needs PyTorch: pip install 'dnb-env[torch]'``,
 :mod:`registry.extras`).
 """
 
@@ -72,17 +72,18 @@ def _tournament(args: argparse.Namespace) -> int:
 def _engine(args: argparse.Namespace) -> int:
     from agents.engine import serve
     from registry.agents import make_agent
-    from registry.specs import check_agent_spec
+    from registry.specs import agent_boards, check_agent_spec
 
     name, kwargs = check_agent_spec(args.spec)  # a bad spec: an error here, before any line is read
     if name == "engine":
         raise ValueError("dnb engine serves the registry's agents; an engine program speaks the protocol itself")
-    return serve(lambda board, seed: make_agent(name, board=board, seed=seed, **kwargs), name=args.spec)
+    return serve(lambda board, seed: make_agent(name, board=board, seed=seed, **kwargs), name=args.spec,
+                 boards=agent_boards(args.spec))
 
 
 def _backend_options(parser: argparse.ArgumentParser, ray_help: str) -> None:
     parser.add_argument("--backend", choices=["local", "ray"], default="local",
-                        help=f"local: processes on this machine; ray: {ray_help} (pip install 'dnb[ray]')")
+                        help=f"local: processes on this machine; ray: {ray_help} (pip install 'dnb-env[ray]')")
     parser.add_argument("--ray-address", default=None, metavar="ADDR",
                         help="with --backend ray: auto (the cluster this machine joined with `ray start`) or "
                              "HOST:PORT of the head; default: start a local Ray instance for the run")
@@ -134,6 +135,23 @@ def _solve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _teach_players() -> tuple[str, ...]:
+    """``dnb teach``'s default mix (:data:`agents.training.teacher.DEFAULT_PLAYERS`) less the players this
+    install cannot build: without PyTorch the network agents' raw policies are left out, with a notice on
+    stderr that names the extra that would add them."""
+    from agents.training.teacher import DEFAULT_PLAYERS
+    from registry import list_agents
+    from registry.specs import parse_agent_spec
+
+    known = set(list_agents())
+    players = tuple(spec for spec in DEFAULT_PLAYERS if parse_agent_spec(spec)[0] in known)
+    left_out = [spec for spec in DEFAULT_PLAYERS if spec not in players]
+    if left_out:
+        print(f"dnb teach: the default players leave out {', '.join(left_out)}: the network agents need "
+              f"{extra_hint('torch')}", file=sys.stderr)
+    return players
+
+
 def _teach(args: argparse.Namespace) -> int:
     from agents.training.teacher import TeachConfig, generate
     from registry.specs import agent_from_spec, check_agent_spec, split_agents
@@ -143,16 +161,14 @@ def _teach(args: argparse.Namespace) -> int:
         lo, hi = int(lo), int(hi if sep else lo)
     except ValueError:
         raise ValueError(f"--undrawn takes MIN-MAX or N, got {args.undrawn!r}") from None
-    players = split_agents(args.players) if args.players else None
-    for spec in players or ():
+    players = split_agents(args.players) if args.players else _teach_players()
+    for spec in players:
         check_agent_spec(spec)
     kw = dict(board=args.board, undrawn_min=lo, undrawn_max=hi, positions=args.positions, seed=args.seed)
     for key in ("margin_max", "move_labels_max", "shard_size", "per_game", "opening", "explore", "node_limit"):
         if getattr(args, key) is not None:
             kw[key] = getattr(args, key)
-    if players:
-        kw["players"] = players
-    config = TeachConfig(**kw)
+    config = TeachConfig(players=players, **kw)
     manifest = generate(config, args.out, agent_from_spec, workers=args.workers, backend=args.backend,
                         ray_address=args.ray_address, progress=not args.no_progress,
                         exclude=args.exclude or ())
@@ -229,7 +245,7 @@ def _serve(args: argparse.Namespace) -> int:
         from dnb_web import WebConfig, create_app
     except ImportError as exc:
         raise (missing_extra(exc, "dnb serve")
-               or ValueError(f"dnb serve needs the web extra: pip install 'dnb[web]' ({exc})")) from None
+               or ValueError(f"dnb serve needs the web extra: pip install 'dnb-env[web]' ({exc})")) from None
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be in 0..65535, got {args.port}")
     for option, value in (("--max-games", args.max_games), ("--max-think", args.max_think),
@@ -270,13 +286,22 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _agents(args: argparse.Namespace) -> int:
+    """``dnb agents``: each agent with its one-line summary, marked with the extra it needs where that is not
+    installed; ``dnb agents NAME``: the agent's section of the reference (:func:`registry.docs.render_agent`)."""
     from registry import list_agents
-    from registry.agents import network_agents_note
+    from registry.agents import NETWORK_AGENTS, agent_needs, describe_agent
+    from registry.docs import render_agent
 
-    print("\n".join(list_agents()))
-    note = network_agents_note()
-    if note:
-        print(f"dnb agents: {note}", file=sys.stderr)
+    if args.name:
+        print(render_agent(args.name), end="")  # an unknown name: ValueError listing the known ones (exit 2)
+        return 0
+    names = sorted(set(list_agents()) | set(NETWORK_AGENTS))
+    width = max(map(len, names))
+    for name in names:
+        summary = describe_agent(name).summary.replace("``", "")
+        needs = agent_needs(name)
+        print(f"{name:<{width}}  {summary}" + (f" [needs {extra_hint(needs)}]" if needs else ""))
+    print("\n`dnb agents NAME` shows an agent's options and strength.")
     return 0
 
 
@@ -427,8 +452,10 @@ def main(argv: list[str] | None = None) -> int:
     te.add_argument("--positions", type=int, default=10_000, help="positions in the dataset (a resume may raise it)")
     te.add_argument("--out", required=True, help="dataset folder (continued if it holds the same dataset)")
     te.add_argument("--players", default=None,
-                    help="agent specs whose games give the positions (default: greedy, alphabeta:depth=2, prsboxes "
-                         "and the raw policies of the shipped alphazero and dotsformer)")
+                    help="agent specs whose games give the positions, e.g. greedy,alphabeta:depth=2,prsboxes "
+                         "(default: those three and the raw policies of the shipped alphazero and dotsformer; "
+                         "without PyTorch the two network players are left out with a notice, and the "
+                         "dataset's manifest records the players it used)")
     te.add_argument("--margin-max", type=int, default=None,
                     help="positions with more undrawn edges get win/loss labels instead of margins (default 36)")
     te.add_argument("--move-labels-max", type=int, default=None,
@@ -520,7 +547,10 @@ def main(argv: list[str] | None = None) -> int:
                                        "(docs/engine-protocol.md)", formatter_class=_Defaults)
     en.add_argument("spec", help="agent spec name[:key=value,...], e.g. greedy or alphabeta:depth=3")
     en.set_defaults(func=_engine)
-    ag = sub.add_parser("agents", help="list the registered agents", formatter_class=_Defaults)
+    ag = sub.add_parser("agents", help="list the agents, or show one agent's options and strength",
+                        formatter_class=_Defaults)
+    ag.add_argument("name", nargs="?", default=None,
+                    help="an agent: print its description, options (type, default, meaning) and strength")
     ag.set_defaults(func=_agents)
     args, rest = parser.parse_known_args(argv)  # `dnb plot attention` hands its options to the plot's parser
     if rest and getattr(args, "func", None) is not _plot_attention:

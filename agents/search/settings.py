@@ -45,28 +45,42 @@ class SearchSettings:
     """Settings of one search (either backend); defaults are Dotsformer Table A1 (c_puct 1.0,
     temperature 0.4, 800 simulations).
 
-    * ``simulations``: leaf evaluations (or exact leaves) per search; ``batch_size`` leaves per evaluator
-      call, kept apart by ``virtual_loss``.
-    * ``selection``: the rule that picks a child edge ``a`` of a position ``s`` on the way down.
-      ``"puct"`` (AlphaZero): ``argmax Q(s, a) + c_puct * P(s, a) * sqrt(sum N) / (1 + N(s, a))``.
-      ``"uct"`` (plain UCT, Kocsis & Szepesvari 2006; OpenSpiel's ``MCTSBot``): the priors are not used
-      (nor asked for at the root); every move is tried once, in an order drawn at random for each position
-      when the search first meets it, then ``argmax Q(s, a) + c_puct * sqrt(ln N(s) / N(s, a))`` (UCB1;
-      ``N(s)``: the simulations through ``s``, i.e. the root's sum N or the visits of the edge into ``s``),
-      ties to the move tried first. Agents playing by visits take the most visited move, ties to the one
-      tried first (:class:`agents.search.agent.MCTSAgent`). ``add_noise`` is refused with it.
-    * ``c_puct``: exploration weight of the selection rule (``c`` of UCB1 with ``"uct"``).
-    * ``temperature``: moves drawn from ``N^(1/T)`` (0 = most visited) by agents that draw.
-    * ``add_noise``: Dirichlet ``(dirichlet_alpha, dirichlet_epsilon)`` noise on the root priors.
-    * ``prune``: BoxesZero's pruning (exact simple-endgame leaves, forced captures in opened chains).
-    * ``reuse_tree``: keep the subtree of the move played for the next search.
-    * ``value``: ``"win"`` (results +1/-1/0, AlphaZero) or ``"margin"`` (final box margin / boxes).
-    * The exact solver (:mod:`dnb_env.solver`, alpha-beta; needs the C++ extension), 0 = off: leaves with
-      at most ``solve_leaf`` undrawn edges are solved within ``solve_nodes`` nodes each (a solve that runs
-      out lowers the zone to one edge below that leaf for the rest of the search); a root with at most
-      ``solve_root`` undrawn edges is not searched: its policy is uniform over the moves of best margin
-      (:class:`agents.search.exact.ExactRoot`), when ``solve_root_nodes`` suffice. Tables of at most
-      ``solve_tt_mb`` MB, kept across searches.
+    Attributes:
+        simulations: leaf evaluations (or exact leaves) per search
+        selection: the rule that picks a child edge on the way down: ``"puct"`` (AlphaZero) or ``"uct"``
+            (plain UCT), below
+        c_puct: exploration weight of the selection rule (``c`` of UCB1 with ``"uct"``)
+        temperature: agents that draw take moves from ``N^(1/T)`` over the root visits (0: the most visited)
+        dirichlet_alpha: alpha of the Dirichlet noise on the root priors
+        dirichlet_epsilon: weight of the Dirichlet noise in the root priors
+        add_noise: Dirichlet ``(dirichlet_alpha, dirichlet_epsilon)`` noise on the root priors (refused with
+            ``selection="uct"``)
+        batch_size: leaves per evaluator call, kept apart by ``virtual_loss``
+        virtual_loss: visits, each a loss, counted on the path of a leaf awaiting its evaluation, so that the
+            leaves of one batch spread out
+        prune: BoxesZero's pruning: exact simple-endgame leaves, forced captures in opened chains
+        reuse_tree: keep the subtree of the move played for the next search
+        value: ``"win"`` (results +1/-1/0, AlphaZero) or ``"margin"`` (final box margin / boxes)
+        solve_leaf: leaves with at most this many undrawn edges get the exact solver's value (0: off; -1:
+            auto, resolved for the board by ``solver_zone``)
+        solve_root: a root with at most this many undrawn edges is not searched: its policy is uniform over
+            the moves of best margin (0: off; -1: auto, resolved for the board by ``solver_zone``)
+        solve_nodes: the exact solver's node budget for each leaf
+        solve_root_nodes: the exact solver's node budget for the root
+        solve_tt_mb: megabytes of the exact solver's tables, kept across searches
+
+    Selection rules, for a child edge ``a`` of a position ``s``: ``"puct"`` (AlphaZero) takes
+    ``argmax Q(s, a) + c_puct * P(s, a) * sqrt(sum N) / (1 + N(s, a))``. ``"uct"`` (plain UCT, Kocsis &
+    Szepesvari 2006; OpenSpiel's ``MCTSBot``) does not use the priors (nor asks for them at the root):
+    every move is tried once, in an order drawn at random for each position when the search first meets
+    it, then ``argmax Q(s, a) + c_puct * sqrt(ln N(s) / N(s, a))`` (UCB1; ``N(s)``: the simulations
+    through ``s``, i.e. the root's sum N or the visits of the edge into ``s``), ties to the move tried
+    first. Agents playing by visits take the most visited move, ties to the one tried first
+    (:class:`agents.search.agent.MCTSAgent`).
+
+    The exact solver (:mod:`dnb_env.solver`, alpha-beta; needs the C++ extension): a leaf solve that runs
+    out of ``solve_nodes`` lowers the leaf zone to one edge below that leaf for the rest of the search; the
+    root's policy comes from :class:`agents.search.exact.ExactRoot` when ``solve_root_nodes`` suffice.
     """
 
     simulations: int = 800
