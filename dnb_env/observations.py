@@ -16,11 +16,14 @@ name                      shape                 source
 ``chainloop6_sac2_deep``  (12, 2R+1, 2C+1)      ``chainloop6_sac2`` with ten times the search budget
 ``chainloop6_sac4``       (12, 2R+1, 2C+1)      ``chainloop6_sac2``'s channels with four sacrifices allowed
 ``chainloop6_lcr``        (7, 2R+1, 2C+1)       ChainLoop6 + the long chain rule of each safe move
+``chainloop6_nim``        (12, 2R+1, 2C+1)      ``chainloop6_safe`` + each move's result in Nimstring
+``chainloop6_nim38``      (12, 2R+1, 2C+1)      ``chainloop6_nim`` with Nimstring only at <= 38 undrawn edges
 ========================  ====================  ============================================================
 
 Use :func:`encode` for one state, :func:`encode_batch` for many (faster per state), :func:`encoder_shape`
 for the shape and :func:`list_encoders` for the names; :func:`transform_planes` maps planes by a board
-symmetry (:mod:`dnb_env.symmetry`). Each encoder's docstring has its channel table.
+symmetry (:mod:`dnb_env.symmetry`). Each encoder's docstring has its channel table; the documentation's
+Observations page (``docs/observations.md``) has every table and a picture of each encoder's planes.
 With the native backend (:mod:`dnb_env.native`, boards up to 9x9) ``baseline4``, ``chainloop6``,
 ``chainloop64`` and ``alphazero4`` are computed in C++, bit-identical to the Python code here.
 """

@@ -326,7 +326,7 @@ def version() -> str:
     from importlib import metadata
 
     try:
-        return metadata.version("dnb")
+        return metadata.version("dnb-env")
     except metadata.PackageNotFoundError:
         import dnb_env
 

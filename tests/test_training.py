@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import json
 import shutil
 
@@ -233,6 +235,14 @@ def test_backward_training_samples_start_at_s_and_move_it(tmp_path):
 
     assert rollback_report([str(tmp_path / "run")]).splitlines()[2:] == [
         "| 6 | 1 |", "| 5 | 1 |", "| 4 | 1 |", "| 3 | (0, now) |"]
+
+
+def test_training_without_matplotlib_runs_and_says_why_there_is_no_plot(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)          # the plot extra is not installed
+    rows = train(tiny(iterations=1), str(tmp_path / "run"), **QUIET)
+    assert len(rows) == 1 and (tmp_path / "run" / "checkpoint.pt").exists()
+    assert not (tmp_path / "run" / "training.png").exists()
+    assert "dnb-env[plot]" in capsys.readouterr().err
 
 
 def test_training_runs_resumes_and_is_reproducible(tmp_path):

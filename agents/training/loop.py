@@ -28,10 +28,16 @@ this process on either backend, on ``config.device``; a run may change backend o
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import sys
 import time
 
 import numpy as np
-import torch
+
+from dnb_env._extras import extra_hint, requires_extra
+
+with requires_extra("agents.training.loop"):
+    import torch
 
 from agents.models import build_model
 from agents.training.events import EventLog
@@ -202,6 +208,9 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
         positions = {b: labelled_positions(b, config.eval_positions, seed=eval_seed) for b in mix.boards}
         teach = teacher[:2] if teacher is not None and config.teacher.fraction > 0 else None
         largest = max(mix.boards, key=lambda b: geometry(b).num_actions)
+        plot = plot_training if importlib.util.find_spec("matplotlib") is not None else None
+        if plot is None:
+            print(f"no training.png: the plot needs matplotlib: {extra_hint('matplotlib')}", file=sys.stderr)
         for iteration in range(start + 1, config.iterations + 1):
             rng = np.random.default_rng([config.seed, iteration])  # reproducible per iteration, also on resume
             lr = config.lr_at(iteration)
@@ -212,9 +221,9 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
             metrics.append(row)
             if single:  # its files as a single-board run's: the board's replay and curriculum themselves
                 store.commit(iteration, net, optimizer, config, curricula[config.board], replays[config.board],
-                             metrics, plot=plot_training)
+                             metrics, plot=plot)
             else:
-                store.commit(iteration, net, optimizer, config, curricula, replays, metrics, plot=plot_training)
+                store.commit(iteration, net, optimizer, config, curricula, replays, metrics, plot=plot)
             events.write(row, iteration)
             if bar is not None:
                 bar.update(1)
