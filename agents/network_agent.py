@@ -25,6 +25,11 @@ import os
 
 import numpy as np
 
+from dnb_env._extras import requires_extra
+
+with requires_extra("agents.network_agent"):  # the networks are PyTorch modules: MissingExtra without it
+    import torch  # noqa: F401
+
 from agents.base import check_state, value_unit
 from agents.checkpoint import CheckpointError, load_network
 from agents.models import family_agents, family_for_agent, get_family

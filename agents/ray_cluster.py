@@ -5,7 +5,7 @@ before any work starts.
     dnb tournament ... --backend ray --ray-address auto     # the cluster this machine joined (`ray start`)
     dnb train ... --backend ray --ray-address 10.0.0.5:6379
 
-Ray is optional (``pip install 'dnb[ray]'``). Every bad input is a ``ValueError`` raised before a game is
+Ray is optional (``pip install 'dnb-env[ray]'``). Every bad input is a ``ValueError`` raised before a game is
 played or a file written: Ray not installed, an address that does not answer (checked with a TCP connect
 of ``timeout`` seconds first: ``ray.init`` itself waits minutes on an unreachable address), more CPUs or GPUs
 asked for than the cluster has. Scheduling and fault tolerance are Ray's (task retries, actor restarts);
@@ -20,7 +20,7 @@ __all__ = ["BACKENDS", "INSTALL_HINT", "require_ray", "check_backend", "RaySessi
            "check_resources"]
 
 BACKENDS = ("local", "ray")
-INSTALL_HINT = "pip install 'dnb[ray]'"
+INSTALL_HINT = "pip install 'dnb-env[ray]'"
 
 
 def require_ray():

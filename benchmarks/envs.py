@@ -1,6 +1,6 @@
 """Environment throughput, measured side by side in one run.
 
-1. Single env, learner steps/s on 5x5: ``DotsAndBoxesEnv`` (``gym.make("DotsAndBoxes-5x5", obs_type="chainloop6")``
+1. Single env, learner steps/s on 5x5: ``DotsAndBoxesEnv`` (``gym.make("DotsAndBoxes-5x5-v0", obs_type="chainloop6")``
    unwrapped, default opponent ``"random"``) vs the same loop on OpenSpiel's C++ ``dots_and_boxes``. One
    learner step = the learner's move, the random opponent's replies until it is the learner's turn (or the
    game ends), and the learner's observation: Gymnasium's ``step`` returns the chainloop6 planes, the mask
@@ -38,7 +38,7 @@ import dnb_env  # noqa: F401
 
 
 def gym_steps(n, seed=0):
-    env = gym.make("DotsAndBoxes-5x5", obs_type="chainloop6").unwrapped  # no checker wrappers
+    env = gym.make("DotsAndBoxes-5x5-v0", obs_type="chainloop6").unwrapped  # no checker wrappers
     rng = random.Random(seed)
     obs, _ = env.reset(seed=seed)
     t = time.perf_counter()
@@ -67,7 +67,7 @@ def spiel_steps(n, seed=0):
 
 
 def vector_steps(mode, num_envs, batches, seed=0):
-    envs = gym.make_vec("DotsAndBoxes-5x5", num_envs=num_envs, vectorization_mode=mode)
+    envs = gym.make_vec("DotsAndBoxes-5x5-v0", num_envs=num_envs, vectorization_mode=mode)
     rng = np.random.default_rng(seed)
     obs, _ = envs.reset(seed=seed)
     t = time.perf_counter()

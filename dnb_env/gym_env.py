@@ -1,8 +1,10 @@
 """Gymnasium environment: one learner against a built-in opponent, plus a native batched vector env.
 
 =====================  ==========================================================================
-Import                 ``import dnb_env; gym.make("DotsAndBoxes-5x5")`` (or ``gym.make("dnb_env:DotsAndBoxes-5x5")``)
-Ids                    ``DotsAndBoxes-{R}x{C}`` for 1 <= R, C <= 9; ``DotsAndBoxes-v0`` with ``rows=``, ``cols=``
+Import                 ``import dnb_env; gym.make("DotsAndBoxes-5x5-v0")`` (or ``gym.make("dnb_env:DotsAndBoxes-5x5-v0")``)
+Ids                    ``DotsAndBoxes-{R}x{C}-v0`` for 1 <= R, C <= 9; ``DotsAndBoxes-v0`` with ``rows=``, ``cols=``
+                       (versions: :mod:`dnb_env.registration`)
+Install                ``pip install 'dnb-env[gym]'`` (Gymnasium, PettingZoo, pygame)
 Actions                ``Discrete(A)``, OpenSpiel's numbering (A = 60 on 5x5)
 Observation            ``Dict(observation=Box(C, H, W) float32, action_mask=Box(0, 1, (A,), int8))``
 Vector                 ``gym.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point")``
@@ -74,11 +76,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
-from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_space
+
+from dnb_env._extras import requires_extra
+
+with requires_extra("dnb_env.gym_env"):
+    import gymnasium as gym
+    from gymnasium import spaces
+    from gymnasium.vector import AutoresetMode, VectorEnv
+    from gymnasium.vector.utils import batch_space
 
 from dnb_env import native
 from dnb_env.core import GameState, IllegalActionError, _check_action, geometry, parse_board

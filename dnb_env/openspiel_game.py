@@ -15,7 +15,11 @@ OpenSpiel's Python algorithms (``open_spiel.python.algorithms.mcts.MCTSBot``, ``
 from __future__ import annotations
 
 import numpy as np
-import pyspiel
+
+from dnb_env._extras import requires_extra
+
+with requires_extra("dnb_env.openspiel_game"):
+    import pyspiel
 
 from dnb_env.core import GameState, geometry
 from dnb_env.observations import encode, encoder_shape

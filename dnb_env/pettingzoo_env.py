@@ -62,10 +62,14 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from gymnasium import spaces
-from pettingzoo import AECEnv
-from pettingzoo.utils import AgentSelector, wrappers  # noqa: F401
-from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+from dnb_env._extras import requires_extra
+
+with requires_extra("dnb_env.pettingzoo_env"):
+    from gymnasium import spaces
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import AgentSelector, wrappers  # noqa: F401
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
 from dnb_env.core import GameState, IllegalActionError, parse_board
 from dnb_env.observations import encode, encoder_shape

@@ -1,12 +1,29 @@
 """Registration of the environments with Gymnasium, PettingZoo and OpenSpiel (run by ``import dnb_env``).
 
 Each ecosystem is optional: one that is not installed is skipped. Gymnasium 1.x does not load plugins
-by itself, so ``import dnb_env`` first, or name the module in the id: ``gym.make("dnb_env:DotsAndBoxes-5x5")``.
+by itself, so ``import dnb_env`` first, or name the module in the id: ``gym.make("dnb_env:DotsAndBoxes-5x5-v0")``.
+
+========================  ==========================================================================
+Gymnasium                 ``DotsAndBoxes-{R}x{C}-v0`` for 1 <= R, C <= 9; ``DotsAndBoxes-v0`` with
+                          ``rows=``, ``cols=``. An id without its version (``DotsAndBoxes-5x5``)
+                          is Gymnasium's name for the latest version: it makes that one, with
+                          Gymnasium's warning "Using the latest versioned environment".
+                          ``gym.make_vec(id, vectorization_mode="vector_entry_point")``: the native
+                          batched env
+PettingZoo                ``dots_and_boxes_v0`` (AEC and parallel)
+OpenSpiel                 ``python_dots_and_boxes``
+========================  ==========================================================================
+
+Version history of the Gymnasium ids (their ``-vN``; the PettingZoo id carries its own ``_v0``):
+
+* v0: first registered version: rules, observations, rewards as of release 0.5.0.
 """
 
 from __future__ import annotations
 
 MAX_REGISTERED = 9
+#: The version of the Gymnasium ids (the version history above).
+GYM_VERSION = 0
 
 
 def register_gymnasium() -> bool:
@@ -18,11 +35,11 @@ def register_gymnasium() -> bool:
     # the entry points are the classes of dnb_env.gym_env, loaded through the registry so that agent names
     # given as opponent= resolve (dnb_env knows no names; registry.envs imports the registry, then them)
     kw = dict(entry_point="registry.envs:DotsAndBoxesEnv", vector_entry_point="registry.envs:DotsAndBoxesVectorEnv")
-    if "DotsAndBoxes-v0" not in registered:
-        gymnasium.register(id="DotsAndBoxes-v0", **kw)
+    if f"DotsAndBoxes-v{GYM_VERSION}" not in registered:
+        gymnasium.register(id=f"DotsAndBoxes-v{GYM_VERSION}", **kw)
     for r in range(1, MAX_REGISTERED + 1):
         for c in range(1, MAX_REGISTERED + 1):
-            env_id = f"DotsAndBoxes-{r}x{c}"
+            env_id = f"DotsAndBoxes-{r}x{c}-v{GYM_VERSION}"
             if env_id not in registered:
                 gymnasium.register(id=env_id, kwargs={"rows": r, "cols": c}, **kw)
     return True

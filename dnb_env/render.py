@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dnb_env._extras import requires_extra
 from dnb_env.core import GameState
 
 __all__ = ["render_ansi", "render_rgb", "line_owners", "HumanWindow", "PLAYER_COLOURS"]
@@ -110,12 +111,8 @@ class HumanWindow:
         self._clock = None
 
     def show(self, state: GameState) -> None:
-        try:
+        with requires_extra("render_mode='human'"):
             import pygame
-        except ImportError:
-            raise ImportError(
-                "render_mode='human' needs pygame: pip install 'dnb[gym]' (or pip install pygame)"
-            ) from None
         img = render_rgb(state)
         if self._screen is None:
             pygame.init()

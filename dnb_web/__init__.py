@@ -30,6 +30,11 @@ moves in processes killed at their time limit (a move past it no longer keeps a 
 capped (solver zones too; node budgets of 0 and non-finite options refused), 400 for unusable paths.
 """
 
+from dnb_env._extras import requires_extra
+
+with requires_extra("dnb_web"):
+    import fastapi  # noqa: F401  (the web extra; uvicorn is imported by dnb serve itself)
+
 from dnb_web.app import WebConfig, create_app
 
 __all__ = ["WebConfig", "create_app"]

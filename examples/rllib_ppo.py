@@ -1,6 +1,6 @@
 """Train RLlib's PPO with action masking on the PettingZoo AEC env, by self-play or against a fixed opponent.
 
-    python examples/rllib_ppo.py --board 3x3 --iterations 50 --eval-games 400      # needs pip install 'dnb[ray]'
+    python examples/rllib_ppo.py --board 3x3 --iterations 50 --eval-games 400      # needs pip install 'dnb-env[ray]'
     python examples/rllib_ppo.py --board 3x3 --opponent greedy --out runs/rllib-ppo-3x3-greedy
 
 * The env is :mod:`dnb_env.pettingzoo_env` behind RLlib's own PettingZoo wrapper

@@ -1,4 +1,4 @@
-"""Train sb3-contrib's MaskablePPO on DotsAndBoxes-3x3 against the random agent, then evaluate it.
+"""Train sb3-contrib's MaskablePPO on DotsAndBoxes-3x3-v0 against the random agent, then evaluate it.
 
     python examples/sb3_maskable_ppo.py --timesteps 200000 --eval-games 400 --out runs/ppo-3x3
 
@@ -37,7 +37,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
 
-    env = gym.make(f"DotsAndBoxes-{args.board}", obs_type=args.obs_type, learner_player="random")
+    env = gym.make(f"DotsAndBoxes-{args.board}-v0", obs_type=args.obs_type, learner_player="random")
     model = MaskablePPO("MultiInputPolicy", env, seed=args.seed, device="cpu", verbose=0,
                         n_steps=1024, batch_size=256, gamma=1.0)
     t = time.perf_counter()

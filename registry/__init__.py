@@ -1,5 +1,5 @@
 """Names -> things: agents (``make_agent``, ``list_agents``; spec strings in :mod:`registry.specs`) and,
-through ``import dnb_env``, the Gymnasium ids ``DotsAndBoxes-{R}x{C}`` / ``DotsAndBoxes-v0`` (entry points
+through ``import dnb_env``, the Gymnasium ids ``DotsAndBoxes-{R}x{C}-v0`` / ``DotsAndBoxes-v0`` (entry points
 in :mod:`registry.envs`), the PettingZoo id ``dots_and_boxes_v0`` and the pyspiel game
 ``python_dots_and_boxes``.
 

@@ -1,4 +1,4 @@
-"""Gymnasium entry points of the ids ``DotsAndBoxes-{R}x{C}`` and ``DotsAndBoxes-v0`` (registered by
+"""Gymnasium entry points of the ids ``DotsAndBoxes-{R}x{C}-v0`` and ``DotsAndBoxes-v0`` (registered by
 ``import dnb_env``, :mod:`dnb_env.registration`): the env classes of :mod:`dnb_env.gym_env` themselves, loaded
 through this module so that the registry is imported first and has installed its agent names, which
 ``opponent="greedy"`` (and the default ``"random"``) resolve to (:mod:`dnb_env.opponents`).

@@ -290,7 +290,7 @@ def test_init_from_a_2x2_checkpoint_starts_a_3x3_run(tmp_path):
 
 
 def test_a_multi_board_run_on_ray_plays_the_local_games(tmp_path):
-    pytest.importorskip("ray", reason="Ray is not installed (pip install 'dnb[ray]')")
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'dnb-env[ray]')")
     small = dict(iterations=1, eval_positions=0, eval_games=2, workers=2)
     local = train(tiny_mix(**small), str(tmp_path / "local"), **QUIET)[0]
     ray = train(tiny_mix(**small, backend="ray"), str(tmp_path / "ray"), **QUIET)[0]

@@ -104,16 +104,18 @@ def test_a_missing_extra_is_named(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr(registry.cli, "_train", needs("torch"))
     assert cli(["train", "--out", str(tmp_path / "run")]) == 2
-    assert capsys.readouterr().err == "dnb: error: dnb train needs PyTorch: pip install 'dnb[torch]'\n"
+    assert capsys.readouterr().err == ("dnb: error: dnb train needs PyTorch: pip install 'dnb-env[torch]' (on Linux "
+                                       "this installs the CUDA build of torch; for the CPU build first run pip install "
+                                       "torch --index-url https://download.pytorch.org/whl/cpu)\n")
     monkeypatch.setattr(registry.cli, "_train", needs("open_spiel.python"))
     assert cli(["train", "--out", str(tmp_path / "run")]) == 2
-    assert "needs OpenSpiel: pip install 'dnb[spiel]'" in capsys.readouterr().err
+    assert "needs OpenSpiel: pip install 'dnb-env[spiel]'" in capsys.readouterr().err
     monkeypatch.setattr(registry.cli, "_train", needs("agents.no_such_module"))  # not an extra: a real error
     with pytest.raises(ModuleNotFoundError):
         cli(["train", "--out", str(tmp_path / "run")])
     error = missing_extra(ModuleNotFoundError(name="fastapi"), "dnb serve")
     assert isinstance(error, MissingExtra) and isinstance(error, ValueError)
-    assert str(error) == "dnb serve needs FastAPI: pip install 'dnb[web]'"
+    assert str(error) == "dnb serve needs FastAPI: pip install 'dnb-env[web]'"
 
 
 def test_without_torch_the_registry_has_the_other_agents(capsys, monkeypatch):
@@ -123,10 +125,50 @@ def test_without_torch_the_registry_has_the_other_agents(capsys, monkeypatch):
     monkeypatch.setattr(registry.agents, "family_agents", no_torch)
     assert cli(["agents"]) == 0
     captured = capsys.readouterr()
-    assert {"random", "greedy", "alphabeta"} <= set(captured.out.split()) and "alphazero" not in captured.out
-    assert "need PyTorch: pip install 'dnb[torch]'" in captured.err
-    with pytest.raises(ValueError, match=r"unknown agent 'alphazero'.*pip install 'dnb\[torch\]'"):
+    listed = {line.split()[0]: line for line in captured.out.splitlines() if line and not line.startswith("`")}
+    assert {"random", "greedy", "alphabeta"} <= set(listed) and "[needs" not in listed["random"]
+    assert "PyTorch: pip install 'dnb-env[torch]'" in listed["alphazero"]  # listed, with the extra it needs
+    with pytest.raises(ValueError, match=r"unknown agent 'alphazero'.*pip install 'dnb-env\[torch\]'"):
         registry.agents.make_agent("alphazero", board="3x3")
+
+
+def test_teach_without_torch_plays_the_default_players_it_has(tmp_path, capsys, monkeypatch):
+    """The core install (no PyTorch) makes a teacher dataset from the default mix less its network players, and
+    says so in one line naming the extra that would add them."""
+    import json
+
+    def no_torch():
+        raise ModuleNotFoundError("No module named 'torch'", name="torch")
+
+    monkeypatch.setattr(registry.agents, "family_agents", no_torch)
+    out = tmp_path / "d"
+    assert cli(["teach", "--board", "2x2", "--undrawn", "3-6", "--positions", "4", "--shard-size", "4",
+                "--out", str(out), "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ("dnb teach: the default players leave out alphazero:simulations=0, "
+                            "dotsformer:simulations=0: the network agents need PyTorch: pip install "
+                            "'dnb-env[torch]' (on Linux this installs the CUDA build of torch; for the CPU build "
+                            "first run pip install torch --index-url https://download.pytorch.org/whl/cpu)\n")
+    assert "4 positions" in captured.out
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["config"]["players"] == ["greedy", "alphabeta:depth=2", "prsboxes"]
+    # a network player named on purpose is refused at once, the extra named, and no folder is made
+    assert cli(["teach", "--board", "2x2", "--players", "greedy,alphazero", "--out", str(tmp_path / "e")]) == 2
+    err = capsys.readouterr().err
+    assert "'alphazero'" in err and "pip install 'dnb-env[torch]'" in err and not (tmp_path / "e").exists()
+
+
+def test_teach_with_torch_keeps_the_whole_default_mix(capsys):
+    pytest.importorskip("torch")
+    from agents.training.teacher import DEFAULT_PLAYERS
+
+    assert registry.cli._teach_players() == DEFAULT_PLAYERS and capsys.readouterr().err == ""
+
+
+def test_teach_help_says_what_the_default_mix_needs(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    out = " ".join(_help(["teach"], capsys).split())
+    assert "without PyTorch the two network players are left out with a notice" in out
 
 
 def test_a_tournament_without_matplotlib_writes_its_csv_files(tmp_path, capsys, monkeypatch):
@@ -140,6 +182,6 @@ def test_a_tournament_without_matplotlib_writes_its_csv_files(tmp_path, capsys, 
     assert cli(["tournament", "--board", "2x2", "--agents", "random,greedy", "--games", "2", "--workers", "1",
                 "--bootstrap", "0", "--no-progress", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "tournament.png skipped: the plot needs matplotlib: pip install 'dnb[plot]'" in printed
+    assert "tournament.png skipped: the plot needs matplotlib: pip install 'dnb-env[plot]'" in printed
     assert printed.rstrip().endswith(f"results: {out}/results.jsonl, pairs.csv, elo.csv")
     assert (out / "pairs.csv").is_file() and (out / "elo.csv").is_file() and not (out / "tournament.png").exists()

@@ -21,13 +21,46 @@ def first_legal(obs):
 
 
 def test_registered_ids():
-    env = gym.make("DotsAndBoxes-5x5")
+    env = gym.make("DotsAndBoxes-5x5-v0")
     assert env.action_space.n == 60 and env.observation_space["observation"].shape == (6, 11, 11)
-    env = gym.make("dnb_env:DotsAndBoxes-2x3")
+    env = gym.make("dnb_env:DotsAndBoxes-2x3-v0")
     assert env.unwrapped.rows == 2 and env.unwrapped.cols == 3
     env = gym.make("DotsAndBoxes-v0", rows=4, cols=2, obs_type="edgequad9")
     assert env.observation_space["observation"].shape == (9, 4, 2)
-    assert "DotsAndBoxes-9x9" in gym.envs.registry and "DotsAndBoxes-1x1" in gym.envs.registry
+    ours = sorted(i for i in gym.envs.registry if i.startswith("DotsAndBoxes"))
+    assert ours == sorted(["DotsAndBoxes-v0"] + [f"DotsAndBoxes-{r}x{c}-v0" for r in range(1, 10) for c in range(1, 10)])
+
+
+@pytest.mark.parametrize("rows, cols", [(r, c) for r in range(1, 10) for c in range(1, 10)])
+def test_every_board_id_makes_its_board_in_both_forms(rows, cols):
+    """``DotsAndBoxes-RxC-v0``, and the id without its version: Gymnasium's name for the latest version, made
+    with Gymnasium's own warning."""
+    env = gym.make(f"DotsAndBoxes-{rows}x{cols}-v0")
+    assert (env.unwrapped.rows, env.unwrapped.cols) == (rows, cols) and env.spec.id == f"DotsAndBoxes-{rows}x{cols}-v0"
+    with pytest.warns(UserWarning, match=f"Using the latest versioned environment `DotsAndBoxes-{rows}x{cols}-v0`"):
+        env = gym.make(f"DotsAndBoxes-{rows}x{cols}")
+    assert (env.unwrapped.rows, env.unwrapped.cols) == (rows, cols) and env.spec.id == f"DotsAndBoxes-{rows}x{cols}-v0"
+
+
+def test_the_generic_id_in_both_forms_and_unknown_versions():
+    env = gym.make("DotsAndBoxes-v0", rows=2, cols=3)
+    assert (env.unwrapped.rows, env.unwrapped.cols) == (2, 3)
+    with pytest.warns(UserWarning, match="Using the latest versioned environment `DotsAndBoxes-v0`"):
+        env = gym.make("DotsAndBoxes", rows=3, cols=2)
+    assert (env.unwrapped.rows, env.unwrapped.cols) == (3, 2) and env.spec.id == "DotsAndBoxes-v0"
+    with pytest.raises(gym.error.VersionNotFound, match="v0"):
+        gym.make("DotsAndBoxes-5x5-v1")
+    with pytest.raises(gym.error.NameNotFound):
+        gym.make("DotsAndBoxes-10x10-v0")
+
+
+@pytest.mark.parametrize("env_id, kwargs", [("DotsAndBoxes-3x2-v0", {}), ("DotsAndBoxes-v0", {"rows": 3, "cols": 2})])
+def test_versioned_ids_make_the_native_vector_env(env_id, kwargs):
+    envs = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point", **kwargs)
+    assert isinstance(envs.unwrapped, DotsAndBoxesVectorEnv) and envs.num_envs == 3
+    obs, _ = envs.reset(seed=0)
+    assert obs["observation"].shape[0] == 3 and obs["action_mask"].shape == (3, 17)
+    envs.close()
 
 
 @pytest.mark.parametrize("obs_type", list_encoders())
@@ -44,7 +77,7 @@ def test_sb3_env_checker():
 def test_render_check_and_modes(monkeypatch):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")  # the checker also renders in the human mode
     # made by gymnasium.make, whose spec lets the checker make the env again in each of its other render modes
-    check_env(gym.make("DotsAndBoxes-2x2", render_mode="rgb_array").unwrapped)
+    check_env(gym.make("DotsAndBoxes-2x2-v0", render_mode="rgb_array").unwrapped)
     env = DotsAndBoxesEnv(2, 2, render_mode="rgb_array")
     env.reset(seed=1)
     img = env.render()
@@ -176,7 +209,7 @@ def test_opponent_names_come_from_the_registry_and_the_game_layer_imports_none()
     code = ("import sys, gymnasium as gym, dnb_env, dnb_env.gym_env, dnb_env.solver\n"
             "up = [m for m in sys.modules if m.split('.')[0] in ('registry', 'agents', 'baselines', 'dnb_web')]\n"
             "assert not up, up\n"
-            "env = gym.make('DotsAndBoxes-3x3', opponent='greedy')\n"
+            "env = gym.make('DotsAndBoxes-3x3-v0', opponent='greedy')\n"
             "print(type(env.unwrapped.opponent).__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "GreedyAgent"
@@ -184,7 +217,7 @@ def test_opponent_names_come_from_the_registry_and_the_game_layer_imports_none()
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_make_vec_sync_and_async(mode):
-    envs = gym.make_vec("DotsAndBoxes-2x2", num_envs=3, vectorization_mode=mode)
+    envs = gym.make_vec("DotsAndBoxes-2x2-v0", num_envs=3, vectorization_mode=mode)
     obs, info = envs.reset(seed=0)
     assert obs["observation"].shape == (3, 6, 5, 5)
     for _ in range(20):
@@ -195,7 +228,7 @@ def test_make_vec_sync_and_async(mode):
 
 
 def test_native_vector_env_matches_single_envs():
-    vec = gym.make_vec("DotsAndBoxes-3x3", num_envs=4, vectorization_mode="vector_entry_point")
+    vec = gym.make_vec("DotsAndBoxes-3x3-v0", num_envs=4, vectorization_mode="vector_entry_point")
     assert isinstance(vec.unwrapped, DotsAndBoxesVectorEnv)
     obs, info = vec.reset(seed=[10, 11, 12, 13])
     rng = np.random.default_rng(0)
@@ -274,7 +307,7 @@ def test_vector_env_refuses_human_render():
     with pytest.raises(ValueError, match=r"render_mode must be one of \['ansi', 'rgb_array'\].*single env"):
         DotsAndBoxesVectorEnv(num_envs=2, rows=2, cols=2, render_mode="human")
     with pytest.raises(ValueError, match="render_mode must be one of"):
-        gym.make_vec("DotsAndBoxes-2x2", num_envs=2, vectorization_mode="vector_entry_point", render_mode="human")
+        gym.make_vec("DotsAndBoxes-2x2-v0", num_envs=2, vectorization_mode="vector_entry_point", render_mode="human")
     frames = DotsAndBoxesVectorEnv(num_envs=2, rows=2, cols=2, render_mode="rgb_array")
     frames.reset(seed=0)
     assert len(frames.render()) == 2
@@ -315,7 +348,7 @@ def test_reset_options_learner_player_and_history():
 @pytest.mark.parametrize("kwargs", [{}, {"opponent": "greedy", "learner_player": "random", "reward": "boxes"}])
 def test_make_vec_modes_play_the_same_games_for_the_same_seed(kwargs):
     def run(mode):
-        envs = gym.make_vec("DotsAndBoxes-2x2", num_envs=3, vectorization_mode=mode, **kwargs)
+        envs = gym.make_vec("DotsAndBoxes-2x2-v0", num_envs=3, vectorization_mode=mode, **kwargs)
         obs, _ = envs.reset(seed=7)
         rng = np.random.default_rng(0)
         out = [obs["observation"]]
@@ -339,7 +372,7 @@ def test_an_engine_program_as_the_opponent_through_gym_make(tmp_path):
     tiny = Path(__file__).parent / "fixtures" / "engine_tiny.py"
     pids = tmp_path / "pid"
     cmd = " ".join(shlex.quote(str(a)) for a in (sys.executable, tiny, "--pidfile", pids))
-    env = gym.make("DotsAndBoxes-3x3", opponent=f'engine:cmd="{cmd}",name=tiny', learner_player=1)
+    env = gym.make("DotsAndBoxes-3x3-v0", opponent=f'engine:cmd="{cmd}",name=tiny', learner_player=1)
     obs, info = env.reset(seed=3)  # the engine moved first, in its own process
     assert env.unwrapped.opponent.name == "tiny" and info["current_player"] == 1
     pid = int(pids.read_text())
@@ -352,6 +385,6 @@ def test_an_engine_program_as_the_opponent_through_gym_make(tmp_path):
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     with pytest.raises(ValueError, match="both in the spec and in opponent_kwargs"):
-        gym.make("DotsAndBoxes-3x3", opponent=f'engine:cmd="{cmd}",name=tiny', opponent_kwargs={"name": "x"})
-    env = gym.make("DotsAndBoxes-3x3", opponent="alphabeta:depth=1")  # any spec, not only engines
+        gym.make("DotsAndBoxes-3x3-v0", opponent=f'engine:cmd="{cmd}",name=tiny', opponent_kwargs={"name": "x"})
+    env = gym.make("DotsAndBoxes-3x3-v0", opponent="alphabeta:depth=1")  # any spec, not only engines
     assert env.unwrapped.opponent.depth == 1

@@ -111,7 +111,7 @@ def test_vector_env_backends_play_identical_episodes(kwargs, seed):
 def test_make_vec_native_matches_sync_of_native_single_envs():
     with native.use_backend("native"):
         def run(mode):
-            envs = gym.make_vec("DotsAndBoxes-3x3", num_envs=4, vectorization_mode=mode, learner_player="random")
+            envs = gym.make_vec("DotsAndBoxes-3x3-v0", num_envs=4, vectorization_mode=mode, learner_player="random")
             obs, _ = envs.reset(seed=11)
             rng = np.random.default_rng(1)
             out = [obs]

@@ -22,7 +22,7 @@ from conftest import Killed, kill_at
 
 @pytest.fixture(scope="module")
 def ray_local():
-    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'dnb[ray]')")
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'dnb-env[ray]')")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     yield ray
     ray.shutdown()
@@ -125,7 +125,7 @@ def test_ray_tournament_bad_input_changes_nothing(tmp_path, ray_local, capsys):
 
 
 def test_unreachable_ray_address_is_an_error_before_any_work(tmp_path, capsys):
-    pytest.importorskip("ray", reason="Ray is not installed (pip install 'dnb[ray]')")
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'dnb-env[ray]')")
     out = tmp_path / "t"
     code = cli_main(["tournament", "--board", "2x2", "--agents", "random,greedy", "--games", "2", "--backend", "ray",
                      "--ray-address", "127.0.0.1:1", "--out", str(out), "--no-progress"])
@@ -137,12 +137,12 @@ def test_unreachable_ray_address_is_an_error_before_any_work(tmp_path, capsys):
 
 
 def test_ray_missing_names_the_extra(tmp_path, no_ray, capsys):
-    with pytest.raises(ValueError, match=r"needs Ray, which is not installed .*pip install 'dnb\[ray\]'"):
+    with pytest.raises(ValueError, match=r"needs Ray, which is not installed .*pip install 'dnb-env\[ray\]'"):
         RaySession()
     out = tmp_path / "t"
     assert cli_main(["tournament", "--board", "2x2", "--agents", "random,greedy", "--games", "2", "--backend", "ray",
                      "--out", str(out), "--no-progress"]) == 2
-    assert "pip install 'dnb[ray]'" in capsys.readouterr().err and not out.exists()
+    assert "pip install 'dnb-env[ray]'" in capsys.readouterr().err and not out.exists()
 
 
 # ------------------------------------------------------------------------------------------ training
@@ -402,7 +402,7 @@ def test_train_cli_on_ray(tmp_path, ray_local, capsys):
 
 
 def test_train_cli_errors_before_any_work(tmp_path, capsys):
-    pytest.importorskip("ray", reason="Ray is not installed (pip install 'dnb[ray]')")
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'dnb-env[ray]')")
     out = tmp_path / "run"
     code = cli_main(["train", "--board", "2x2", "--iterations", "1", "--out", str(out), "--backend", "ray",
                      "--ray-address", "127.0.0.1:1", "--no-progress"])
@@ -414,7 +414,7 @@ def test_train_without_ray_names_the_extra(tmp_path, no_ray, capsys):
     out = tmp_path / "run"
     assert cli_main(["train", "--board", "2x2", "--iterations", "1", "--out", str(out), "--backend", "ray",
                      "--no-progress"]) == 2
-    assert "pip install 'dnb[ray]'" in capsys.readouterr().err and not out.exists()
+    assert "pip install 'dnb-env[ray]'" in capsys.readouterr().err and not out.exists()
 
 
 # ------------------------------------------------------------------------------------------ RLlib
@@ -422,7 +422,7 @@ def test_train_without_ray_names_the_extra(tmp_path, no_ray, capsys):
 def rllib_example():
     """``examples/rllib_ppo.py`` as a module (skips where RLlib's dependencies are missing)."""
     pytest.importorskip("ray.rllib.algorithms.ppo",
-                        reason="RLlib's dependencies are not installed (pip install 'dnb[ray]')")
+                        reason="RLlib's dependencies are not installed (pip install 'dnb-env[ray]')")
     import importlib.util
     import pathlib
 
@@ -537,7 +537,7 @@ def test_ray_scaling_benchmark_runs(ray_local, capsys):
 
 
 def test_the_cluster_launcher_example_follows_rays_schema():
-    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'dnb[ray]')")
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'dnb-env[ray]')")
     import pathlib
 
     jsonschema = pytest.importorskip("jsonschema", reason="ray[default] brings jsonschema")

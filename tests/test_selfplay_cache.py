@@ -209,7 +209,7 @@ def test_the_onnx_runtime_without_onnxruntime_is_a_clear_error(monkeypatch):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_onnxruntime)
-    with pytest.raises(ImportError, match=r"pip install 'dnb\[onnx\]'"):
+    with pytest.raises(ImportError, match=r"pip install 'dnb-env\[onnx\]'"):
         NetworkEvaluator(net_3x3(), runtime="onnx")
 
 

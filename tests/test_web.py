@@ -14,7 +14,7 @@ import pytest
 
 from gates import FileGate
 
-pytest.importorskip("fastapi", reason="the web extra (fastapi) is not installed: pip install 'dnb[web]'")
+pytest.importorskip("fastapi", reason="the web extra (fastapi) is not installed: pip install 'dnb-env[web]'")
 pytest.importorskip("httpx", reason="FastAPI's test client needs httpx")
 
 from fastapi.testclient import TestClient  # noqa: E402

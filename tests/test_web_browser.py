@@ -26,8 +26,8 @@ import pytest
 
 from gates import FileGate
 
-pytest.importorskip("fastapi", reason="the web extra (fastapi, uvicorn) is not installed: pip install 'dnb[web]'")
-uvicorn = pytest.importorskip("uvicorn", reason="the web extra (uvicorn) is not installed: pip install 'dnb[web]'")
+pytest.importorskip("fastapi", reason="the web extra (fastapi, uvicorn) is not installed: pip install 'dnb-env[web]'")
+uvicorn = pytest.importorskip("uvicorn", reason="the web extra (uvicorn) is not installed: pip install 'dnb-env[web]'")
 sync_api = pytest.importorskip("playwright.sync_api", reason="the Python package playwright is not installed")
 
 from dnb_env.core import GameState  # noqa: E402

@@ -29,7 +29,7 @@ step. ``runtime`` picks what runs the pass:
 * ``"int8"``: a copy with its ``nn.Linear`` layers quantised to int8 (``torch.ao.quantization.quantize_dynamic``;
   convolutions stay float). It changes the outputs: ``benchmarks/selfplay.py`` measures by how much.
 * ``"onnx"``: the network exported to ONNX (``torch.onnx.export``, batch axis dynamic) and run by ONNX
-  Runtime on the CPU with as many threads as torch has (``pip install 'dnb[onnx]'``: ``onnx`` and
+  Runtime on the CPU with as many threads as torch has (``pip install 'dnb-env[onnx]'``: ``onnx`` and
   ``onnxruntime``). Like ``"jit"`` a copy of the construction-time weights, checked against the eager
   outputs on a probe batch (a network that does not export stays eager, with a warning); planes of
   another board than the network's run eagerly.
@@ -119,7 +119,7 @@ def _onnxruntime():
         import onnx  # noqa: F401 - torch's exporter needs it
         import onnxruntime
     except ImportError:
-        raise ImportError("runtime='onnx' needs onnx and onnxruntime: pip install 'dnb[onnx]'") from None
+        raise ImportError("runtime='onnx' needs onnx and onnxruntime: pip install 'dnb-env[onnx]'") from None
     return onnxruntime
 
 

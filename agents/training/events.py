@@ -2,7 +2,7 @@
 the losses, the exact-label accuracies, the backward-training start step, the scores against the
 evaluation opponents and the times, one point per iteration (or per fit commit).
 
-Optional: the events need ``tensorboardX`` (``pip install 'dnb[tensorboard]'``, which also brings the
+Optional: the events need ``tensorboardX`` (``pip install 'dnb-env[tensorboard]'``, which also brings the
 ``tensorboard`` viewer). Without it a run says so once and trains as before. Events are written after
 the metrics row is committed, so a resumed run adds the rows it commits and no row twice (a run killed
 between the commit and the event write misses that point on the plot; its metrics.jsonl has it).
@@ -55,7 +55,7 @@ class EventLog:
                 from tensorboardX import SummaryWriter
             except ImportError:
                 self._missing = True
-                self.echo("no TensorBoard events: tensorboardX is not installed (pip install 'dnb[tensorboard]')")
+                self.echo("no TensorBoard events: tensorboardX is not installed (pip install 'dnb-env[tensorboard]')")
                 return None
             # a file of its own per writer: the default name (seconds and host) is the same for a run
             # resumed within the second, whose writer would then overwrite the earlier events

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import os
 
+from dnb_env._extras import requires_extra
+
 __all__ = ["plot_training", "plot_runs"]
 
 #: an accuracy panel without data: runs that recorded no exact labels (boards beyond the native solver, or
@@ -50,7 +52,8 @@ def _save(fig, path: str) -> None:
 
 
 def plot_training(metrics: list[dict], path: str) -> None:
-    import matplotlib
+    with requires_extra("the training plot"):
+        import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -79,7 +82,7 @@ def plot_runs(curves: list[dict], path: str) -> bool:
     try:
         import matplotlib
     except ImportError:
-        print("no plot: it needs matplotlib: pip install 'dnb[plot]'")
+        print("no plot: it needs matplotlib: pip install 'dnb-env[plot]'")
         return False
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -98,7 +98,7 @@ DESCRIPTIONS: dict[str, str] = {
     "selfplay_runtime": "what runs self-play's forward passes: auto (nnpack for a resnet on the CPU, else eager), "
                         "eager, jit (a frozen TorchScript copy), nnpack "
                         "(batch norms folded, 3x3 convolutions by NNPACK's Winograd), int8 (linear layers "
-                        "quantised; changes the outputs) or onnx (ONNX Runtime; pip install 'dnb[onnx]')",
+                        "quantised; changes the outputs) or onnx (ONNX Runtime; pip install 'dnb-env[onnx]')",
     "eval_every": "iterations between evaluations (games against the opponents, search accuracy)",
     "eval_positions": "solver-labelled positions for the accuracy metrics (boards the solver covers)",
     "eval_games": "raw-policy games against each evaluation opponent, random and greedy (0: none)",

@@ -29,7 +29,11 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import torch
+
+from dnb_env._extras import requires_extra
+
+with requires_extra("agents.training.supervised"):
+    import torch
 
 from agents.checkpoint import atomic_torch_save, load_checkpoint, save_checkpoint
 from agents.models import build_model, config_from_dict, config_to_dict, family_of, get_family

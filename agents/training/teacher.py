@@ -80,7 +80,8 @@ READABLE_VERSIONS = (1, 2)
 MARGIN, OUTCOME, VALUE = 0, 1, 2
 NO_VALUE = -128
 MANIFEST = "manifest.json"
-#: The default mix of position sources (registry agent specs).
+#: The default mix of position sources (registry agent specs); the last two are network agents, which need
+#: PyTorch (``dnb teach`` leaves them out, with a notice, where it is not installed).
 DEFAULT_PLAYERS = ("greedy", "alphabeta:depth=2", "prsboxes", "alphazero:simulations=0", "dotsformer:simulations=0")
 EXTRA_COLUMNS = {"values": np.int8, "value": np.int8, "kind": np.int8, "game": np.int64, "player": np.int16,
                  "seconds": np.float32}
