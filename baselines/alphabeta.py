@@ -71,6 +71,7 @@ class AlphaBetaAgent:
         self.deadline: float | None = None
         self.move_time: float | None = None  # set by set_move_time: a clock instead of the depth
         self.root_move: int | None = None
+        self._last: tuple | None = None  # (state, depth, value) of the last move's deepest search: search_info
 
     def seed(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
@@ -181,15 +182,37 @@ class AlphaBetaAgent:
         self.tt.clear()  # values are exact only for the depth they were searched to
         self.nodes = 0
         self._zone = self.solve_leaf
-        move = legal[0]
+        move, value, reached = legal[0], None, 0
         for d in range(1, self.depth + 1):
             try:
-                move, _ = self.search_root(state, d)
+                move, value = self.search_root(state, d)
             except _Timeout:
                 break
+            reached = d
             if self.move_time is not None and d >= len(legal):  # on a clock: searched to the end of the game
                 break
+        self._last = (state, reached, value)
         return move
+
+    def search_info(self) -> dict:
+        """The last move's search (``dnb engine``'s ``info`` line): the deepest depth finished, its nodes,
+        its value as the final margin in boxes for the player who moved (the score so far plus the search's
+        value of the boxes left) and the line the table holds from there; ``{}`` before any move."""
+        if self._last is None:
+            return {}
+        state, depth, value = self._last
+        info = {"depth": depth, "nodes": self.nodes}
+        if value is None:
+            return info
+        me = state.current_player
+        m, pv = MutableState(state), []
+        while not m.is_terminal() and len(pv) < state.num_actions:
+            entry = self.tt.get(m.edges)
+            if entry is None or entry[3] is None:
+                break
+            pv.append(entry[3])
+            m.play(entry[3])
+        return {**info, "value": value + state.scores[me] - state.scores[1 - me], "unit": "margin", "pv": pv}
 
     def set_move_time(self, seconds: float) -> None:
         """Think ``seconds`` a move (a tournament's time control): the deepening goes on, past ``depth`` and

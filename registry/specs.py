@@ -11,6 +11,13 @@ it stands and may hold commas, colons and spaces: ``engine:cmd="./my_engine --ha
     check_spec("alphabeta", {"depth": 3})  -> the factory (ValueError for an unknown name, option or type)
     check_agent_spec("alphabeta:depth=3")  -> ("alphabeta", {"depth": 3}), parsed and checked
     agent_from_spec("alphabeta:depth=3", board="5x5", seed=0)  -> the Agent
+    describe_spec('engine:cmd="./eng",name=mine,log=/tmp/e.log')  -> ("mine", 'engine:cmd="./eng",name=mine')
+    agent_boards("alphazero")              -> the boards of its shipped weights, e.g. ("3x3", "5x5"); None: any
+
+:func:`describe_spec` gives a spec's label in a tournament's tables, records and files (the value of the
+factory's ``label_option``: an engine's ``name=``; else the spec) and its identity, what a resumed
+tournament compares (the spec without the factory's ``neutral_options``, which do not change play: an
+engine's ``log=``).
 
 :func:`agent_from_spec` is a module-level function, so the arena's worker processes and Ray tasks can be
 handed it as the builder of spec entries (:func:`registry.tournaments.run_tournament` does).
@@ -18,11 +25,13 @@ handed it as the builder of spec entries (:func:`registry.tournaments.run_tourna
 
 from __future__ import annotations
 
+import os
 from typing import Callable
 
-from registry.agents import _resolve, make_agent
+from registry.agents import _FACTORIES, _resolve, make_agent
 
-__all__ = ["parse_agent_spec", "split_agents", "check_spec", "check_agent_spec", "agent_from_spec"]
+__all__ = ["parse_agent_spec", "split_agents", "check_spec", "check_agent_spec", "agent_from_spec",
+           "describe_spec", "agent_boards"]
 
 
 def parse_agent_spec(spec: str) -> tuple[str, dict]:
@@ -103,3 +112,52 @@ def agent_from_spec(spec: str, board, seed: int | None = None):
     """The agent of the spec string ``spec`` (``"alphabeta:depth=2"``) for ``board``."""
     name, kwargs = parse_agent_spec(spec)
     return make_agent(name, board=board, seed=seed, **kwargs)
+
+
+def describe_spec(spec: str) -> tuple[str, str]:
+    """``(label, identity)`` of the spec string ``spec`` (module docstring): the label names the agent in a
+    tournament (an engine's ``name=``, else the identity); the identity is the spec without the options
+    that do not change play (an engine's ``log=``), the spec as it stands where it has none. A spec that
+    cannot be read is its own label and identity."""
+    try:
+        name, kwargs = parse_agent_spec(spec)
+        factory = _FACTORIES[name]  # not checked: a spec on file may name a program that is gone
+    except (ValueError, KeyError):
+        return spec, spec
+    neutral = set(getattr(factory, "neutral_options", ()))
+    identity = spec
+    if neutral & set(kwargs):
+        head, _, rest = spec.partition(":")
+        kept = [p for p in _split_commas(rest, spec) if p.strip() and p.partition("=")[0].strip() not in neutral]
+        identity = head + (":" + ",".join(kept) if kept else "")
+    option = getattr(factory, "label_option", None)
+    name_given = kwargs.get(option) if option else None
+    return (str(name_given) if name_given not in (None, "") else identity), identity
+
+
+def agent_boards(spec: str) -> tuple[str, ...] | None:
+    """The boards the agent of ``spec`` plays, where that is known (``dnb engine`` declares them): a network
+    agent's boards are those of its weights (the shipped ``{agent}-RxC.pt`` files, or the board of
+    ``checkpoint=``; None for a family whose networks play any board); every other agent plays any board
+    (None). Weights that cannot be read give None: building the agent says what is wrong."""
+    name, kwargs = check_agent_spec(spec)
+    try:
+        from agents.models import family_agents, get_family
+    except ImportError:  # no PyTorch: no network agents
+        return None
+    family = family_agents().get(name)
+    if family is None or get_family(family).any_board:
+        return None
+    try:
+        if kwargs.get("checkpoint"):
+            from agents.checkpoint import load_checkpoint
+
+            return (str(load_checkpoint(str(kwargs["checkpoint"]))["board"]),)
+        from agents.network_agent import SHIPPED_DIR
+
+        prefix = f"{name}-"
+        boards = sorted(f[len(prefix):-3] for f in os.listdir(SHIPPED_DIR)
+                        if f.startswith(prefix) and f.endswith(".pt"))
+    except (OSError, ValueError, KeyError):
+        return None
+    return tuple(boards) or None

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 from agents import arena
 from agents.arena import TournamentConfig, TournamentReport
-from registry.specs import agent_from_spec, check_agent_spec
+from registry.specs import agent_from_spec, check_agent_spec, describe_spec
 
 __all__ = ["run_tournament", "gauntlet"]
 
@@ -35,7 +35,7 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
     ``config.agents``, or of ``agents``) checked and built by the registry."""
     _check(config.agents if agents is None else agents)
     return arena.run_tournament(config, out=out, agents=agents, progress=progress, echo=echo,
-                                build=agent_from_spec)
+                                build=agent_from_spec, describe=describe_spec)
 
 
 def gauntlet(board: str, entry, opponents: Sequence = ("random", "greedy"), games: int = 400, seed: int = 0,
@@ -44,4 +44,4 @@ def gauntlet(board: str, entry, opponents: Sequence = ("random", "greedy"), game
     registry."""
     _check([entry, *opponents])
     return arena.gauntlet(board, entry, opponents, games=games, seed=seed, openings=openings, progress=progress,
-                          build=agent_from_spec)
+                          build=agent_from_spec, describe=describe_spec)

@@ -492,3 +492,38 @@ def test_paired_match_keeps_the_games_against_one_opponent(tmp_path):
         sum(g["result_first"] if g["first"] == "random" else 1 - g["result_first"] for g in mine) / 10)
     with pytest.raises(ValueError, match="no game in common"):
         bench.compare(games["a"], games["b"], "random", "alphabeta:depth=2")
+
+
+def _labelled(spec: str) -> tuple[str, str]:
+    """A describer for the arena, the registry's way: ``greedy:tag=T`` is labelled ``T``, and its option
+    ``note`` does not change play (left out of its identity)."""
+    name, _, rest = spec.partition(":")
+    options = dict(p.split("=") for p in rest.split(",") if p)
+    identity = name + "".join(f",{k}={v}" for k, v in options.items() if k != "note")
+    return options.get("tag", identity), identity
+
+
+def _build_tagged(spec: str, board: str, seed: int):
+    from registry.specs import agent_from_spec
+
+    return agent_from_spec(spec.partition(":")[0], board, seed)
+
+
+def test_the_arena_labels_specs_as_described_and_resumes_by_their_identity(tmp_path):
+    from agents.arena import run_tournament as arena_tournament
+
+    def play(entries, games):
+        cfg = TournamentConfig(board="2x2", agents=entries, games=games, bootstrap=0)
+        return arena_tournament(cfg, out=str(tmp_path), progress=False, echo=None, build=_build_tagged,
+                                describe=_labelled)
+
+    report = play(("greedy:tag=g1,note=a", "random"), 2)
+    assert report.labels == ["g1", "random"]
+    games = [json.loads(line) for line in open(tmp_path / "results.jsonl")]
+    assert {r["first"] for r in games} | {r["second"] for r in games} == {"g1", "random"}
+    report = play(("greedy:tag=g1,note=b", "random"), 4)  # another note: the same tournament, extended
+    assert report.wdl.sum() == 8 and len(open(tmp_path / "results.jsonl").readlines()) == 4
+    with pytest.raises(ValueError, match="another config"):
+        play(("greedy:tag=g2,note=b", "random"), 4)
+    with pytest.raises(ValueError, match="two agents of the tournament are labelled 'random'"):
+        play(("greedy:tag=random", "random"), 4)

@@ -18,15 +18,24 @@ from agents.arena.play import GamePlayer
 from agents.arena.schedule import game_ids, game_tasks
 from agents.base import AgentFailure
 from agents.engine import EngineAgent, EngineServer
-from agents.engine.protocol import GoLimits, ProtocolError, format_go, parse_go, parse_info, parse_move
+from agents.engine.protocol import (GoLimits, ProtocolError, format_go, format_info, parse_boards, parse_go,
+                                    parse_info, parse_move)
+from agents.engine.server import move_info
 from dnb_env.core import GameState
 from registry import make_agent
-from registry.specs import agent_from_spec, check_agent_spec, parse_agent_spec, split_agents
+from registry.specs import (agent_boards, agent_from_spec, check_agent_spec, describe_spec, parse_agent_spec,
+                            split_agents)
 from registry.tournaments import run_tournament
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TINY_PY = FIXTURES / "engine_tiny.py"
 SERVED_GREEDY = f"{shlex.quote(sys.executable)} -m registry.cli engine greedy"
+SIMPLE_PY = Path(__file__).parent.parent / "examples" / "simple_engine.py"
+
+
+def _simple(*args) -> str:
+    """The command of examples/simple_engine.py with ``args``."""
+    return " ".join(shlex.quote(str(a)) for a in (sys.executable, SIMPLE_PY, *args))
 
 
 def _py_engine(*args) -> str:
@@ -63,6 +72,16 @@ def test_protocol_lines():
     assert parse_info("info depth 3 nodes 1200 time 40 value -0.5 unit win pv 17 18 2") == {
         "depth": 3, "nodes": 1200, "time": 0.04, "value": -0.5, "unit": "win", "pv": [17, 18, 2]}
     assert parse_info("info colour blue depth two string thinking hard") == {"string": "thinking hard"}
+    line = format_info(depth=3, nodes=1200, time=0.04, value=-0.5, unit="win", pv=[17, 18, 2])
+    assert line == "info depth 3 nodes 1200 time 40 value -0.5 unit win pv 17 18 2"  # what parse_info reads
+    assert parse_info(line) == {"depth": 3, "nodes": 1200, "time": 0.04, "value": -0.5, "unit": "win",
+                                "pv": [17, 18, 2]}
+    assert format_info(time=0.0) == "info time 0" and format_info() is None
+    assert format_info(time=0.003, unit="margin") == "info time 3"  # a unit without a value is not sent
+    assert parse_boards(["3x3", "5x5", "3x3"]) == ("3x3", "5x5")
+    for bad in ([], ["3x"], ["0x3"]):
+        with pytest.raises(ProtocolError, match="id boards"):
+            parse_boards(bad)
 
 
 def test_agent_specs_with_quoted_commands():
@@ -199,7 +218,8 @@ def test_a_failing_engine_loses_that_game_and_plays_the_next(mode, tmp_path):
     assert "forfeit" not in played and len(played["moves"]) == 12
     assert report.wdl[0, 1].tolist() == [played["result_first"] == 0.0, played["scores"][0] == played["scores"][1],
                                          1 + (played["result_first"] == 1.0)]
-    assert log.read_text().count("start: ") == 2  # restarted once, both runs in the log
+    # started to check its boards before any game, then for game 0, restarted once: every run in the log
+    assert log.read_text().count("start: ") == 3
     if mode == "crash":
         assert "boom: a simulated crash" in log.read_text()
 
@@ -317,3 +337,210 @@ def test_one_time_margin_and_a_hard_cap_for_a_hung_engine(tmp_path):
     assert info.value.kind == "time" and agent.proc is None
     with pytest.raises(ValueError, match="'lose' or 'warn'"):
         agent.set_overrun(0.25, "ignore")
+
+
+# ------------------------------------------------------------------------------ labels and identity
+def test_a_spec_is_labelled_by_its_name_and_identified_without_its_log():
+    spec = 'engine:cmd="./eng --hash 64,x",name=mine,log=/tmp/a.log,movetime=0.5'
+    assert describe_spec(spec) == ("mine", 'engine:cmd="./eng --hash 64,x",name=mine,movetime=0.5')
+    assert describe_spec('engine:cmd="./eng",log=/tmp/b.log') == ('engine:cmd="./eng"',) * 2
+    assert describe_spec("alphabeta:depth=3") == ("alphabeta:depth=3",) * 2  # no name, nothing neutral
+    assert describe_spec("no-such-agent:x=1") == ("no-such-agent:x=1",) * 2
+
+
+def _csv_agents(path) -> set[str]:
+    return {line.split(",")[0] for line in open(path).read().splitlines()[1:]}
+
+
+def test_name_labels_an_engine_everywhere_and_another_log_resumes_its_tournament(tmp_path):
+    out, lines = tmp_path / "out", []
+
+    def spec(log):
+        return f'engine:cmd="{_simple("--boards", "2x2", "3x3")}",name=mine,log={tmp_path / log}'
+
+    cfg = TournamentConfig(board="2x2", agents=(spec("a.log"), "greedy"), games=2, bootstrap=0)
+    report = run_tournament(cfg, out=str(out), progress=False, echo=lines.append)
+    assert report.labels == ["mine", "greedy"]
+    assert {(r["first"], r["second"]) for r in _games(out)} == {("mine", "greedy"), ("greedy", "mine")}
+    assert _csv_agents(out / "pairs.csv") == _csv_agents(out / "elo.csv") == {"mine", "greedy"}
+    table = lines[-1]
+    rows = table.splitlines()
+    assert "cmd=" not in table and any(r.endswith("  mine") for r in rows)
+    assert any(r.startswith("mine ") and "vs greedy" in r for r in rows)
+    assert json.load(open(out / "config.json"))["agents"][0] == spec("a.log")  # the spec that was played
+    # another log: the same tournament, extended; the games on file are kept
+    lines.clear()
+    cfg = TournamentConfig(board="2x2", agents=(spec("b.log"), "greedy"), games=4, bootstrap=0)
+    report = run_tournament(cfg, out=str(out), progress=False, echo=lines.append)
+    assert lines[0] == "resuming: 2 games on file, 2 to play" and report.wdl.sum() == 8
+    assert len(_games(out)) == 4 and not (out / "results.jsonl.rejected").exists()
+    assert (tmp_path / "b.log").exists()
+    # another name or another program is another tournament
+    for other in (spec("b.log").replace("name=mine", "name=yours"), spec("b.log").replace("2x2 3x3", "2x2")):
+        with pytest.raises(ValueError, match="holds a tournament with another config"):
+            run_tournament(TournamentConfig(board="2x2", agents=(other, "greedy"), games=4, bootstrap=0),
+                           out=str(out), progress=False, echo=None)
+
+
+def test_records_that_name_an_engine_by_its_spec_resume_under_its_label(tmp_path):
+    """A folder whose records name the engine by its whole spec (as before labels) resumes: its games count
+    under the label, and none is moved aside."""
+    out = tmp_path / "out"
+    spec = f'engine:cmd="{_simple()}",name=mine'
+    run_tournament(TournamentConfig(board="1x1", agents=(spec, "greedy"), games=2, bootstrap=0), out=str(out),
+                   progress=False, echo=None)
+    old = [{**r, **{side: spec for side in ("first", "second") if r[side] == "mine"}} for r in _games(out)]
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in old))
+    report = run_tournament(TournamentConfig(board="1x1", agents=(spec, "greedy"), games=3, bootstrap=0),
+                            out=str(out), progress=False, echo=None)
+    assert report.wdl.sum() == 6 and report.labels == ["mine", "greedy"]
+    assert not (out / "results.jsonl.rejected").exists()
+
+
+def test_two_agents_with_one_label_are_refused_before_anything_is_written(tmp_path):
+    engine = f'engine:cmd="{_simple()}"'
+    for agents, label in (((f"{engine},name=greedy", "greedy"), "greedy"),
+                          ((f"{engine},name=x", f"{engine},name=x,log={tmp_path / 'l'}"), "x"),
+                          ((engine, f"{engine},log={tmp_path / 'l'}"), engine)):
+        cfg = TournamentConfig(board="2x2", agents=agents, games=2, bootstrap=0)
+        with pytest.raises(ValueError, match=f"two agents of the tournament are labelled {label!r}.*name= of its own"):
+            run_tournament(cfg, out=str(tmp_path / "out"), progress=False, echo=None)
+        assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------------------------------ start-up
+def test_start_up_is_not_the_first_moves_time(tmp_path):
+    """An engine that takes a second to answer isready plays at 0.2 s a move without losing on time: its
+    start-up is timed apart, under its own limit."""
+    spec = f'engine:cmd="{_simple("--startup-delay", 1)}",name=slowready,movetime=0.2'
+    cfg = TournamentConfig(board="1x1", agents=(spec, "greedy"), games=2, time_per_move=0.2, bootstrap=0)
+    run_tournament(cfg, out=str(tmp_path), progress=False, echo=None)
+    first, second = sorted(_games(tmp_path), key=lambda r: r["game"])
+    assert "forfeit" not in first and "forfeit" not in second
+    assert first["ready_s"][0] >= 1.0 and second["ready_s"][1] < 1.0  # loaded once, for its first game
+
+
+def test_an_engine_slower_than_its_start_up_limit_forfeits_with_that_reason(tmp_path):
+    spec = f'engine:cmd="{_simple("--startup-delay", 30)}",name=slowready,startup=0.3,log={tmp_path / "log"}'
+    cfg = TournamentConfig(board="1x1", agents=(spec, "greedy"), games=2, bootstrap=0)
+    report = run_tournament(cfg, out=str(tmp_path / "out"), progress=False, echo=None)
+    games = _games(tmp_path / "out")
+    assert len(games) == 2 and report.wdl[0, 1].tolist() == [0, 0, 2]
+    for rec in games:
+        assert rec["forfeit"]["kind"] == "time" and rec["moves"] == []
+        assert rec["forfeit"]["reason"] == ("engine 'slowready' did not answer isready within 0.3 s (its start-up "
+                                            "limit, startup)")
+
+
+# ------------------------------------------------------------------------------------------ boards
+def test_a_tournament_on_a_board_an_engine_does_not_declare_is_refused(tmp_path):
+    spec = f'engine:cmd="{_simple("--boards", "3x3")}",name=simple'
+    cfg = TournamentConfig(board="4x4", agents=(spec, "greedy"), games=2, bootstrap=0)
+    with pytest.raises(ValueError, match=r"^engine 'simple' plays only the board 3x3 \(its 'id boards'\), not 4x4$"):
+        run_tournament(cfg, out=str(tmp_path / "out"), progress=False, echo=None)
+    assert not (tmp_path / "out").exists()
+    spec = f'engine:cmd="{_simple("--boards", "3x3", "5x5")}",name=simple'
+    with pytest.raises(ValueError, match=r"plays only the boards 3x3 and 5x5 \(its 'id boards'\), not 4x4"):
+        run_tournament(TournamentConfig(board="4x4", agents=(spec, "greedy"), games=2), progress=False, echo=None)
+
+
+def test_an_engine_that_declares_boards_is_not_asked_for_others(tmp_path):
+    agent = EngineAgent([sys.executable, str(SIMPLE_PY), "--boards", "2x2"], log=str(tmp_path / "log"))
+    try:
+        assert GameState.new(2, 2).is_legal(agent.select_action(GameState.new(2, 2)))
+        assert agent.boards == ("2x2",) and agent.name == "simple"
+        agent.reset()
+        with pytest.raises(AgentFailure, match=r"engine 'simple' plays only the board 2x2 \(its 'id boards'\), "
+                                               "not 3x3") as info:
+            agent.select_action(GameState.new(3, 3))
+        assert info.value.kind == "error"
+    finally:
+        agent.close()
+    everything = EngineAgent([sys.executable, str(SIMPLE_PY)], log=str(tmp_path / "log"))
+    everything.check_board("7x3")  # no 'id boards': every board
+    assert everything.boards is None
+    everything.close()
+
+
+def test_a_bad_boards_line_fails_the_handshake(tmp_path):
+    script = tmp_path / "bad.py"
+    script.write_text("import sys\nfor line in sys.stdin:\n    print('id boards 3x3 huge', flush=True)\n"
+                      "    print('dnbp ok 1', flush=True)\n")
+    agent = EngineAgent([sys.executable, str(script)], name="bad", log=str(tmp_path / "log"))
+    with pytest.raises(AgentFailure, match=r"answered 'id boards 3x3 huge' to the handshake: 'id boards' lists "
+                                           "boards as RxC") as info:
+        agent.select_action(GameState.new(3, 3))
+    assert info.value.kind == "protocol"
+
+
+def test_the_server_declares_its_boards_and_refuses_others():
+    server = EngineServer(lambda board, seed: make_agent("greedy", board=board, seed=seed), "greedy",
+                          boards=["3x3", "5x5"])
+    assert server.handle("dnbp 1") == ["id name greedy", "id author dnb", "id boards 3x3 5x5", "dnbp ok 1"]
+    assert server.handle("newgame 4x4") == ["error cannot play 4x4: this engine plays only 3x3 and 5x5"]
+    assert server.handle("go") == ["error go before newgame: send 'newgame RxC' first"]  # nothing changed
+    assert server.handle("newgame 5x5") == []
+    with pytest.raises(ProtocolError, match="lists boards as RxC"):
+        EngineServer(lambda board, seed: None, "x", boards=["big"])
+
+
+def test_served_agents_declare_the_boards_of_their_weights():
+    from agents.network_agent import SHIPPED_DIR
+
+    assert agent_boards("greedy") is None and agent_boards("alphabeta:depth=2") is None
+    shipped = agent_boards("alphazero")
+    assert "3x3" in shipped and all(os.path.exists(os.path.join(SHIPPED_DIR, f"alphazero-{b}.pt")) for b in shipped)
+    assert "4x4" not in shipped
+    assert agent_boards(f"alphazero:checkpoint={FIXTURES / 'alphazero-5x5-v1.pt'}") == ("5x5",)
+    assert agent_boards("alphavit") is None  # one network for every board
+
+
+def test_simple_engine_plays_the_protocol_and_refuses_undeclared_boards():
+    session = "dnbp 1\nnewgame 4x4\nnewgame 2x2\nseed 3\nisready\nposition 0 6 2\ngo movetime 100\nquit\n"
+    out = subprocess.run([sys.executable, str(SIMPLE_PY), "--boards", "2x2", "3x3"], input=session,
+                         capture_output=True, text=True, timeout=60, check=True).stdout.splitlines()
+    assert out[:3] == ["id name simple", "id boards 2x2 3x3", "dnbp ok 1"]
+    assert out[3] == "error cannot play 4x4: this engine plays only 2x2 3x3"
+    assert out[4] == "readyok" and out[5].startswith("info time ") and out[6] == "move 7"  # completes box (0, 0)
+    bad = subprocess.run([sys.executable, str(SIMPLE_PY), "--boards", "big"], input="", capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode == 2 and "--boards takes boards as RxC" in bad.stderr
+
+
+# ------------------------------------------------------------------------------------------ info lines
+def test_dnb_engine_sends_what_the_agent_knows_and_the_client_reads_it(tmp_path):
+    """``dnb engine alphabeta`` sends depth, nodes, value (a final margin), unit and pv before each move;
+    the ``engine:`` agent reads the same keys back."""
+    server = EngineServer(lambda board, seed: make_agent("alphabeta", board=board, seed=seed, depth=2), "ab")
+    for line in ("dnbp 1", "newgame 2x2", "seed 1", "isready", "position 0 6 2"):
+        server.handle(line)
+    info, move = server.handle("go")
+    assert move == "move 7"
+    read = parse_info(info)
+    assert set(read) == {"depth", "nodes", "time", "value", "unit", "pv"}
+    assert read["depth"] == 2 and read["nodes"] > 0 and read["unit"] == "margin" and read["pv"][0] == 7
+    greedy = EngineServer(lambda board, seed: make_agent("greedy", board=board, seed=seed), "greedy")
+    for line in ("dnbp 1", "newgame 2x2", "isready", "position"):
+        greedy.handle(line)
+    assert greedy.handle("go")[0].split()[:2] == ["info", "time"] and len(greedy.handle("go")[0].split()) == 3
+    agent = make_agent("engine", board="3x3", seed=0, cmd=f"{shlex.quote(sys.executable)} -m registry.cli engine "
+                       "alphabeta:depth=2", name="ab", log=str(tmp_path / "log"))
+    try:
+        move = agent.select_action(GameState.new(3, 3))
+        assert set(agent.analysis) == {"depth", "nodes", "time", "value", "unit", "pv"}
+        assert agent.analysis["pv"][0] == move and agent.analysis["depth"] == 2
+    finally:
+        agent.close()
+
+
+def test_an_agents_report_that_cannot_be_read_gives_the_time_alone():
+    class Odd:
+        def search_info(self):
+            return {"depth": "deep", "pv": [1]}
+
+    class Counted:
+        nodes = 12
+
+    assert move_info(Odd(), 0.5) == {"time": 0.5}
+    assert move_info(Counted(), 0.5) == {"time": 0.5, "nodes": 12}
+    assert move_info(object(), 0.5) == {"time": 0.5}

@@ -545,3 +545,43 @@ def test_openspiel_mcts_probes_once_even_when_the_probe_takes_no_time():
     assert rate == pytest.approx(0.5 * 16_000 + 0.5 * 144_000)
     agent.select_action(state)
     assert asked[2:] == [int(0.9 * rate * 0.01)]  # no second probe
+
+
+class SlowToStart(Timed):
+    """A :class:`Timed` agent that takes ``ready`` seconds of the fake clock to get ready for a game (an
+    engine loading its networks at ``isready``), or fails to (``fail``: an engine past its start-up limit)."""
+
+    def __init__(self, name, clock, costs, ready, fail=False):
+        super().__init__(name, clock, costs)
+        self.ready, self.fail, self.prepared = ready, fail, []
+
+    def prepare(self, state: GameState) -> None:
+        self.clock.now += self.ready
+        self.prepared.append(list(state.history))
+        if self.fail:
+            from agents.base import AgentFailure
+
+            raise AgentFailure("time", f"engine {self.name!r} did not answer isready within 1 s (its start-up "
+                                       "limit, startup)")
+
+
+def test_start_up_is_timed_apart_and_the_first_moves_clock_starts_when_the_agent_is_ready():
+    clock = Clock()
+    slow, fast = SlowToStart("slowready", clock, [0.1], ready=5.0), Timed("fast", clock, [0.1])
+    rec = play_game("1x1", slow, fast, [0], time_control=TimeControl(0.5), clock=clock)
+    assert "forfeit" not in rec and len(rec["moves"]) == 4
+    assert slow.prepared == [[0]]  # told of the game from its opening, before the clock
+    assert rec["ready_s"] == [5.0, 0.0] and rec["move_s"] == [0.1, 0.1, 0.1]
+    assert rec["max_s"] == pytest.approx([0.1, 0.1])
+    rec = play_game("1x1", Timed("a", clock, [0.1]), Timed("b", clock, [0.1]), clock=clock)
+    assert "ready_s" not in rec  # no agent to get ready: records as before
+
+
+def test_an_agent_that_fails_to_get_ready_loses_the_game_before_its_clock():
+    clock = Clock()
+    late = SlowToStart("late", clock, [0.1], ready=1.0, fail=True)
+    fast = Timed("fast", clock, [0.1])
+    rec = play_game("1x1", fast, late, time_control=TimeControl(0.5), clock=clock)
+    assert rec["forfeit"] == {"player": 1, "kind": "time", "reason": "engine 'late' did not answer isready "
+                                                                      "within 1 s (its start-up limit, startup)"}
+    assert rec["moves"] == [] and rec["moves_by"] == [0, 0] and rec["ready_s"] == [0.0, 1.0]

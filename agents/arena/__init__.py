@@ -28,7 +28,11 @@ One module per job:
   passes (a module-level function, so that it pickles). The arena knows no names: the registry's
   :func:`registry.tournaments.run_tournament` checks the specs and passes
   :func:`registry.specs.agent_from_spec`, so any registered agent, OpenSpiel's MCTSBot as
-  ``openspiel_mcts`` included, runs in parallel.
+  ``openspiel_mcts`` included, runs in parallel. It passes :func:`registry.specs.describe_spec` too: a
+  spec's label in the table, the records, the CSV files and the plot (an engine's ``name=``; else the
+  spec) and its identity on resume (the spec without options that do not change play, an engine's
+  ``log=``). Two agents with one label are refused. Before any game each spec is built once and an agent
+  with ``check_board`` may refuse the board (an engine that declares other boards).
 * Each pair plays ``games`` games. Game g uses opening ``g // 2`` and the first seat alternates, so both
   colour assignments see the same opening (Dotsformer Appendix C): the first ``openings`` moves are random,
   "pure" (any legal move) or "guided" (safe moves only while there are any).
@@ -46,10 +50,11 @@ One module per job:
   Ray instance of ``workers`` CPUs started for the run. The driver appends each finished game to the same
   ``results.jsonl``, so the results file, standings and resume are those of the local pool, and the same
   seeds give the same games (each game's opening and agent seeds depend only on its id). ``backend`` and
-  ``ray_address`` may change on resume. Needs ``pip install 'dnb[ray]'``; an address that does not answer
+  ``ray_address`` may change on resume. Needs ``pip install 'dnb-env[ray]'``; an address that does not answer
   or a task larger than the cluster is an error before any game is played or file written.
 * Every move is timed (``move_s`` in each record, each player's total ``think_s``, ``moves_by`` and
-  ``max_s``). ``time_per_move`` gives every agent the same clock (:class:`~agents.arena.play.TimeControl`):
+  ``max_s``); getting ready for a game (an agent's ``prepare``: an engine's start-up and ``isready``) is
+  timed apart (``ready_s``), before the first move's clock starts. ``time_per_move`` gives every agent the same clock (:class:`~agents.arena.play.TimeControl`):
   agents with ``set_move_time`` think to it, and a move over ``time_per_move + time_margin`` loses the game
   on time (``overrun="lose"``) or is listed in the record (``"warn"``). ``time_per_game`` (with
   ``increment``) gives each side a game clock instead: the mover is told its clock before each move

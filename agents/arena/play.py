@@ -12,9 +12,14 @@ its time, answered an illegal move or garbage): the game stops there and is lost
 record says so: ``"forfeit": {"player": 0 or 1, "kind": ..., "reason": ...}``, the moves up to the failure.
 Any other error of an agent (an illegal move of an agent in this process, a bug) stops the run.
 
+Before a game's clock starts, each agent with ``prepare(state)`` gets ready for it (an engine: started,
+``newgame``, ``isready``; its own ``startup`` limit): that time is not a move's (the record's ``ready_s``),
+and an agent that fails to get ready loses the game like one that fails a move.
+
 A task is ``(i, j, g, opening, agent_seed)``: game ``g`` of the pair of entries (i, j), whose first seat
-alternates (:func:`seats`). Entries are spec strings built by ``build(spec, board, seed)`` or
-``(label, factory)`` pairs.
+alternates (:func:`seats`). Entries are spec strings built by ``build(spec, board, seed)``, ``(label,
+factory)`` pairs, or ``(label, spec)`` pairs: a spec built by ``build`` and labelled ``label`` in the
+records (an engine's ``name=``).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from agents.engine.protocol import TIME_MARGIN, check_time_control, clock_move_t
 from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState
 
-__all__ = ["TimeControl", "make_opening", "play_game", "seats", "label", "GamePlayer"]
+__all__ = ["TimeControl", "make_opening", "play_game", "seats", "label", "entry_spec", "GamePlayer"]
 
 
 def make_opening(board: str, moves: int, mode: str, seed: int) -> list[int]:
@@ -99,7 +104,9 @@ def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_co
     seconds of each move played after the opening) and, where an agent failed or lost on time,
     ``forfeit``; with ``time_control`` and its ``"warn"`` rule, ``overruns``: ``[move number, player,
     seconds]`` of each move over the limit; on a game clock, ``clock_s``: both players' clocks ``[left 0,
-    left 1]`` after each move of ``move_s``. ``clock`` measures the moves (a fake clock in tests)."""
+    left 1]`` after each move of ``move_s``; where an agent has ``prepare``, ``ready_s``: each player's
+    seconds to get ready before the clock started (0 for one without it). ``clock`` measures the moves (a
+    fake clock in tests)."""
     s = GameState.from_actions(board, actions=list(opening))
     agents = (first, second)
     tc = time_control
@@ -110,12 +117,27 @@ def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_co
         if tc is not None and hasattr(a, "set_overrun"):  # an engine judges its lateness by the same rule
             a.set_overrun(tc.margin, tc.overrun)
         a.reset()
+    forfeit = None
+    ready = [0.0, 0.0]
+    prepared = False
+    for p, a in enumerate(agents):  # start-up is not a move: timed apart, under the agent's own limit
+        prepare = getattr(a, "prepare", None)
+        if prepare is None:
+            continue
+        prepared = True
+        t = clock()
+        try:
+            prepare(s)
+        except AgentFailure as exc:
+            forfeit = {"player": p, "kind": exc.kind, "reason": str(exc)}
+        ready[p] = clock() - t
+        if forfeit is not None:
+            break
     think, most, count = [0.0, 0.0], [0.0, 0.0], [0, 0]
     move_s: list[float] = []
     clock_s: list[list[float]] = []
     overruns: list[list] = []
-    forfeit = None
-    while not s.is_terminal():
+    while forfeit is None and not s.is_terminal():
         p = s.current_player
         if clocks is not None:
             if hasattr(agents[p], "set_clock"):
@@ -157,6 +179,8 @@ def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_co
            "move_s": move_s}
     if clocks is not None:
         rec["clock_s"] = clock_s
+    if prepared:
+        rec["ready_s"] = [round(x, 6) for x in ready]
     if overruns:
         rec["overruns"] = overruns
     if forfeit is not None:
@@ -170,13 +194,22 @@ def seats(i: int, j: int, g: int) -> tuple[int, int]:
 
 
 def label(entry) -> str:
-    """The label of an entry: the spec string itself, or a ``(label, factory)`` pair's label."""
+    """The label of an entry: the spec string itself, or a ``(label, factory)`` or ``(label, spec)``
+    pair's label."""
     return entry if isinstance(entry, str) else entry[0]
 
 
-def _build(entry, board: str, seed: int, build: Callable | None):
+def entry_spec(entry) -> str | None:
+    """The spec string of an entry (a spec, or a ``(label, spec)`` pair's); None for a factory."""
     if isinstance(entry, str):
-        return build(entry, board, seed)
+        return entry
+    return entry[1] if isinstance(entry[1], str) else None
+
+
+def _build(entry, board: str, seed: int, build: Callable | None):
+    spec = entry_spec(entry)
+    if spec is not None:
+        return build(spec, board, seed)
     _, factory = entry
     return factory()
 
@@ -198,7 +231,7 @@ class GamePlayer:
             agent = _build(self.entries[k], self.board, seed, self.build)
             if hasattr(agent, "seed"):
                 self.agents[k] = agent
-                if not isinstance(self.entries[k], str):  # a factory's agent: seeded like every later game
+                if entry_spec(self.entries[k]) is None:  # a factory's agent: seeded like every later game
                     agent.seed(seed)
         else:
             agent.seed(seed)

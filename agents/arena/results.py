@@ -9,7 +9,10 @@
   bad JSON, a record of the wrong shape, an id, seats or result that do not fit the schedule) is moved to
   ``results.jsonl.rejected`` with a warning; every valid game is kept, and a game on file twice counts once.
 * The config is saved beside the results and a resume with a different config is refused
-  (:data:`FREE_KEYS` may change). A larger ``games`` extends the tournament: every game's opening and seeds
+  (:data:`FREE_KEYS` may change, and so may what the caller's ``identity`` leaves out of an agent's spec:
+  an engine's ``log=``). Records name their players by their labels (an engine's ``name=``); a record of
+  a resumed folder that names a player by its spec, as records written before labels did, counts as
+  that player's. A larger ``games`` extends the tournament: every game's opening and seeds
   depend only on its id, so the games on file are the first ones of the longer schedule.
 * :class:`FolderLock`: one run per folder at a time, so two runs cannot append the same games to one file;
   :func:`folder_locked` tells a reader (the web app) whether a run holds it now, without taking it.
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Sequence
+from typing import Callable, Sequence
 
 from agents.arena.play import seats
 from agents.arena.schedule import TournamentConfig
@@ -78,17 +81,19 @@ def game_problem(rec) -> str | None:
     return None
 
 
-def tournament_problem(rec, games: dict, labels: Sequence[str]) -> str | None:
+def tournament_problem(rec, games: dict, labels: Sequence, aliases: Sequence = ()) -> str | None:
     """Why a line of ``results.jsonl`` is not a game of this tournament (None when it is one): a game id
-    of the schedule ``games`` (id -> (pair index, i, j, g)), the labels of its seats, a result_first of 0,
-    0.5 or 1, and the shape of :func:`game_problem`."""
+    of the schedule ``games`` (id -> (pair index, i, j, g)), the labels of its seats (``labels[k]``, or
+    one of the names in ``aliases[k]`` where given), a result_first of 0, 0.5 or 1, and the shape of
+    :func:`game_problem`."""
     if not isinstance(rec, dict):
         return f"a JSON {type(rec).__name__}, not a game record"
     key = rec.get("id")
     if not isinstance(key, str) or key not in games:
         return f"no game of this tournament has id {key!r}"
     first, second = seats(*games[key][1:])
-    if (rec.get("first"), rec.get("second")) != (labels[first], labels[second]):
+    names = [{labels[k], *(aliases[k] if aliases else ())} for k in (first, second)]
+    if rec.get("first") not in names[0] or rec.get("second") not in names[1]:
         return f"game {key} is {labels[first]} vs {labels[second]}, not {rec.get('first')!r} vs {rec.get('second')!r}"
     if rec.get("result_first") not in (0, 0.5, 1):
         return f"game {key} has no result_first of 0, 0.5 or 1"
@@ -136,42 +141,67 @@ def folder_locked(folder: str, locks: str = "/proc/locks") -> bool | None:
     return False
 
 
-def check_or_save_config(cfg_path: str, config: TournamentConfig) -> None:
-    """Save the config beside the results, or check that a resumed run has the same one."""
+def _identified(config: dict, identity: Callable | None) -> dict:
+    """``config`` (a saved or current config as JSON) with its agents replaced by ``identity(agents)``."""
+    agents = config.get("agents")
+    if identity is None or not isinstance(agents, list) or not all(isinstance(a, str) for a in agents):
+        return config
+    return {**config, "agents": list(identity(agents))}
+
+
+def check_or_save_config(cfg_path: str, config: TournamentConfig, identity: Callable | None = None) -> list | None:
+    """Save the config beside the results, or check that a resumed run has the same one; ``identity(agents)
+    -> keys`` gives what identifies the agents (default: their specs as they stand), so that options which
+    do not change play (an engine's ``log=``) may change. Returns the saved config's agents (None for a new
+    folder)."""
     if not os.path.exists(cfg_path):
         atomic_write(cfg_path, json.dumps(config.to_json(), indent=2) + "\n")
-        return
+        return None
     with open(cfg_path) as f:
         saved = json.load(f)
     if isinstance(saved, dict):  # a folder saved before a setting existed holds that setting's default
         saved = {**{k: v for k, v in TournamentConfig().to_json().items() if k in _LATER_KEYS}, **saved}
-    same = {k: v for k, v in json.loads(json.dumps(config.to_json())).items() if k not in FREE_KEYS}
-    if {k: v for k, v in saved.items() if k not in FREE_KEYS} == same:
-        return
-    if {k: v for k, v in saved.items() if k not in FREE_KEYS + ("games",)} == \
+    saved_agents = saved.get("agents") if isinstance(saved, dict) else None
+    current = json.loads(json.dumps(config.to_json()))
+    same = {k: v for k, v in _identified(current, identity).items() if k not in FREE_KEYS}
+    ident = _identified(saved, identity) if isinstance(saved, dict) else saved
+    if isinstance(ident, dict) and {k: v for k, v in ident.items() if k not in FREE_KEYS} == same:
+        return saved_agents
+    if isinstance(ident, dict) and {k: v for k, v in ident.items() if k not in FREE_KEYS + ("games",)} == \
             {k: v for k, v in same.items() if k != "games"} and isinstance(saved.get("games"), int):
         if config.games < saved["games"]:
             raise ValueError(f"{os.path.dirname(cfg_path)} holds a tournament of {saved['games']} games a pair; "
                              f"--games may grow to extend it, not shrink (asked: {config.games})")
         atomic_write(cfg_path, json.dumps(config.to_json(), indent=2) + "\n")  # extended
-        return
+        return saved_agents
     raise ValueError(
         f"{os.path.dirname(cfg_path)} holds a tournament with another config; use another --out or the same "
         f"options (a larger --games extends it).\nsaved: {saved}\nnow:   {config.to_json()}"
     )
 
 
-def open_results(out: str, config: TournamentConfig, games: dict):
-    """Lock the folder ``out``, save or check its config and read the games on file (each id once; bad lines
-    moved aside); returns (lock, games, appender). A folder that cannot be written is a ValueError."""
+def open_results(out: str, config: TournamentConfig, games: dict, labels: Sequence[str] | None = None,
+                 identity: Callable | None = None):
+    """Lock the folder ``out``, save or check its config (:func:`check_or_save_config` with ``identity``)
+    and read the games on file (each id once; bad lines moved aside; players named by their spec, this
+    run's or the saved config's, renamed to their ``labels``, default ``config.agents``); returns (lock,
+    games, appender). A folder that cannot be written is a ValueError."""
     lock = None
+    labels = list(config.agents) if labels is None else list(labels)
     try:
         os.makedirs(out, exist_ok=True)
         lock = FolderLock(out)
-        check_or_save_config(os.path.join(out, CONFIG), config)
+        saved = check_or_save_config(os.path.join(out, CONFIG), config, identity)
+        aliases = [{spec} for spec in config.agents]
+        if isinstance(saved, list) and len(saved) == len(aliases):
+            for names, spec in zip(aliases, saved):
+                if isinstance(spec, str):
+                    names.add(spec)
         path = os.path.join(out, RESULTS)
         done = {}
-        for rec in read_jsonl(path, lambda rec: tournament_problem(rec, games, config.agents)):
+        for rec in read_jsonl(path, lambda rec: tournament_problem(rec, games, labels, aliases)):
+            first, second = seats(*games[rec["id"]][1:])
+            rec["first"], rec["second"] = labels[first], labels[second]
             done.setdefault(rec["id"], rec)  # a game on file twice counts once
         return lock, list(done.values()), JsonlAppender(path)
     except BaseException as exc:

@@ -1,8 +1,18 @@
 """A program that speaks the engine protocol, as an Agent: the controller side.
 
     agent = EngineAgent(["./my_engine", "--threads", "1"], name="mine", board=(5, 5), seed=0, movetime=0.5)
-    agent.select_action(state)       # starts the program if needed; 'position ...', 'go movetime 500' -> 'move A'
+    agent.prepare(state)             # starts the program if needed; 'newgame 5x5', 'seed 0', 'isready' -> 'readyok'
+    agent.select_action(state)       # (prepares if not yet); 'position ...', 'go movetime 500' -> 'move A'
+    agent.check_board("4x4")         # ValueError when the engine declared its boards ('id boards') without 4x4
     agent.close()                    # 'quit', then killed if it has not exited within a second
+
+* Start-up is timed apart from the moves: the handshake and each game's ``isready`` get ``startup``
+  seconds each, and :meth:`EngineAgent.prepare` (which the arena calls before a game's clock starts) does
+  both, so the first move's clock starts once the engine is ready. An engine that is not ready within
+  ``startup`` fails with kind ``"time"`` and a reason that names its start-up limit.
+* An engine may declare the boards it plays in the handshake (``id boards 3x3 5x5``, :attr:`boards`); one
+  that declares none plays every board. A game on another board fails with kind ``"error"`` before
+  ``newgame`` is sent, and :meth:`check_board` lets a tournament refuse such a board before any game.
 
 * The program is started with its arguments as a list (never through a shell), its standard error appended
   to a log file (``log``; default ``dnb-engine-<name>-<pid>.log`` in the temporary folder), and kept
@@ -33,9 +43,10 @@ import weakref
 from typing import Callable, Sequence
 
 from agents.base import AgentFailure, check_state
-from agents.engine.protocol import (HELLO, MAX_LINE, TIME_MARGIN, VERSION, ProtocolError, check_seconds,
-                                    check_time_control, format_go, parse_info, parse_move)
-from dnb_env.core import GameState
+from agents.engine.protocol import (HELLO, MAX_LINE, TIME_MARGIN, VERSION, ProtocolError, boards_text,
+                                    check_seconds, check_time_control, format_go, parse_boards, parse_info,
+                                    parse_move)
+from dnb_env.core import GameState, parse_board
 
 __all__ = ["EngineAgent", "check_engine_times"]
 
@@ -104,7 +115,8 @@ class EngineAgent:
         tolerance: seconds past the move time before the engine loses on time (default
             :data:`~agents.engine.protocol.TIME_MARGIN`; a tournament's time control sets its own margin
             with :meth:`set_overrun`)
-        startup: seconds for the handshake and for each ``isready``
+        startup: seconds for the handshake and for each ``isready`` (its start-up limit), apart from the
+            move times
         log: file that collects the program's standard error (``{pid}`` is replaced by this process's id)
         clock: monotonic seconds (a fake clock in tests)
     """
@@ -128,6 +140,7 @@ class EngineAgent:
             "{pid}", str(os.getpid()))
         self.clock = clock
         self.engine_name: str | None = None
+        self.boards: tuple[str, ...] | None = None  # the boards the engine declared ('id boards'); None: every one
         self.analysis: dict = {}  # the last info line's analysis of the last move
         self.proc: subprocess.Popen | None = None
         self._lines: queue.Queue | None = None
@@ -169,6 +182,37 @@ class EngineAgent:
     def reset(self) -> None:
         """A new game starts: the next move sends ``newgame`` first."""
         self._game = None
+
+    def prepare(self, state: GameState) -> None:
+        """Get ready for the game of ``state`` before its clock starts: the program started (handshake) and
+        told of the game (``newgame``, ``seed``, ``isready`` -> ``readyok``), each within ``startup``
+        seconds. Nothing to do when the engine is ready for this game already. AgentFailure as for a move
+        (the program is stopped)."""
+        check_state(self, state)
+        try:
+            self._start_game(state)
+        except AgentFailure:
+            self._stop(grace=0.0)
+            raise
+
+    def check_board(self, board) -> None:
+        """ValueError when the engine plays only other boards than ``board`` ("RxC" or (rows, cols)): the
+        boards it declared in the handshake (``id boards``), which starts the program if it is not running.
+        An engine that declares none, or that cannot be started (its games are forfeited with the reason),
+        passes."""
+        rows, cols = parse_board(board) if isinstance(board, str) else board
+        if self.proc is None:
+            try:
+                self._start()
+            except AgentFailure:
+                self._stop(grace=0.0)
+                return
+        if self.boards is not None and f"{rows}x{cols}" not in self.boards:
+            raise ValueError(self._not_board(rows, cols))
+
+    def _not_board(self, rows: int, cols: int) -> str:
+        return self._says(f"plays only the board{'s' * (len(self.boards) > 1)} {boards_text(self.boards)} "
+                          f"(its 'id boards'), not {rows}x{cols}")
 
     def select_action(self, state: GameState) -> int:
         check_state(self, state)
@@ -230,14 +274,21 @@ class EngineAgent:
                          name=f"engine-{self.name}").start()
         self._finalizer = weakref.finalize(self, _kill, self.proc)
         deadline = self.clock() + self.startup
+        self.boards = None
         self._send(f"{HELLO} {VERSION}")
         while True:
-            line = self._read(deadline, f"did not finish the handshake within {self.startup:.3g} s")
+            line = self._read(deadline, f"did not finish the handshake within {self.startup:.3g} s (its start-up "
+                                        "limit, startup)")
             words = line.split()
             if words[:2] == ["id", "name"] and len(words) > 2:
                 self.engine_name = " ".join(words[2:])
                 if not self._fixed_name:
                     self.name = self.engine_name
+            elif words[:2] == ["id", "boards"]:
+                try:
+                    self.boards = parse_boards(words[2:])
+                except ProtocolError as exc:
+                    raise AgentFailure("protocol", self._says(f"answered {line!r} to the handshake: {exc}")) from None
             elif words[:1] in (["id"], ["info"]):
                 continue
             elif words == [HELLO, "ok", str(VERSION)]:
@@ -253,13 +304,16 @@ class EngineAgent:
         size = (state.rows, state.cols)
         if self._game == size:
             return
+        if self.boards is not None and f"{state.rows}x{state.cols}" not in self.boards:
+            raise AgentFailure("error", self._not_board(state.rows, state.cols))
         self._send(f"newgame {state.rows}x{state.cols}")
         if self._seed is not None:
             self._send(f"seed {self._seed & 0x7FFFFFFF}")
         self._send("isready")
         deadline = self.clock() + self.startup
         while True:
-            line = self._read(deadline, f"did not answer isready within {self.startup:.3g} s")
+            line = self._read(deadline, f"did not answer isready within {self.startup:.3g} s (its start-up limit, "
+                                        "startup)")
             if line == "readyok":
                 break
             if line.startswith("info"):

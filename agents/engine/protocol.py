@@ -4,6 +4,9 @@
     parse_go(["movetime", "500"])                     -> GoLimits(movetime=0.5, left=None, inc=None)
     parse_move("move 17", num_actions=60)             -> 17 (ProtocolError for anything else)
     parse_info("info depth 3 value 0.5 pv 17 18")     -> {"depth": 3, "value": 0.5, "pv": [17, 18]}
+    format_info(time=0.04, depth=3, value=1.0, unit="margin", pv=[17])
+                                                      -> "info depth 3 time 40 value 1 unit margin pv 17"
+    parse_boards(["3x3", "5x5"])                      -> ("3x3", "5x5")   (the words after 'id boards')
 
 Times travel as whole milliseconds; this module turns them into seconds (floats) for both sides. Moves are
 action ids of OpenSpiel's ``dots_and_boxes`` numbering (:mod:`dnb_env.core`), the numbering of every API
@@ -14,9 +17,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dnb_env.core import parse_board
+
 __all__ = ["VERSION", "HELLO", "MAX_LINE", "MIN_MOVE_TIME", "TIME_MARGIN", "ProtocolError", "GoLimits",
            "OVERRUN_RULES", "check_seconds", "check_time_control", "clock_move_time",
-           "format_go", "parse_go", "parse_move", "parse_info", "parse_int"]
+           "format_go", "parse_go", "parse_move", "parse_info", "format_info", "parse_int", "parse_boards",
+           "boards_text"]
 
 #: The protocol version this project speaks.
 VERSION = 1
@@ -195,3 +201,55 @@ def parse_info(line: str) -> dict:
                 pass
         k += 2
     return out
+
+
+#: The keys of an ``info`` line in the order :func:`format_info` writes them (``pv`` last: it takes the rest).
+INFO_KEYS = ("depth", "nodes", "time", "value", "unit", "pv")
+
+
+def _number(x: float) -> str:
+    """A value as short as it reads exactly: ``1`` for 1.0, ``0.25``, at most 6 significant digits."""
+    return format(float(x), ".6g")
+
+
+def format_info(**analysis) -> str | None:
+    """The ``info`` line of an analysis, the inverse of :func:`parse_info` for its keys: ``depth``,
+    ``nodes`` (integers), ``time`` (seconds -> whole ms), ``value`` (a number), ``unit`` (``win`` or
+    ``margin``; sent only with ``value``), ``pv`` (actions), ``string`` (text, last). Keys that are None
+    are left out; None when nothing is left."""
+    words = []
+    for key in ("depth", "nodes"):
+        if analysis.get(key) is not None:
+            words += [key, str(int(analysis[key]))]
+    if analysis.get("time") is not None:
+        words += ["time", _ms(analysis["time"])]
+    if analysis.get("value") is not None:
+        words += ["value", _number(analysis["value"])]
+        if analysis.get("unit") in ("win", "margin"):
+            words += ["unit", analysis["unit"]]
+    if analysis.get("pv"):
+        words += ["pv", *(str(int(a)) for a in analysis["pv"])]
+    elif analysis.get("string"):
+        words += ["string", " ".join(str(analysis["string"]).split())]
+    return "info " + " ".join(words) if words else None
+
+
+def parse_boards(words: list[str]) -> tuple[str, ...]:
+    """The boards of an ``id boards R1xC1 R2xC2 ...`` line (the words after ``id boards``), each as
+    ``"RxC"``; ProtocolError for none, or for a word that is not a board."""
+    if not words:
+        raise ProtocolError("'id boards' lists at least one board, e.g. 'id boards 3x3 5x5'")
+    boards = []
+    for word in words:
+        try:
+            rows, cols = parse_board(word)
+        except ValueError as exc:
+            raise ProtocolError(f"'id boards' lists boards as RxC: {exc}") from None
+        boards.append(f"{rows}x{cols}")
+    return tuple(dict.fromkeys(boards))
+
+
+def boards_text(boards) -> str:
+    """``("3x3", "5x5")`` -> ``"3x3 and 5x5"``; ``("3x3",)`` -> ``"3x3"``."""
+    boards = list(boards)
+    return boards[0] if len(boards) == 1 else ", ".join(boards[:-1]) + " and " + boards[-1]

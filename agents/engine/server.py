@@ -1,14 +1,21 @@
 """Any Agent as an engine: reads protocol commands, writes replies (``dnb engine SPEC`` runs this).
 
     serve(build, name="greedy", stdin=sys.stdin, stdout=sys.stdout)   # returns 0 at quit or end of input
+    serve(build, name="alphazero", boards=("3x3", "5x5"))             # declares its boards: 'id boards 3x3 5x5'
 
 ``build(board, seed) -> Agent`` makes the agent for a board ("RxC") and seed (None when the controller sent
 none). The agent of a board is built at the first ``isready``, ``position`` or ``go`` after ``newgame``,
 with the seed sent for that game; in later games of the same board it is reseeded (``agent.seed(n)``) where
 it can be, else built anew with the game's seed, and ``reset()`` starts each game: the order of
 :class:`agents.arena.play.GamePlayer`, so an agent served here plays the moves it plays in process for the
-same seeds. A command that cannot be carried out (a bad board, an illegal position, an agent's error) is
-answered with one ``error`` line and changes nothing.
+same seeds. A command that cannot be carried out (a bad board, one outside ``boards``, an illegal position,
+an agent's error) is answered with one ``error`` line and changes nothing.
+
+Each ``move`` follows one ``info`` line: ``time`` always, and what the agent knows of its last search where
+it tells (:func:`move_info`): an optional ``search_info()`` method returning a dict of ``depth``,
+``nodes``, ``value`` (for the player who moved, before the move), ``unit`` (``"win"``: -1..1, or
+``"margin"``: the final margin in boxes) and ``pv`` (the expected line, its move first), any of them
+missing or None; else an integer ``nodes`` attribute (the nodes of the last move).
 """
 
 from __future__ import annotations
@@ -17,17 +24,46 @@ import sys
 import time
 from typing import Callable, TextIO
 
-from agents.engine.protocol import HELLO, VERSION, ProtocolError, parse_go, parse_int
+from agents.engine.protocol import (HELLO, VERSION, ProtocolError, boards_text, format_info, parse_boards,
+                                    parse_go, parse_int)
 from dnb_env.core import GameState, parse_board
 
-__all__ = ["EngineServer", "serve"]
+__all__ = ["EngineServer", "serve", "move_info"]
+
+
+def move_info(agent, seconds: float) -> dict:
+    """The analysis of the move ``agent`` has just chosen in ``seconds``: ``time`` and, from its
+    ``search_info()`` (or its integer ``nodes`` attribute), ``depth``, ``nodes``, ``value``, ``unit`` and
+    ``pv`` where it has them (module docstring). An agent whose report cannot be read gives ``time`` alone:
+    analysis never costs a move."""
+    info: dict = {"time": seconds}
+    try:
+        report = agent.search_info() if callable(getattr(agent, "search_info", None)) else None
+        if report is None:
+            nodes = getattr(agent, "nodes", None)
+            report = {"nodes": nodes} if isinstance(nodes, int) and not isinstance(nodes, bool) else {}
+        for key in ("depth", "nodes"):
+            if report.get(key) is not None:
+                info[key] = int(report[key])
+        if report.get("value") is not None and float(report["value"]) == float(report["value"]):  # not NaN
+            info["value"] = float(report["value"])
+            if report.get("unit") in ("win", "margin"):
+                info["unit"] = report["unit"]
+        if report.get("pv"):
+            info["pv"] = [int(a) for a in report["pv"]]
+    except Exception:  # a report of the wrong shape: the time alone
+        return {"time": seconds}
+    return info
 
 
 class EngineServer:
     """The engine side of one session: :meth:`handle` takes a command line and returns the reply lines."""
 
-    def __init__(self, build: Callable, name: str, clock: Callable[[], float] = time.perf_counter):
+    def __init__(self, build: Callable, name: str, clock: Callable[[], float] = time.perf_counter,
+                 boards=None):
         self.build, self.name, self.clock = build, name, clock
+        #: the boards the agent plays, declared in the handshake ('id boards'); None: every board
+        self.boards: tuple[str, ...] | None = None if boards is None else parse_boards(list(boards))
         self.board: str | None = None
         self.agent = None
         self.agent_board: str | None = None
@@ -57,7 +93,8 @@ class EngineServer:
     def _cmd_dnbp(self, args):
         if len(args) != 1 or args[0] != str(VERSION):
             raise ProtocolError(f"this engine speaks protocol version {VERSION}, not {' '.join(args) or 'none'}")
-        return [f"id name {self.name}", "id author dnb", f"{HELLO} ok {VERSION}"]
+        boards = [] if self.boards is None else ["id boards " + " ".join(self.boards)]
+        return [f"id name {self.name}", "id author dnb", *boards, f"{HELLO} ok {VERSION}"]
 
     def _cmd_newgame(self, args):
         if len(args) != 1:
@@ -66,6 +103,8 @@ class EngineServer:
             rows, cols = parse_board(args[0])
         except ValueError as exc:
             raise ProtocolError(str(exc)) from None
+        if self.boards is not None and f"{rows}x{cols}" not in self.boards:
+            raise ProtocolError(f"cannot play {rows}x{cols}: this engine plays only {boards_text(self.boards)}")
         self.board, self.seed, self.fresh = f"{rows}x{cols}", None, True
         self.state = GameState.new(rows, cols)
         return []
@@ -105,7 +144,7 @@ class EngineServer:
         start = self.clock()
         action = int(agent.select_action(self.state))
         elapsed = self.clock() - start
-        return [f"info time {int(round(elapsed * 1000))}", f"move {action}"]
+        return [format_info(**move_info(agent, elapsed)), f"move {action}"]
 
     def _need_game(self, command: str) -> None:
         if self.board is None:
@@ -127,11 +166,13 @@ class EngineServer:
         return self.agent
 
 
-def serve(build: Callable, name: str, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    """Answer protocol commands from ``stdin`` on ``stdout`` until ``quit`` or the end of the input; 0."""
+def serve(build: Callable, name: str, stdin: TextIO | None = None, stdout: TextIO | None = None,
+          boards=None) -> int:
+    """Answer protocol commands from ``stdin`` on ``stdout`` until ``quit`` or the end of the input; 0.
+    ``boards``: the boards the agent plays ("RxC"), declared in the handshake; None: every board."""
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
-    server = EngineServer(build, name)
+    server = EngineServer(build, name, boards=boards)
     for line in stdin:
         replies = server.handle(line)
         if replies is None:
