@@ -533,6 +533,32 @@ def test_dnb_engine_sends_what_the_agent_knows_and_the_client_reads_it(tmp_path)
         agent.close()
 
 
+def test_dnb_engine_sends_a_tree_searchs_visits_and_value():
+    """The PUCT/UCT agents report the root's visits as nodes and its value in the search's unit; in the exact
+    root zone, the solver's value as a final margin."""
+    mcts = EngineServer(lambda board, seed: make_agent("mcts", board=board, seed=seed, simulations=64), "mcts")
+    for line in ("dnbp 1", "newgame 3x3", "seed 1", "isready", "position"):
+        mcts.handle(line)
+    read = parse_info(mcts.handle("go")[0])
+    assert read["nodes"] == 64 and read["unit"] == "win" and -1 <= read["value"] <= 1
+    net = EngineServer(lambda board, seed: make_agent("alphazero", board=board, seed=seed, simulations=16,
+                                                      solve_root=0, solve_leaf=0), "az")
+    for line in ("dnbp 1", "newgame 3x3", "seed 1", "isready", "position"):
+        net.handle(line)
+    read = parse_info(net.handle("go")[0])
+    assert read["nodes"] == 16 and read["unit"] in ("win", "margin")
+    assert abs(read["value"]) <= (1 if read["unit"] == "win" else 9)
+    exact = EngineServer(lambda board, seed: make_agent("alphazero", board=board, seed=seed, simulations=16), "az")
+    state, moves = GameState.new(3, 3), []
+    while state.num_actions - state.edges.bit_count() > 8:          # 8 undrawn edges: the exact root zone
+        moves.append(min(state.legal_actions()))
+        state = state.apply(moves[-1])
+    for line in ("dnbp 1", "newgame 3x3", "seed 1", "isready", "position " + " ".join(map(str, moves))):
+        exact.handle(line)
+    read = parse_info(exact.handle("go")[0])
+    assert "nodes" not in read and read["unit"] in ("win", "margin") and read["value"] == read["value"]
+
+
 def test_an_agents_report_that_cannot_be_read_gives_the_time_alone():
     class Odd:
         def search_info(self):

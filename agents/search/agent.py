@@ -48,6 +48,7 @@ class MCTSAgent:
         self.clock = time.perf_counter
         self.collect_garbage = gc.collect  # a timed Python-tree search collects here, once a move
         self._collect_seconds: float | None = None  # how long the last of those collections took
+        self._info: dict = {}  # the last move's search, for search_info
 
     #: The part of a timed move the exact root solve may take (the solver zone); the search gets the rest.
     ROOT_SOLVE_SHARE = 0.5
@@ -126,9 +127,11 @@ class MCTSAgent:
         deadline = self.clock() + self.move_time if timed else None
         exact = self.search.exact_root.policy(state, self.move_time * self.ROOT_SOLVE_SHARE if timed else None)
         if exact is not None:  # in the solver zone: every move of best margin, uniform
+            self._info = self._value_info(state, exact[1])
             return exact[0]
         with nimstring_table():  # the leaves' Nimstring searches (chainloop6_nim*) share one table a move
             counts = self._timed_counts(state, deadline) if timed else self.search.run(state)
+        self._info = {"nodes": int(np.asarray(counts).sum()), **self._value_info(state, self.search.root_value())}
         config = self.search.config
         if self.greedy and config.selection == "uct":  # the most visited move, ties to the one tried first
             p = np.zeros_like(counts)
@@ -154,6 +157,19 @@ class MCTSAgent:
         view = {"kind": "visits", "values": counts, "value": self.search.root_value(), "unit": unit}
         self.reset()
         return view
+
+    def _value_info(self, state: GameState, value: float) -> dict:
+        """``value`` (the search's units: in [-1, 1], the result or the final margin over the boxes) as the
+        engine protocol's ``value`` and ``unit``."""
+        if getattr(self.search.config, "value", "win") == "margin":
+            return {"value": float(value) * state.rows * state.cols, "unit": "margin"}
+        return {"value": float(value), "unit": "win"}
+
+    def search_info(self) -> dict:
+        """The last move's search (``dnb engine``'s ``info`` line): ``nodes`` (the root's visits) and the
+        root ``value`` for the player who moved, with its ``unit``; in the exact root zone the exact value;
+        ``{}`` before any move."""
+        return dict(self._info)
 
     def select_action(self, state: GameState) -> int:
         p = self.action_probabilities(state)
