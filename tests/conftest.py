@@ -100,13 +100,19 @@ def kill_at(stage: str, commit: int = 2):
     return fault
 
 
-def research_data_module():
-    """research/data.py (a script, not a package), loaded by path."""
-    path = pathlib.Path(__file__).resolve().parents[1] / "research" / "data.py"
-    spec = importlib.util.spec_from_file_location("research_data", path)
+def load_script(relative: str):
+    """A script of the checkout that is not in a package (``"research/data.py"``,
+    ``"benchmarks/paired_match.py"``), loaded by its path as a module."""
+    path = pathlib.Path(__file__).resolve().parents[1] / relative
+    spec = importlib.util.spec_from_file_location(path.stem.replace("-", "_"), path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def research_data_module():
+    """research/data.py, which packs, unpacks and restores the research's data."""
+    return load_script("research/data.py")
 
 
 @pytest.fixture(scope="session")

@@ -425,14 +425,9 @@ def test_heatmap_numbers_contrast_with_their_cells(tmp_path, monkeypatch):
 
 
 def _paired_match_module():
-    import importlib.util
-    import pathlib
+    from conftest import load_script
 
-    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "paired_match.py"
-    spec = importlib.util.spec_from_file_location("bench_paired_match", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/paired_match.py")
 
 
 def test_paired_match_compares_two_runs_of_one_schedule_game_by_game(tmp_path, capsys):

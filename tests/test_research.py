@@ -10,7 +10,7 @@ import tarfile
 import numpy as np
 import pytest
 
-from conftest import research_data_module
+from conftest import load_script, research_data_module
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 data = research_data_module()
@@ -131,11 +131,7 @@ def test_the_tree_is_the_product_with_one_research_folder():
 
 
 def _gate():
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("research_gate", ROOT / "research" / "gate.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("research/gate.py")
 
 
 SHIPPED3 = ["--net", "df=dotsformer:agents/checkpoints/dotsformer-3x3.pt",
