@@ -196,6 +196,16 @@ NEEDS = {"maskable-ppo.md": ("gymnasium", "torch", "sb3_contrib"), "alphazero-3x
          "solver-and-web.md": ("fastapi", "httpx")}
 
 
+def test_the_readme_runs(tmp_path):
+    """The README's Python tour and its command block run as written from the checkout (its examples folder
+    beside them), at the budgets its test comments cut; what it only shows (make, pip, dnb serve) is not run."""
+    (tmp_path / "examples").symlink_to(os.path.join(ROOT, "examples"))
+    done = run_page(os.path.join(ROOT, "README.md"), str(tmp_path))
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert (tmp_path / "results" / "engine" / "results.jsonl").exists()
+    assert "move " in done.stdout                                   # the engine answered over the pipe
+
+
 @pytest.mark.parametrize("page", tutorial_pages())
 def test_tutorial_runs(page, tmp_path):
     for module in NEEDS.get(page, ()):
