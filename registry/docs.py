@@ -160,8 +160,8 @@ def render_page(strength: dict | None = None) -> str:
     ]
     if rr is None:
         out += [
-            "Strength is one scale for every agent: the Bradley-Terry Elo of one round robin on 5x5 (mean 0, 95%",
-            "bootstrap interval) and the agent's rank in it. That round robin has not been run yet, so every agent",
+            "Strength is one scale for every agent: the Bradley-Terry Elo of one round robin on 5x5 (random at 0,",
+            "95% bootstrap interval) and the agent's rank in it. That round robin has not been run yet, so every agent",
             "is \"not rated yet\". It is this command, then the second one to copy its ratings here:",
             "",
             *_wrapped_command(ROUND_ROBIN_COMMAND),
@@ -170,7 +170,7 @@ def render_page(strength: dict | None = None) -> str:
     else:
         out += [
             f"Strength is one scale for every agent: the Bradley-Terry Elo of one round robin on {rr['board']} at",
-            f"{rr['time_control']}, {rr['games']} games a pair (mean 0, 95% bootstrap interval), and the agent's",
+            f"{rr['time_control']}, {rr['games']} games a pair (random at 0, 95% bootstrap interval), and the agent's",
             f"rank among its {len(rr['ratings'])} entrants. *Measured {rr['measured']}* with:",
             "",
             *_wrapped_command(rr["command"]),
