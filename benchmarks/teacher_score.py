@@ -124,8 +124,9 @@ def main(argv=None) -> dict:
                 print(f"| {name} | " + " | ".join(f"{report.get(f'value_sign@{k}', float('nan')):.2f}" for k in at_steps)
                       + f" | {report['value_auc']:.3f} |")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"held": args.held, "positions": len(data), "rows": rows}, f, indent=1)
+        from dnb_env.io import atomic_write
+
+        atomic_write(args.json, json.dumps({"held": args.held, "positions": len(data), "rows": rows}, indent=1))
     return rows
 
 

@@ -37,13 +37,12 @@ STRENGTH = Path(__file__).with_name("strength.json")
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "agents-reference.md"
 
 #: The round robin whose ratings the reference shows: every shipped agent with its default options (``engine``
-#: needs a program of its own, ``openspiel_mcts`` is plain UCT as ``mcts`` is, on OpenSpiel's slower code). 0.5 s
-#: a move, not less: on a 2-core CPU the network agents' moves where the exact solver takes over (about move 20
-#: of 5x5) take 0.3 to 2 s whatever the clock, so at 0.1 s they lose most games on time; at 0.5 s they keep
-#: to it (as in the equal-time matches of the research pages).
+#: needs a program of its own), each at its own budget (no clock: the ratings do not depend on how busy the
+#: machine was), four guided opening moves shared by both colours. Its folder is packed in
+#: research/runs/rating-5x5.tar.xz.
 ROUND_ROBIN_COMMAND = (
-    "dnb tournament --board 5x5 --agents random,greedy,alphabeta,mcts,prsboxes,solver,alphazero,dotsformer,alphavit "
-    "--games 20 --time-per-move 0.5 --openings 10:guided --seed 0 --workers 2 --out research/rating/round-robin-5x5"
+    "dnb tournament --board 5x5 --agents random,greedy,alphabeta,mcts,prsboxes,solver,openspiel_mcts,alphazero,"
+    "dotsformer,alphavit --games 8 --openings 4:guided --seed 0 --workers 2 --out runs/rating-5x5"
 )
 
 
@@ -136,6 +135,9 @@ def _external_sentence(strength: dict) -> str:
         sentences.append(f"At {clock} on {board}, `{agent}` beat "
                          + (", ".join(scores[:-1]) + " and " + scores[-1] if len(scores) > 1 else scores[0])
                          + tail + ".")
+    if sentences:
+        sentences.append("Those engines were built from their public sources and played over the engine protocol; "
+                         "they are not shipped here, and those games' records are not kept in the repository.")
     return " ".join(sentences)
 
 
@@ -165,7 +167,7 @@ def render_page(strength: dict | None = None) -> str:
             "is \"not rated yet\". It is this command, then the second one to copy its ratings here:",
             "",
             *_wrapped_command(ROUND_ROBIN_COMMAND),
-            "    python -m registry.docs --ratings research/rating/round-robin-5x5",
+            "    python -m registry.docs --ratings runs/rating-5x5",
         ]
     else:
         out += [
@@ -176,7 +178,7 @@ def render_page(strength: dict | None = None) -> str:
             *_wrapped_command(rr["command"]),
         ]
     if strength["external"]:
-        out += ["", _external_sentence(strength) + " The external engines are not shipped here."]
+        out += ["", _external_sentence(strength)]
     rated = {_agent_of(r["agent"]): r for r in (rr or {}).get("ratings", ()) if _agent_of(r["agent"]) == r["agent"]}
     rows = []
     for name in names:
@@ -232,11 +234,12 @@ def _command(config: dict, folder: str) -> str:
     return " ".join(map(shlex.quote, words))
 
 
-def round_robin_ratings(folder: str | os.PathLike) -> dict:
+def round_robin_ratings(folder: str | os.PathLike, measured: str | None = None) -> dict:
     """The ``round_robin`` entry of the strength data from a finished round robin's ``folder``: the command
-    that ran it, its board, time control, games a pair, the date of its ``elo.csv`` and per entrant the Elo,
-    interval and rank (1: the highest Elo). ValueError when the folder is not a finished round robin of the
-    shipped agents."""
+    that ran it, its board, time control, games a pair, the day it was measured (``measured``, YYYY-MM-DD, or
+    the date of its ``elo.csv``) and per entrant the Elo, interval and rank (1: the highest Elo). ValueError
+    when the folder is not a finished round robin of the shipped agents, or when its ``elo.csv`` carries no
+    date (a folder unpacked from an archive) and none is given."""
     folder = os.fspath(folder)
     try:
         with open(os.path.join(folder, "config.json"), encoding="utf-8") as f:
@@ -269,8 +272,17 @@ def round_robin_ratings(folder: str | os.PathLike) -> dict:
     ratings.sort(key=lambda r: -r["elo"])
     for rank, r in enumerate(ratings, 1):
         r["rank"] = rank
-    measured = datetime.datetime.fromtimestamp(os.path.getmtime(os.path.join(folder, "elo.csv")),
-                                               datetime.timezone.utc).date().isoformat()
+    if measured is None:
+        stamp = datetime.datetime.fromtimestamp(os.path.getmtime(os.path.join(folder, "elo.csv")), datetime.timezone.utc)
+        if stamp.year < 2000:
+            raise ValueError(f"{folder}/elo.csv carries no date (unpacked from an archive?): give the day it was "
+                             "measured with --measured YYYY-MM-DD")
+        measured = stamp.date().isoformat()
+    else:
+        try:
+            measured = datetime.date.fromisoformat(measured).isoformat()
+        except (TypeError, ValueError):
+            raise ValueError(f"--measured takes a day as YYYY-MM-DD, got {measured!r}") from None
     return {"command": _command(config, folder), "board": config["board"], "time_control": _time_control(config),
             "games": config["games"], "measured": measured, "ratings": ratings}
 
@@ -290,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="write nothing; exit 1 when the page differs from what would be written")
     parser.add_argument("--ratings", metavar="FOLDER",
                         help="first take the ratings of this finished round robin's folder into the strength data")
+    parser.add_argument("--measured", metavar="YYYY-MM-DD", help="with --ratings: the day the round robin was "
+                        "played (default: the date of its elo.csv)")
     parser.add_argument("--strength", default=str(STRENGTH), help="the strength data (default: registry/strength.json)")
     args = parser.parse_args(argv)
     if args.check and args.ratings:
@@ -297,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         strength = load_strength(args.strength)
         if args.ratings:
-            strength = {**strength, "round_robin": round_robin_ratings(args.ratings)}
+            strength = {**strength, "round_robin": round_robin_ratings(args.ratings, args.measured)}
         page = render_page(strength)
     except (OSError, ValueError) as exc:
         print(f"registry.docs: error: {exc}", file=sys.stderr)

@@ -75,7 +75,7 @@ def archives(root: pathlib.Path = ROOT) -> list[str]:
 
 
 def _keep(member: pathlib.Path) -> bool:
-    return member.suffix not in SKIP_SUFFIXES and not any(part in SKIP_DIRS for part in member.parts) \
+    return member.suffix not in SKIP_SUFFIXES and member.name not in SKIP_SUFFIXES and not any(part in SKIP_DIRS for part in member.parts) \
         and not member.name.endswith(".tmp") and ".tfevents." not in member.name
 
 

@@ -65,7 +65,7 @@ def commands(args) -> list[tuple[list[str], pathlib.Path | None]]:
     py, out, tag = [sys.executable], pathlib.Path(args.out), args.tag
     nets, refs = args.net, {r[0]: r for r in args.ref}
     games = lambda part: str(args.games or GAMES[part])
-    tourney = [str(pathlib.Path(sys.executable).with_name("dnb")), "tournament", "--board", args.board,
+    tourney = [sys.executable, "-m", "registry.cli", "tournament", "--board", args.board,
                "--openings", args.openings, "--seed", str(args.seed), "--workers", str(args.workers), "--no-progress"]
     held = [pathlib.Path(args.data_dir) / h for h in (args.held or HELD.get(args.board, ()))]
     bench = lambda name: py + [str(ROOT / "benchmarks" / f"{name}.py")]
@@ -156,11 +156,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     args = p.parse_args(argv)
+    # every path as an absolute one: the parts run from the checkout, whatever folder the gate was called from
+    args.out, args.data_dir = str(pathlib.Path(args.out).resolve()), str(pathlib.Path(args.data_dir).resolve())
+    args.net = [(n, a, str(pathlib.Path(c).resolve())) for n, a, c in args.net]
+    args.ref = [(n, a, str(pathlib.Path(c).resolve())) for n, a, c in args.ref]
     names = [n[0] for n in args.net]
     if len(set(names)) != len(names):
         p.error(f"two --net share a name: {names}")
     if not args.dry_run:
-        missing = [n[2] for n in args.net + args.ref if not (ROOT / n[2]).exists() and not pathlib.Path(n[2]).exists()]
+        missing = [n[2] for n in args.net + args.ref if not pathlib.Path(n[2]).exists()]
         if missing:
             p.error(f"no checkpoint {missing[0]} (python research/data.py restore runs/exports brings the old exports)")
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
+import os
 import shlex
 from pathlib import Path
 
@@ -182,8 +183,8 @@ def test_the_round_robin_command_is_a_valid_tournament(tmp_path, monkeypatch, ca
     for spec in cfg.agents:
         if torch or spec not in NETWORK_AGENTS:  # without PyTorch the registry does not build network agents
             check_agent_spec(spec)
-    assert set(cfg.agents) == set(shipped_agents()) - {"engine", "openspiel_mcts"}
-    assert cfg.board == "5x5" and cfg.time_per_move == 0.5 and cfg.mode == "round_robin"
+    assert set(cfg.agents) == set(shipped_agents()) - {"engine"}
+    assert cfg.board == "5x5" and cfg.time_per_move is None and cfg.mode == "round_robin"
 
 
 # ---------------------------------------------------------------- strength from a round robin
@@ -197,6 +198,19 @@ def round_robin(tmp_path_factory):
     run_tournament(TournamentConfig(board="2x2", agents=("random", "greedy", "alphabeta:depth=1"), games=2,
                                     bootstrap=20, workers=1, seed=0), out=str(out), progress=False, echo=None)
     return out
+
+
+def test_a_folder_without_a_date_needs_the_day_it_was_measured(round_robin, tmp_path):
+    import shutil
+
+    copy = tmp_path / "unpacked"
+    shutil.copytree(round_robin, copy)
+    os.utime(copy / "elo.csv", (0, 0))                      # as research/data.py unpacks it: time 0
+    with pytest.raises(ValueError, match="--measured"):
+        registry.docs.round_robin_ratings(copy)
+    assert registry.docs.round_robin_ratings(copy, "2026-11-29")["measured"] == "2026-11-29"
+    with pytest.raises(ValueError, match="YYYY-MM-DD"):
+        registry.docs.round_robin_ratings(copy, "29/11/2026")
 
 
 def test_ratings_from_a_finished_round_robin(round_robin, tmp_path):

@@ -187,6 +187,12 @@ def test_the_installed_distribution_is_dnb_env(installed):
     assert (version, top, scripts) == (dnb_env.__version__, TOP, ["registry.cli:main"])
 
 
+def test_the_citation_names_the_release():
+    cff = (ROOT / "CITATION.cff").read_text()
+    assert re.search(rf"^version: {re.escape(dnb_env.__version__)}$", cff, re.M), "CITATION.cff's version"
+    assert re.search(r'^title: "dnb-env: ', cff, re.M)
+
+
 def test_the_sdist_holds_the_packages_and_cpp_sources_and_no_tests_or_research_data(sdist):
     stem = f"dnb_env-{dnb_env.__version__}"
     with tarfile.open(sdist) as tar:
@@ -209,9 +215,13 @@ def test_the_checkout_install_exposes_only_the_five_packages(tmp_path):
     """This environment's install of the checkout (editable under `make setup`) maps the five packages, not the
     checkout: from another folder its other folders are not importable."""
     env = _clean_env()
-    for name in ("data", "tests", "runs", "docs", "examples", "benchmarks", "research"):
-        out = _run([sys.executable, "-c", f"import {name}"], tmp_path, env, check=False)
-        assert out.returncode == 1 and f"ModuleNotFoundError: No module named '{name}'" in out.stderr, (name, out)
+    folders = ("data", "tests", "runs", "docs", "examples", "benchmarks", "research")
+    # a name may belong to some other installed package: what matters is that none resolves into the checkout
+    code = ("import importlib.util, json; "
+            f"print(json.dumps([getattr(importlib.util.find_spec(m), 'submodule_search_locations', None) "
+            f"and list(importlib.util.find_spec(m).submodule_search_locations) for m in {folders!r}]))")
+    for name, where in zip(folders, json.loads(_run([sys.executable, "-c", code], tmp_path, env).stdout)):
+        assert not any(str(ROOT) in p for p in (where or [])), (name, where)
     code = f"import importlib, json; print(json.dumps([importlib.import_module(m).__file__ for m in {TOP!r}]))"
     found = json.loads(_run([sys.executable, "-c", code], tmp_path, env).stdout)
     assert found == [importlib.util.find_spec(m).origin for m in TOP]

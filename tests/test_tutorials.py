@@ -199,6 +199,8 @@ NEEDS = {"maskable-ppo.md": ("gymnasium", "torch", "sb3_contrib"), "alphazero-3x
 def test_the_readme_runs(tmp_path):
     """The README's Python tour and its command block run as written from the checkout (its examples folder
     beside them), at the budgets its test comments cut; what it only shows (make, pip, dnb serve) is not run."""
+    for module in ("gymnasium", "torch"):                          # the tour's environment and network agent
+        pytest.importorskip(module)
     (tmp_path / "examples").symlink_to(os.path.join(ROOT, "examples"))
     done = run_page(os.path.join(ROOT, "README.md"), str(tmp_path))
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]

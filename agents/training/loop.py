@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
-import sys
 import time
 
 import numpy as np
@@ -209,8 +208,8 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
         teach = teacher[:2] if teacher is not None and config.teacher.fraction > 0 else None
         largest = max(mix.boards, key=lambda b: geometry(b).num_actions)
         plot = plot_training if importlib.util.find_spec("matplotlib") is not None else None
-        if plot is None:
-            print(f"no training.png: the plot needs matplotlib: {extra_hint('matplotlib')}", file=sys.stderr)
+        if plot is None and echo is not None:
+            echo(f"no training.png: the plot needs matplotlib: {extra_hint('matplotlib')}")
         for iteration in range(start + 1, config.iterations + 1):
             rng = np.random.default_rng([config.seed, iteration])  # reproducible per iteration, also on resume
             lr = config.lr_at(iteration)
