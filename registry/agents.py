@@ -312,7 +312,7 @@ register_agent("mcts", _mcts)
 
 def _prsboxes(*, board, seed, solver_edges: int = -1, search_safe: int = 9, search_full: int = 4,
               search_depth: int = 40, search_nodes: int = 300_000, solver_nodes: int = 6_000_000):
-    """Chain-theory rules with searches, the strongest agent without a network. Berlekamp's long-chain rule
+    """Chain-theory rules with searches, in the style of PRsBoxes. Berlekamp's long-chain rule
     and double-dealing decide the safe-move phase and the captures, alpha-beta searches the positions the
     rules leave open, and the exact solver plays every position within ``solver_edges`` undrawn edges
     (baselines.prsboxes, whose docstring lists the rules). On a clock its searches deepen until the move
