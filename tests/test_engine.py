@@ -3,6 +3,7 @@ engine can fail a game."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shlex
@@ -18,9 +19,9 @@ from agents.arena.play import GamePlayer
 from agents.arena.schedule import game_ids, game_tasks
 from agents.base import AgentFailure
 from agents.engine import EngineAgent, EngineServer
-from agents.engine.protocol import (GoLimits, ProtocolError, format_go, format_info, parse_boards, parse_go,
-                                    parse_info, parse_move)
-from agents.engine.server import move_info
+from agents.engine.protocol import (MAX_LINE, GoLimits, ProtocolError, format_go, format_info, parse_boards,
+                                    parse_go, parse_info, parse_move)
+from agents.engine.server import move_info, read_lines
 from dnb_env.core import GameState
 from registry import make_agent
 from registry.specs import (agent_boards, agent_from_spec, check_agent_spec, describe_spec, parse_agent_spec,
@@ -261,6 +262,75 @@ def _assert_gone(pid: int) -> None:
         os.kill(pid, 0)
 
 
+def _running(pid: int) -> bool:
+    """Whether the process ``pid`` runs (a zombie, ended but not yet reaped by its parent, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+HELPER_PY = FIXTURES / "engine_helper.py"
+
+
+def _helper_tournament(tmp_path, *engine_args) -> tuple[list[dict], list[int]]:
+    """``dnb tournament`` of greedy against tests/fixtures/engine_helper.py (an engine that forks a helper at
+    start-up, holding its output) with ``engine_args``, in a process of its own (a hang fails the test):
+    the games, and the pids of every engine and helper it started."""
+    pids = tmp_path / "pids"
+    cmd = " ".join(shlex.quote(str(a)) for a in (sys.executable, HELPER_PY, "--pids", pids, *engine_args))
+    spec = f'engine:cmd="{cmd}",name=h,log={tmp_path / "h.log"}'
+    run = subprocess.run([sys.executable, "-m", "registry.cli", "tournament", "--board", "2x2", "--agents",
+                          f"greedy,{spec}", "--games", "2", "--workers", "1", "--time-per-move", "0.5",
+                          "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    return _games(tmp_path / "out"), [int(p) for p in pids.read_text().split()]
+
+
+def test_an_engine_that_forks_a_helper_plays_its_games_and_leaves_no_process(tmp_path):
+    """The helper keeps the engine's output open after the engine has quit: the controller ends the engine's
+    whole process group and never waits on its output."""
+    games, pids = _helper_tournament(tmp_path)
+    assert len(games) == 2 and not any("forfeit" in g for g in games)
+    assert len(pids) == 4  # an engine and its helper, started for the boards check and again for the games
+    assert [pid for pid in pids if _running(pid)] == []
+
+
+def test_an_engine_that_exits_mid_game_behind_a_helper_loses_that_game_only(tmp_path):
+    """The engine exits at its first move while its helper holds its output: that game is a crash, the next
+    is played, and nothing is left running."""
+    games, pids = _helper_tournament(tmp_path, "--misbehave", "crash", "--once", tmp_path / "marker")
+    lost, played = sorted(games, key=lambda g: g["game"])
+    assert lost["forfeit"]["kind"] == "crash" and "exit code 3" in lost["forfeit"]["reason"]
+    assert lost["forfeit"]["reason"].startswith("engine 'h' ")
+    assert "forfeit" not in played and len(played["moves"]) == 12
+    assert [pid for pid in pids if _running(pid)] == []
+
+
+def test_an_agent_stopped_mid_move_ends_its_helpers(tmp_path):
+    """An engine that hangs with a helper: it loses on time, and its process group is gone at once."""
+    pids = tmp_path / "pids"
+    agent = EngineAgent([sys.executable, str(HELPER_PY), "--pids", str(pids), "--misbehave", "hang", "--once",
+                         str(tmp_path / "marker")], name="h", movetime=0.2, tolerance=0.1,
+                        log=str(tmp_path / "h.log"))
+    with pytest.raises(AgentFailure, match="gave no move within 0.3 s") as info:
+        agent.select_action(GameState.new(2, 2))
+    assert info.value.kind == "time" and agent.proc is None
+    started = [int(p) for p in pids.read_text().split()]
+    assert len(started) == 2 and [pid for pid in started if _running(pid)] == []
+    assert 0 <= agent.select_action(GameState.new(2, 2)) < 12  # started again, and it plays
+    agent.close()
+    started = [int(p) for p in pids.read_text().split()]
+    assert len(started) == 4 and [pid for pid in started if _running(pid)] == []
+
+
 def test_the_web_app_refuses_engines():
     from dnb_web.games import WebError, parse_spec
 
@@ -482,6 +552,55 @@ def test_the_server_declares_its_boards_and_refuses_others():
     assert server.handle("newgame 5x5") == []
     with pytest.raises(ProtocolError, match="lists boards as RxC"):
         EngineServer(lambda board, seed: None, "x", boards=["big"])
+
+
+def test_the_server_takes_no_command_before_the_handshake():
+    server = EngineServer(lambda board, seed: make_agent("greedy", board=board, seed=seed), "greedy")
+    assert server.handle("newgame 2x2") == ["error the handshake comes first: send 'dnbp 1' before 'newgame'"]
+    assert server.handle("dnbp 2") == ["error this engine speaks protocol version 1, not 2"]
+    assert server.handle("isready") == ["error the handshake comes first: send 'dnbp 1' before 'isready'"]
+    assert server.handle("dnbp 1")[-1] == "dnbp ok 1"
+    assert server.handle("newgame 2x2") == [] and server.handle("isready") == ["readyok"]
+
+
+@pytest.mark.parametrize("value, error", [
+    ("9" * 400, "go movetime must be 0..2147483647, got 999999999999...999999 (400 characters)"),
+    ("2147483648", "go movetime must be 0..2147483647, got 2147483648"),
+    ("-5", "go movetime must be 0..2147483647, got -5"),
+    ("1e400", "go movetime must be an integer, got '1e400'"),
+    ("nan", "go movetime must be an integer, got 'nan'"),
+])
+def test_the_server_answers_a_bad_number_in_its_own_words(value, error):
+    server = EngineServer(lambda board, seed: make_agent("greedy", board=board, seed=seed), "greedy")
+    for line in ("dnbp 1", "newgame 2x2", "isready", "position"):
+        server.handle(line)
+    assert server.handle(f"go movetime {value}") == [f"error {error}"]
+    assert server.handle("go movetime 100")[-1].startswith("move ")  # nothing changed: it plays on
+
+
+def test_a_line_over_64_kib_is_read_in_pieces_and_discarded():
+    class Endless:
+        """1 MiB of one line (no newline), then ``isready``; it records the size of every read."""
+
+        def __init__(self):
+            self.left, self.sizes, self.rest = 1 << 20, [], io.BytesIO(b"\nisready\n")
+
+        def readline(self, size):
+            self.sizes.append(size)
+            if self.left > 0:
+                self.left -= size
+                return b"x" * size
+            return self.rest.readline(size)
+
+    stream = Endless()
+    assert list(read_lines(stream)) == [None, "isready\n"]
+    assert max(stream.sizes) == MAX_LINE and len(stream.sizes) > (1 << 20) // MAX_LINE
+    assert list(read_lines(io.StringIO("a" * (MAX_LINE - 1) + "\nb\n"))) == ["a" * (MAX_LINE - 1) + "\n", "b\n"]
+    session = "dnbp 1\n" + "y" * (3 * MAX_LINE) + "\nnewgame 2x2\nisready\nquit\n"
+    out = subprocess.run([sys.executable, "-m", "registry.cli", "engine", "greedy"], input=session,
+                         capture_output=True, text=True, timeout=120, check=True).stdout.splitlines()
+    assert out[-2:] == ["error a line is at most 65536 bytes (64 KiB): this one was longer and is discarded",
+                        "readyok"]
 
 
 def test_served_agents_declare_the_boards_of_their_weights():

@@ -4,7 +4,7 @@
     agent.prepare(state)             # starts the program if needed; 'newgame 5x5', 'seed 0', 'isready' -> 'readyok'
     agent.select_action(state)       # (prepares if not yet); 'position ...', 'go movetime 500' -> 'move A'
     agent.check_board("4x4")         # ValueError when the engine declared its boards ('id boards') without 4x4
-    agent.close()                    # 'quit', then killed if it has not exited within a second
+    agent.close()                    # 'quit', then its process group ended if it has not exited within a second
 
 * Start-up is timed apart from the moves: the handshake and each game's ``isready`` get ``startup``
   seconds each, and :meth:`EngineAgent.prepare` (which the arena calls before a game's clock starts) does
@@ -25,9 +25,12 @@
   that keeps a hung engine from hanging the tournament; handshake and ``isready`` within ``startup``),
   ``"illegal"`` (a move id of a drawn edge or off the board), ``"protocol"`` (a line the protocol does not
   allow there, or one over 64 KiB), ``"error"`` (an ``error`` line).
-* The program is killed on :meth:`close`, when the agent is garbage collected, and when this process exits
+* The program is started in a process group of its own (a new session), and stopping it ends the whole
+  group: the program and any helper it started (SIGTERM, then SIGKILL after 0.2 s). It is stopped on
+  :meth:`close`, after a failure, when the agent is garbage collected, and when this process exits
   normally; the protocol asks an engine to exit when its input closes, which covers a controller killed
-  outright.
+  outright. Its output is read by a daemon thread that nothing waits for: a program that exits while a
+  helper holds its output open fails with kind ``"crash"`` (its group ended) and never hangs the caller.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from __future__ import annotations
 import os
 import queue
 import re
+import signal
 import subprocess
 import tempfile
 import threading
@@ -50,6 +54,9 @@ from dnb_env.core import GameState, parse_board
 
 __all__ = ["EngineAgent", "check_engine_times"]
 
+_POLL = 0.05  # seconds between looks at whether the program is still running, while waiting for a line
+_EXIT_GRACE = 1.0  # seconds the output of an exited program may stay open before it counts as closed
+
 
 def check_engine_times(movetime: float | None = None, timeout: float | None = None,
                        tolerance: float | None = None, startup: float | None = None,
@@ -64,7 +71,9 @@ def check_engine_times(movetime: float | None = None, timeout: float | None = No
 
 
 def _read_lines(stream, lines: queue.Queue) -> None:
-    """In a thread: the program's output lines (bytes) into ``lines``, then None at its end."""
+    """In a daemon thread that owns ``stream``: the program's output lines (bytes) into ``lines``, then None
+    at its end, and the stream closed. Nothing waits for this thread: a program whose helper keeps its
+    output open past its end blocks only this thread, never the controller."""
     try:
         while True:
             raw = stream.readline(MAX_LINE)
@@ -75,30 +84,61 @@ def _read_lines(stream, lines: queue.Queue) -> None:
         pass
     finally:
         lines.put(None)
+        try:
+            stream.close()
+        except (OSError, ValueError):
+            pass
+
+
+def _end_group(proc: subprocess.Popen, grace: float = 0.2) -> None:
+    """End the process group of ``proc`` (started as its leader: the program and every helper it started):
+    SIGTERM, then SIGKILL to whatever is left after ``grace`` seconds; ``proc`` itself is reaped. Only
+    ``proc`` is killed where there are no process groups."""
+    if not hasattr(os, "killpg"):
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except OSError:  # no process left in the group
+        proc.wait()
+        return
+    end = time.monotonic() + grace
+    while time.monotonic() < end:
+        proc.poll()  # reap the leader: a zombie still counts as one of the group
+        try:
+            os.killpg(proc.pid, 0)
+        except OSError:
+            break
+        time.sleep(0.01)
+    else:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    proc.wait()
 
 
 def _kill(proc: subprocess.Popen, grace: float = 1.0) -> None:
-    """Ask ``proc`` to quit (``quit``, its input closed), kill it if it has not exited within ``grace``."""
+    """Ask ``proc`` to quit (``quit``, its input closed), then end its process group: the program if it has
+    not exited within ``grace`` seconds, and any helper it left behind. Its output is left to the reader
+    thread, which closes it at its end."""
     if proc.poll() is None:
         try:
             proc.stdin.write(b"quit\n")
             proc.stdin.flush()
         except (OSError, ValueError):
             pass
-    for stream in (proc.stdin,):
-        try:
-            stream.close()
-        except (OSError, ValueError):
-            pass
+    try:
+        proc.stdin.close()
+    except (OSError, ValueError):
+        pass
     try:
         proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    try:
-        proc.stdout.close()
-    except (OSError, ValueError):
         pass
+    _end_group(proc)
 
 
 class EngineAgent:
@@ -251,7 +291,7 @@ class EngineAgent:
             raise
 
     def close(self) -> None:
-        """Stop the program (``quit``; killed after a second)."""
+        """Stop the program (``quit``; its process group ended after a second)."""
         self._stop()
 
     # ------------------------------------------------------------------ the program
@@ -265,7 +305,7 @@ class EngineAgent:
             log.flush()
             try:
                 self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                             stderr=log, close_fds=True)
+                                             stderr=log, close_fds=True, start_new_session=True)
             except OSError as exc:
                 raise AgentFailure("crash", self._says(f"could not be started ({self.argv[0]}): "
                                                        f"{exc.strerror or exc}")) from None
@@ -335,10 +375,23 @@ class EngineAgent:
 
     def _read(self, deadline: float, late: str) -> str:
         """The next line of the program, stripped; AgentFailure when none comes before ``deadline``."""
-        try:
-            raw = self._lines.get(timeout=max(0.0, deadline - self.clock()))
-        except queue.Empty:
-            raise AgentFailure("time", self._says(late)) from None
+        end = time.monotonic() + max(0.0, deadline - self.clock())
+        exited = None  # when the program was seen to have exited with its output still open
+        while True:
+            try:
+                raw = self._lines.get(timeout=max(0.0, min(end - time.monotonic(), _POLL)))
+                break
+            except queue.Empty:
+                pass
+            now = time.monotonic()
+            if exited is None and self.proc.poll() is not None:
+                exited = now
+                _end_group(self.proc)  # a helper it left behind holds its output: ended, the output ends
+            elif exited is not None and (now - exited > _EXIT_GRACE or now >= end):  # held outside its group
+                raw = None
+                break
+            if now >= end:
+                raise AgentFailure("time", self._says(late))
         if raw is None:
             raise AgentFailure("crash", self._says(f"closed its output ({self._exit_text()})"))
         if len(raw) >= MAX_LINE and not raw.endswith(b"\n"):

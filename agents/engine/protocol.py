@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from dnb_env.core import parse_board
 
-__all__ = ["VERSION", "HELLO", "MAX_LINE", "MIN_MOVE_TIME", "TIME_MARGIN", "ProtocolError", "GoLimits",
+__all__ = ["VERSION", "HELLO", "MAX_LINE", "MAX_MS", "MIN_MOVE_TIME", "TIME_MARGIN", "ProtocolError", "GoLimits",
            "OVERRUN_RULES", "check_seconds", "check_time_control", "clock_move_time",
            "format_go", "parse_go", "parse_move", "parse_info", "format_info", "parse_int", "parse_boards",
            "boards_text"]
@@ -30,6 +30,8 @@ VERSION = 1
 HELLO = "dnbp"
 #: Longest line either side must accept (bytes); a longer line is not a line of the protocol.
 MAX_LINE = 65536
+#: Largest number of milliseconds a ``go`` key may give (2^31 - 1, about 24.8 days).
+MAX_MS = 2**31 - 1
 
 
 #: The least seconds a move is given on a game clock (a clock at or below zero, with overruns only warned).
@@ -104,13 +106,14 @@ class ProtocolError(ValueError):
 
 def parse_int(text: str, what: str, low: int = 0, high: int | None = None) -> int:
     """``text`` as an integer in ``low..high``; ProtocolError naming ``what`` otherwise."""
+    shown = text if len(text) <= 24 else f"{text[:12]}...{text[-6:]} ({len(text)} characters)"
     try:
         value = int(text)
     except ValueError:
-        raise ProtocolError(f"{what} must be an integer, got {text!r}") from None
+        raise ProtocolError(f"{what} must be an integer, got {shown!r}") from None
     if value < low or (high is not None and value > high):
         upper = f"..{high}" if high is not None else " or more"
-        raise ProtocolError(f"{what} must be {low}{upper}, got {value}")
+        raise ProtocolError(f"{what} must be {low}{upper}, got {shown}")
     return value
 
 
@@ -147,14 +150,15 @@ def format_go(movetime: float | None = None, left: float | None = None, inc: flo
 
 
 def parse_go(args: list[str]) -> GoLimits:
-    """The words after ``go`` as :class:`GoLimits`; ProtocolError for an unknown key or a bad number."""
+    """The words after ``go`` as :class:`GoLimits`; ProtocolError for an unknown key or a bad number (each
+    value a whole number of milliseconds, 0..:data:`MAX_MS`)."""
     values: dict[str, float] = {}
     if len(args) % 2:
         raise ProtocolError(f"go takes key value pairs, got {' '.join(args)!r}")
     for key, value in zip(args[::2], args[1::2]):
         if key not in ("movetime", "left", "inc"):
             raise ProtocolError(f"go has no key {key!r}; its keys: movetime, left, inc (milliseconds)")
-        values[key] = parse_int(value, f"go {key}") / 1000
+        values[key] = parse_int(value, f"go {key}", 0, MAX_MS) / 1000
     return GoLimits(**values)
 
 

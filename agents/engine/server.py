@@ -9,7 +9,9 @@ with the seed sent for that game; in later games of the same board it is reseede
 it can be, else built anew with the game's seed, and ``reset()`` starts each game: the order of
 :class:`agents.arena.play.GamePlayer`, so an agent served here plays the moves it plays in process for the
 same seeds. A command that cannot be carried out (a bad board, one outside ``boards``, an illegal position,
-an agent's error) is answered with one ``error`` line and changes nothing.
+a number out of range, an agent's error) is answered with one ``error`` line and changes nothing; so is any
+command but ``dnbp 1`` (and ``quit``) before the handshake, and a line over 64 KiB, which is read in
+bounded pieces and discarded.
 
 Each ``move`` follows one ``info`` line: ``time`` always, and what the agent knows of its last search where
 it tells (:func:`move_info`): an optional ``search_info()`` method returning a dict of ``depth``,
@@ -22,13 +24,13 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Callable, TextIO
+from typing import Callable, Iterator, TextIO
 
-from agents.engine.protocol import (HELLO, VERSION, ProtocolError, boards_text, format_info, parse_boards,
-                                    parse_go, parse_int)
+from agents.engine.protocol import (HELLO, MAX_LINE, VERSION, ProtocolError, boards_text, format_info,
+                                    parse_boards, parse_go, parse_int)
 from dnb_env.core import GameState, parse_board
 
-__all__ = ["EngineServer", "serve", "move_info"]
+__all__ = ["EngineServer", "serve", "move_info", "read_lines"]
 
 
 def move_info(agent, seconds: float) -> dict:
@@ -70,6 +72,7 @@ class EngineServer:
         self.seed: int | None = None
         self.fresh = False  # a newgame whose agent is not prepared yet
         self.state: GameState | None = None
+        self.greeted = False  # the handshake ('dnbp 1') is done: the other commands are taken
 
     def handle(self, line: str) -> list[str] | None:
         """The replies to ``line`` (None: quit)."""
@@ -80,6 +83,8 @@ class EngineServer:
         try:
             if command == "quit":
                 return None
+            if not self.greeted and command != HELLO:
+                raise ProtocolError(f"the handshake comes first: send '{HELLO} {VERSION}' before {command!r}")
             method = getattr(self, f"_cmd_{command}", None)
             if method is None:
                 raise ProtocolError(f"unknown command {command!r}; commands: {HELLO}, newgame, seed, isready, "
@@ -94,6 +99,7 @@ class EngineServer:
         if len(args) != 1 or args[0] != str(VERSION):
             raise ProtocolError(f"this engine speaks protocol version {VERSION}, not {' '.join(args) or 'none'}")
         boards = [] if self.boards is None else ["id boards " + " ".join(self.boards)]
+        self.greeted = True
         return [f"id name {self.name}", "id author dnb", *boards, f"{HELLO} ok {VERSION}"]
 
     def _cmd_newgame(self, args):
@@ -169,15 +175,35 @@ class EngineServer:
 def serve(build: Callable, name: str, stdin: TextIO | None = None, stdout: TextIO | None = None,
           boards=None) -> int:
     """Answer protocol commands from ``stdin`` on ``stdout`` until ``quit`` or the end of the input; 0.
-    ``boards``: the boards the agent plays ("RxC"), declared in the handshake; None: every board."""
+    ``boards``: the boards the agent plays ("RxC"), declared in the handshake; None: every board. A line
+    longer than :data:`~agents.engine.protocol.MAX_LINE` bytes is answered with one ``error`` line and
+    discarded, read in bounded pieces."""
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     server = EngineServer(build, name, boards=boards)
-    for line in stdin:
-        replies = server.handle(line)
+    for line in read_lines(getattr(stdin, "buffer", stdin)):
+        replies = server.handle(line) if line is not None else [
+            f"error a line is at most {MAX_LINE} bytes (64 KiB): this one was longer and is discarded"]
         if replies is None:
             break
         for reply in replies:
             stdout.write(reply + "\n")
         stdout.flush()
     return 0
+
+
+def read_lines(stream, limit: int = MAX_LINE) -> Iterator[str | None]:
+    """The lines of ``stream`` (binary, or text), read ``limit`` bytes (characters) at most at a time: each
+    line as text, or None for a line of ``limit`` or more without its end, whose rest is read and dropped
+    (memory stays bounded whatever comes in)."""
+    while True:
+        raw = stream.readline(limit)
+        if not raw:
+            return
+        end = "\n" if isinstance(raw, str) else b"\n"
+        if len(raw) >= limit and not raw.endswith(end):
+            while raw and not raw.endswith(end):
+                raw = stream.readline(limit)
+            yield None
+            continue
+        yield raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
