@@ -5,17 +5,41 @@ from dnb_env.io import JsonlAppender, atomic_write, read_jsonl
 atomic_write("out/elo.csv", text)                 # readers see the old file or the new one, never a part
 log = JsonlAppender("out/results.jsonl"); log.add({"id": "0-1-0", ...}); log.close()
 rows = read_jsonl("out/results.jsonl", check)     # bad lines go to out/results.jsonl.rejected, with a warning
+with RunLock("out", what="teach"):                # one writer per run folder; a second one: FolderBusy
+    sweep_temporaries("out")                      # what a killed writer left: *.tmp* files
 ```
+
+Every command that writes a run folder (``dnb teach``, ``fit``, ``train``, ``solve``, ``tournament``) holds
+its :class:`RunLock` for the length of the run: a second writer of the same folder is refused at once,
+before it changes anything, with an error naming the holder (pid, host, start time). The lock is
+``flock`` on ``FOLDER/.lock`` (:mod:`filelock`), released by the kernel when the holder dies, so a killed
+run never leaves the folder locked; the holder is described in ``FOLDER/.lock.json``. Readers (the web
+app, ``dnb report``, ``dnb plot``, loading a dataset) never take it; :func:`folder_locked` tells them
+whether a writer holds it now.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
+import re
+import shutil
+import socket
+import time
 import warnings
 from typing import Callable
 
-__all__ = ["atomic_write", "JsonlAppender", "read_jsonl"]
+__all__ = ["atomic_write", "JsonlAppender", "read_jsonl", "RunLock", "FolderBusy", "LOCK", "HOLDER",
+           "folder_locked", "sweep_temporaries", "is_temporary"]
+
+#: The lock file of a run folder (``flock`` on it while a writer runs; the file stays after the run).
+LOCK = ".lock"
+#: Beside it, who holds (or last held) the lock: ``{"what", "pid", "host", "since"}``.
+HOLDER = ".lock.json"
+#: The name of a temporary file: ``NAME.tmp``, ``NAME.tmpPID`` or ``NAME.tmpPID.EXT`` (:func:`atomic_write`,
+#: the solver's table, the training plot).
+_TEMPORARY = re.compile(r"\.tmp\d*(\.[A-Za-z0-9]+)?$")
 
 
 def atomic_write(path: str, data: str | bytes) -> None:
@@ -93,3 +117,130 @@ def read_jsonl(path: str, check: Callable[[object], str | None] | None = None) -
         return rows
     atomic_write(path, b"".join(kept))
     return rows
+
+
+class FolderBusy(ValueError):
+    """Another process holds the :class:`RunLock` of a folder."""
+
+
+def _holder(folder: str) -> tuple[str, str] | None:
+    """(what, " (pid P on HOST, since TIME)") from the holder file of ``folder``; None when it is missing,
+    unreadable or names a process of this host that is gone (the holder before the present one, which has
+    not yet written its name)."""
+    try:
+        with open(os.path.join(folder, HOLDER)) as f:
+            h = json.load(f)
+        what, pid, host, since = str(h["what"]), int(h["pid"]), str(h["host"]), str(h["since"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if host == socket.gethostname() and pid != os.getpid():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except OSError:
+            pass
+    return what, f" (pid {pid} on {host}, since {since})"
+
+
+class RunLock:
+    """The exclusive lock of the run folder ``folder`` (made if missing) for the length of a run; ``what``
+    names the command, as a refused writer reads it: "another teach is writing to FOLDER (pid 14465 on
+    HOST, since 2026-11-29 01:23:45 +0000)". Taken at once or never: a held lock raises :class:`FolderBusy` (a
+    ValueError; ``dnb`` prints it and exits with code 2). A context manager, or ``close()`` it."""
+
+    def __init__(self, folder: str, what: str = "run"):
+        from filelock import FileLock, Timeout
+
+        self.folder, self.what = folder, what
+        os.makedirs(folder, exist_ok=True)
+        self.lock = FileLock(os.path.join(folder, LOCK))
+        try:
+            self.lock.acquire(timeout=0)
+        except Timeout:
+            holder = _holder(folder)
+            for _ in range(20):  # the holder may have taken the lock a moment ago and not yet written its name
+                if holder is not None:
+                    break
+                time.sleep(0.05)
+                holder = _holder(folder)
+            other, who = holder or (what, "")
+            raise FolderBusy(f"another {other} is writing to {folder}{who}; wait for it to finish or stop it "
+                             "first") from None
+        try:
+            since = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S %z")
+            atomic_write(os.path.join(folder, HOLDER), json.dumps(
+                {"what": what, "pid": os.getpid(), "host": socket.gethostname(), "since": since}) + "\n")
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def close(self) -> None:
+        self.lock.release()
+
+    def __enter__(self) -> "RunLock":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def folder_locked(folder: str, locks: str = "/proc/locks") -> bool | None:
+    """Whether a writer holds the :class:`RunLock` of ``folder`` now. Read without taking the lock (a probe
+    that took it, however briefly, could make a run starting at that moment fail): the ``flock`` locks the
+    kernel lists in ``locks`` (Linux's ``/proc/locks``), matched by the lock file's inode number (the device
+    there may be named differently from ``os.stat``'s, e.g. on overlay file systems). False when the folder
+    has no lock file (no run ever held it); None when it cannot be told (no ``/proc/locks``: another
+    system)."""
+    try:
+        inode = os.stat(os.path.join(folder, LOCK)).st_ino
+    except OSError:
+        return False
+    try:
+        with open(locks) as f:
+            table = f.read()
+    except OSError:
+        return None
+    for line in table.splitlines():
+        # "1: FLOCK  ADVISORY  WRITE 8747 fe:00:5514510 0 EOF"; a waiter's line reads "1: -> FLOCK ..."
+        parts = line.split()
+        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5].rpartition(":")[2] == str(inode):
+            return True
+    return False
+
+
+def is_temporary(name: str) -> bool:
+    """Whether the file name ``name`` is a temporary file's (``x.tmp``, ``x.tmp123``, ``x.tmp123.png``)."""
+    return _TEMPORARY.search(name) is not None
+
+
+def sweep_temporaries(folder: str, partial_dirs: str | None = None) -> list[str]:
+    """Remove what a killed writer of ``folder`` left: its temporary files (:func:`is_temporary`) and,
+    under the subfolder ``partial_dirs`` where given, the folders named ``*.partial`` (and temporary files
+    inside its other folders). Call it holding the folder's :class:`RunLock`; returns the removed paths."""
+    removed = []
+
+    def files(where: str) -> None:
+        try:
+            names = os.listdir(where)
+        except OSError:
+            return
+        for name in names:
+            path = os.path.join(where, name)
+            if is_temporary(name) and os.path.isfile(path) and not os.path.islink(path):
+                os.remove(path)
+                removed.append(path)
+
+    files(folder)
+    if partial_dirs is not None:
+        root = os.path.join(folder, partial_dirs)
+        for name in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+            path = os.path.join(root, name)
+            if not os.path.isdir(path) or os.path.islink(path):
+                continue
+            if name.endswith(".partial"):
+                shutil.rmtree(path)
+                removed.append(path)
+            else:
+                files(path)
+    return removed

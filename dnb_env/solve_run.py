@@ -14,6 +14,8 @@ so far, so the repeated test goes straight back to where it stopped. Every ``sav
 is written to ``table.bin`` and the bounds, nodes and time to ``state.json`` (both atomically: a kill loses
 at most the work since the last save). A new run in the same folder loads both and continues. The folder
 records the board, the start position and the solver's rules, and refuses to continue a different problem.
+One run writes a folder at a time (:class:`dnb_env.io.RunLock`; a second is refused at once), and it first
+removes the ``table.bin.tmp*`` files of a run killed while saving its table.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import os
 import time
 
 from dnb_env.core import GameState
-from dnb_env.io import atomic_write
+from dnb_env.io import RunLock, atomic_write, sweep_temporaries
 
 __all__ = ["solve_board"]
 
@@ -54,9 +56,19 @@ def solve_board(board: str, out: str, *, moves: list[int] | None = None, tt_mb: 
         if a not in state.legal_actions():
             raise ValueError(f"move {a} is not legal on {board} after {moves}")
         state = state.apply(a)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ValueError(f"{out} exists and is not a folder")
+    with RunLock(out, what="solve"):  # a second run of the folder is refused here, before it reads or writes
+        sweep_temporaries(out)  # table.bin.tmpPID of a run killed while saving: up to tt_mb each
+        return _solve(state, moves or [], out, tt_mb, slice_nodes, save_every, max_slices, threads, progress)
+
+
+def _solve(state: GameState, moves: list[int], out: str, tt_mb: float, slice_nodes: int, save_every: float,
+           max_slices: int | None, threads: int, progress: bool) -> dict:
+    from dnb_env import _native
+
     solver = _native.ExactSolver(state.rows, state.cols, tt_mb=tt_mb, threads=threads)
-    problem = _problem(state, moves or [], solver.rules)
-    os.makedirs(out, exist_ok=True)
+    problem = _problem(state, moves, solver.rules)
     state_path, table_path = os.path.join(out, "state.json"), os.path.join(out, "table.bin")
     remaining = state.rows * state.cols - sum(state.scores)
     st = {"format": FORMAT, **problem, "lo": -remaining, "hi": remaining, "nodes": 0, "seconds": 0.0,

@@ -14,8 +14,9 @@
   a resumed folder that names a player by its spec, as records written before labels did, counts as
   that player's. A larger ``games`` extends the tournament: every game's opening and seeds
   depend only on its id, so the games on file are the first ones of the longer schedule.
-* :class:`FolderLock`: one run per folder at a time, so two runs cannot append the same games to one file;
-  :func:`folder_locked` tells a reader (the web app) whether a run holds it now, without taking it.
+* :class:`FolderLock` (:class:`dnb_env.io.RunLock`): one run per folder at a time, so two runs cannot append
+  the same games to one file; :func:`folder_locked` tells a reader (the web app) whether a run holds it now,
+  without taking it. A run holding it first removes the temporary files a killed run left.
 * :func:`game_problem` is the one check of a record's shape (an id, integer moves, and where present player
   labels, two integer scores, a numeric result, a list of opening moves, a forfeit with its player and
   reason): the resume and every reader
@@ -30,15 +31,13 @@ from typing import Callable, Sequence
 
 from agents.arena.play import seats
 from agents.arena.schedule import TournamentConfig
-from dnb_env.io import JsonlAppender, atomic_write, read_jsonl
+from dnb_env.io import LOCK, JsonlAppender, RunLock, atomic_write, folder_locked, read_jsonl, sweep_temporaries
 
 __all__ = ["RESULTS", "CONFIG", "LOCK", "FREE_KEYS", "FolderLock", "folder_locked", "game_problem",
            "tournament_problem", "check_or_save_config", "open_results", "read_games"]
 
 RESULTS = "results.jsonl"
 CONFIG = "config.json"
-#: The lock file of a results folder (``flock`` on it while a run plays; the file stays after the run).
-LOCK = ".lock"
 #: Config keys a resumed run may change: they do not change which games are played.
 FREE_KEYS = ("workers", "threads", "bootstrap", "backend", "ray_address")
 #: Config keys added after the first results folders were written: a saved config without them has their
@@ -100,45 +99,12 @@ def tournament_problem(rec, games: dict, labels: Sequence, aliases: Sequence = (
     return game_problem(rec)
 
 
-class FolderLock:
-    """An exclusive lock on a results folder for the length of a run, so two runs cannot append the
-    same games to one file."""
+class FolderLock(RunLock):
+    """The :class:`dnb_env.io.RunLock` of a results folder for the length of a tournament, so two runs
+    cannot append the same games to one file."""
 
     def __init__(self, folder: str):
-        from filelock import FileLock, Timeout
-
-        self.lock = FileLock(os.path.join(folder, LOCK))
-        try:
-            self.lock.acquire(timeout=0)
-        except Timeout:
-            raise ValueError(f"another tournament is writing to {folder}; wait for it or stop it first") from None
-
-    def close(self):
-        self.lock.release()
-
-
-def folder_locked(folder: str, locks: str = "/proc/locks") -> bool | None:
-    """Whether a run holds the :class:`FolderLock` of ``folder`` now. Read without taking the lock (a probe
-    that took it, however briefly, could make a run starting at that moment fail): the ``flock`` locks the
-    kernel lists in ``locks`` (Linux's ``/proc/locks``), matched by the lock file's inode number (the device
-    there may be named differently from ``os.stat``'s, e.g. on overlay file systems). False when the folder
-    has no lock file (no run ever held it); None when it cannot be told (no ``/proc/locks``: another
-    system)."""
-    try:
-        inode = os.stat(os.path.join(folder, LOCK)).st_ino
-    except OSError:
-        return False
-    try:
-        with open(locks) as f:
-            table = f.read()
-    except OSError:
-        return None
-    for line in table.splitlines():
-        # "1: FLOCK  ADVISORY  WRITE 8747 fe:00:5514510 0 EOF"; a waiter's line reads "1: -> FLOCK ..."
-        parts = line.split()
-        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5].rpartition(":")[2] == str(inode):
-            return True
-    return False
+        super().__init__(folder, what="tournament")
 
 
 def _identified(config: dict, identity: Callable | None) -> dict:
@@ -191,6 +157,7 @@ def open_results(out: str, config: TournamentConfig, games: dict, labels: Sequen
     try:
         os.makedirs(out, exist_ok=True)
         lock = FolderLock(out)
+        sweep_temporaries(out)
         saved = check_or_save_config(os.path.join(out, CONFIG), config, identity)
         aliases = [{spec} for spec in config.agents]
         if isinstance(saved, list) and len(saved) == len(aliases):

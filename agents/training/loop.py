@@ -27,8 +27,10 @@ this process on either backend, on ``config.device``; a run may change backend o
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
+import os
 import time
 
 import numpy as np
@@ -159,6 +161,17 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
     if ray_address is not None and config.backend != "ray":
         raise ValueError("a Ray address is used only with the ray backend (--backend ray)")
     store = RunStore(out, fault)
+    with contextlib.ExitStack() as held:
+        locked = os.path.isdir(out)  # an existing folder is locked before it is read; a new one before it is made
+        if locked:  # a second run of the folder is refused here, before it reads or writes
+            held.enter_context(store.lock("train"))
+        return _train(config, out, store, resume, progress, echo, eval_simulations, opponents, fault, ray_address,
+                      held, locked)
+
+
+def _train(config, out: str, store: RunStore, resume: bool, progress: bool, echo, eval_simulations: int,
+           opponents: dict | None, fault, ray_address: str | None, held: contextlib.ExitStack,
+           locked: bool) -> list[dict]:
     torch.set_num_threads(config.threads)  # deliberate: torch's default (every core) thrashes beside other work
     torch.manual_seed(config.seed)
     net = build_model(config.model).to(config.device)
@@ -196,6 +209,10 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
     elif store.has_run():
         raise RunError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
     store.check_writable()  # a file, or a folder that cannot be written: a RunError before anything starts
+    if not locked:
+        held.enter_context(store.lock("train"))
+        if store.has_run():  # made by another run since it was looked at
+            raise RunError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
     pool = make_pool(config, ray_address, fault)  # Ray's checks come before anything is written
     bar = None
     events = EventLog(out, echo)

@@ -45,7 +45,7 @@ def _save(fig, path: str) -> None:
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
-    tmp = path + ".tmp.png"
+    tmp = f"{path}.tmp{os.getpid()}.png"  # per process; the run that next locks the folder sweeps a leftover
     fig.savefig(tmp, dpi=90)
     plt.close(fig)
     os.replace(tmp, path)

@@ -16,6 +16,10 @@ then named by ``manifest.json`` (replaced atomically). A run killed at any point
 iteration the manifest names, with exactly its replay and metrics; a partial or unnamed folder is
 discarded. The previous iteration's folder is kept as well: to go back to it after damage to the newest,
 point ``manifest.json`` at it (``{"iteration": i - 1, "dir": "iterations/<i-1>"}``).
+
+One run writes a folder at a time (:meth:`RunStore.lock`, a :class:`dnb_env.io.RunLock` on ``run/.lock``):
+a second is refused at once, naming the first. The run holding it first sweeps what a killed run left:
+``iterations/*.partial`` and the temporary files (``*.tmp*``) of the folder and its iterations.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from agents.training import config as config_mod
 from agents.training.curriculum import BoardCurricula, Curriculum, curriculum_from_dict
 from agents.training.replay import BoardReplays, Replay, ReplayError, load_replay
-from dnb_env.io import atomic_write
+from dnb_env.io import RunLock, atomic_write, sweep_temporaries
 
 __all__ = ["RunStore", "RunError", "Committed", "write_json_atomic", "read_metrics", "export_weights"]
 
@@ -159,6 +163,21 @@ class RunStore:
             raise RunError(f"the run folder {self.path} {what} a file, not a folder; choose another --out")
         if not os.access(probe, os.W_OK | os.X_OK):
             raise RunError(f"cannot write the run folder {self.path}: permission denied ({probe})")
+
+    def lock(self, what: str = "train") -> RunLock:
+        """Lock the run folder (made if missing; :meth:`check_writable` first) for this process, or raise
+        :class:`dnb_env.io.FolderBusy` naming the run that holds it; then sweep what a killed run left."""
+        self.check_writable()
+        try:
+            lock = RunLock(self.path, what=what)
+        except OSError as exc:
+            raise RunError(f"cannot write the run folder {self.path}: {exc.strerror or exc}") from None
+        try:
+            sweep_temporaries(self.path, "iterations")
+        except BaseException:
+            lock.close()
+            raise
+        return lock
 
     def write_config(self, config) -> None:
         try:

@@ -21,6 +21,7 @@ chunk)``, so a run killed at any point resumes from its last row to the same net
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -43,7 +44,7 @@ from agents.training.losses import total_loss
 from agents.training.replay import Replay, future_targets, has_future_head
 from agents.training.teacher import MARGIN, NO_VALUE, TeacherData, to_samples
 from dnb_env.core import geometry
-from dnb_env.io import atomic_write
+from dnb_env.io import RunLock, atomic_write, sweep_temporaries
 from dnb_env.observations import encode_batch
 from dnb_env.symmetry import symmetries
 
@@ -370,7 +371,18 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
     """Train ``config`` in the folder ``out`` (or continue it with ``resume``); returns the metrics rows.
     ``device`` (:func:`resolve_device`) and ``workers`` (processes that encode the data once at the start,
     :func:`encode_all`) change the speed, not the run: they are not part of its config, and a run may
-    resume on another device."""
+    resume on another device. One run writes a folder at a time (:class:`dnb_env.io.RunLock`: a second is
+    refused at once); it starts by removing the temporary files (``*.tmp*``) a killed run left."""
+    with contextlib.ExitStack() as held:
+        locked = os.path.isdir(out)  # an existing folder is locked before it is read; a new one once made
+        if locked:
+            held.enter_context(RunLock(out, what="fit"))
+            sweep_temporaries(out)
+        return _fit(config, out, resume, progress, echo, device, workers, held, locked)
+
+
+def _fit(config: FitConfig, out: str, resume: bool, progress: bool, echo, device: str, workers: int,
+         held: contextlib.ExitStack, locked: bool) -> list[dict]:
     device = resolve_device(device)
     if device.startswith("cuda"):  # float32 matrix products on the tensor cores (TF32): several times faster, same training
         torch.set_float32_matmul_precision("high")
@@ -397,7 +409,10 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
     # the data and the held-out set too: a run that cannot start leaves no folder behind
     data = _load_data(config)
     held_data = TeacherData.load_many([config.held], config.model.board) if config.held else None
-    os.makedirs(out, exist_ok=True)
+    if not locked:  # a new folder: locked once made, and checked again under the lock
+        held.enter_context(RunLock(out, what="fit"))
+        if os.path.exists(cfg_path) and not resume:
+            raise ValueError(f"{out} holds a fit run already: pass resume to continue it, or use another folder")
     atomic_write(cfg_path, json.dumps(config.to_dict(), indent=1))
 
     torch.set_num_threads(config.threads)

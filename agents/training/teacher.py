@@ -45,6 +45,8 @@ A dataset folder::
 Work is cut in jobs of ``shard_size`` candidate positions; jobs run in worker processes (or Ray tasks) and
 are committed in job order (shard written atomically, then the manifest), so the dataset of a run resumed
 after a kill is the dataset of one that never stopped: nothing committed is lost, nothing is written twice.
+One run writes a folder at a time (:class:`dnb_env.io.RunLock`: a second is refused at once, naming the
+first), and it starts by removing the temporary files (``*.tmp*``) of a run killed while writing.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ from agents.arena import make_opening
 from agents.training.samples import Record, Samples
 from dnb_env.analysis import realistic_move
 from dnb_env.core import GameState, geometry
-from dnb_env.io import atomic_write
+from dnb_env.io import RunLock, atomic_write, sweep_temporaries
 from dnb_env.solver import Solver, SolverTooLarge
 from dnb_env.symmetry import action_permutation, symmetries
 
@@ -504,6 +506,18 @@ def generate(config: TeachConfig, out: str, make_player: Callable, *, workers: i
         raise ValueError(f"workers must be >= 1, got {workers}")
     if os.path.exists(out) and not os.path.isdir(out):
         raise TeacherError(f"{out} exists and is not a folder")
+    excluded = set()
+    for folder in exclude:  # read first: a start refused here leaves no folder behind
+        other = TeacherData.load(folder)
+        excluded |= {canonical_key(s) for s in other.samples.states()}
+    with RunLock(out, what="teach"):  # a second writer is refused here, before it reads or writes
+        return _generate(config, out, make_player, workers, backend, ray_address, progress, excluded, echo,
+                         max_jobs)
+
+
+def _generate(config: TeachConfig, out: str, make_player: Callable, workers: int, backend: str,
+              ray_address: str | None, progress: bool, excluded: set, echo, max_jobs: int | None) -> dict:
+    sweep_temporaries(out)  # shards and manifests a killed run was writing (NAME.tmpPID)
     if os.path.exists(os.path.join(out, MANIFEST)):
         manifest = TeacherData.read_manifest(out)
         saved = TeachConfig.from_dict(manifest["config"])
@@ -521,10 +535,7 @@ def generate(config: TeachConfig, out: str, make_player: Callable, *, workers: i
                     "shards": [], "positions": 0, "next_job": 0,
                     "counts": {"skipped": 0, "duplicates": 0, "games": 0, "label_seconds": 0.0}}
         seen = set()
-    for folder in exclude:
-        other = TeacherData.load(folder)
-        seen |= {canonical_key(s) for s in other.samples.states()}
-    os.makedirs(out, exist_ok=True)  # only now: a start refused above leaves no folder behind
+    seen |= excluded
     if manifest["positions"] >= config.positions:
         _write_manifest(out, manifest)
         return manifest
