@@ -209,11 +209,15 @@ def _train(config, out: str, store: RunStore, resume: bool, progress: bool, echo
     elif store.has_run():
         raise RunError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
     store.check_writable()  # a file, or a folder that cannot be written: a RunError before anything starts
-    if not locked:
-        held.enter_context(store.lock("train"))
-        if store.has_run():  # made by another run since it was looked at
-            raise RunError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
     pool = make_pool(config, ray_address, fault)  # Ray's checks come before anything is written
+    if not locked:  # a new folder: locked (and so made) only once every check has passed
+        try:
+            held.enter_context(store.lock("train"))
+            if store.has_run():  # made by another run since it was looked at
+                raise RunError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+        except BaseException:
+            pool.close()
+            raise
     bar = None
     events = EventLog(out, echo)
     try:
