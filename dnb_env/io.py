@@ -6,14 +6,15 @@ atomic_write("out/elo.csv", text)                 # readers see the old file or 
 log = JsonlAppender("out/results.jsonl"); log.add({"id": "0-1-0", ...}); log.close()
 rows = read_jsonl("out/results.jsonl", check)     # bad lines go to out/results.jsonl.rejected, with a warning
 with RunLock("out", what="teach"):                # one writer per run folder; a second one: FolderBusy
-    sweep_temporaries("out")                      # what a killed writer left: *.tmp* files
+    ...                                           # (what a killed writer left, *.tmp* files, is gone)
 ```
 
 Every command that writes a run folder (``dnb teach``, ``fit``, ``train``, ``solve``, ``tournament``) holds
 its :class:`RunLock` for the length of the run: a second writer of the same folder is refused at once,
 before it changes anything, with an error naming the holder (pid, host, start time). The lock is
 ``flock`` on ``FOLDER/.lock`` (:mod:`filelock`), released by the kernel when the holder dies, so a killed
-run never leaves the folder locked; the holder is described in ``FOLDER/.lock.json``. Readers (the web
+run never leaves the folder locked; the holder is described in ``FOLDER/.lock.json``. Taking the lock
+removes what a killed writer left (:func:`sweep_temporaries`). Readers (the web
 app, ``dnb report``, ``dnb plot``, loading a dataset) never take it; :func:`folder_locked` tells them
 whether a writer holds it now.
 """
@@ -147,9 +148,10 @@ class RunLock:
     """The exclusive lock of the run folder ``folder`` (made if missing) for the length of a run; ``what``
     names the command, as a refused writer reads it: "another teach is writing to FOLDER (pid 14465 on
     HOST, since 2026-11-29 01:23:45 +0000)". Taken at once or never: a held lock raises :class:`FolderBusy` (a
-    ValueError; ``dnb`` prints it and exits with code 2). A context manager, or ``close()`` it."""
+    ValueError; ``dnb`` prints it and exits with code 2). Once taken, what a killed writer left is removed
+    (:func:`sweep_temporaries`, with ``partial_dirs``). A context manager, or ``close()`` it."""
 
-    def __init__(self, folder: str, what: str = "run"):
+    def __init__(self, folder: str, what: str = "run", partial_dirs: str | None = None):
         from filelock import FileLock, Timeout
 
         self.folder, self.what = folder, what
@@ -171,6 +173,7 @@ class RunLock:
             since = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S %z")
             atomic_write(os.path.join(folder, HOLDER), json.dumps(
                 {"what": what, "pid": os.getpid(), "host": socket.gethostname(), "since": since}) + "\n")
+            sweep_temporaries(folder, partial_dirs)
         except BaseException:
             self.lock.release()
             raise
@@ -217,7 +220,7 @@ def is_temporary(name: str) -> bool:
 def sweep_temporaries(folder: str, partial_dirs: str | None = None) -> list[str]:
     """Remove what a killed writer of ``folder`` left: its temporary files (:func:`is_temporary`) and,
     under the subfolder ``partial_dirs`` where given, the folders named ``*.partial`` (and temporary files
-    inside its other folders). Call it holding the folder's :class:`RunLock`; returns the removed paths."""
+    inside its other folders). :class:`RunLock` calls it once taken; returns the removed paths."""
     removed = []
 
     def files(where: str) -> None:

@@ -25,7 +25,7 @@ import os
 import time
 
 from dnb_env.core import GameState
-from dnb_env.io import RunLock, atomic_write, sweep_temporaries
+from dnb_env.io import RunLock, atomic_write
 
 __all__ = ["solve_board"]
 
@@ -58,8 +58,9 @@ def solve_board(board: str, out: str, *, moves: list[int] | None = None, tt_mb: 
         state = state.apply(a)
     if os.path.exists(out) and not os.path.isdir(out):
         raise ValueError(f"{out} exists and is not a folder")
-    with RunLock(out, what="solve"):  # a second run of the folder is refused here, before it reads or writes
-        sweep_temporaries(out)  # table.bin.tmpPID of a run killed while saving: up to tt_mb each
+    # a second run of the folder is refused here, before it reads or writes; taking the lock removes the
+    # table.bin.tmpPID of a run killed while saving (up to tt_mb each)
+    with RunLock(out, what="solve"):
         return _solve(state, moves or [], out, tt_mb, slice_nodes, save_every, max_slices, threads, progress)
 
 

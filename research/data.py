@@ -34,14 +34,18 @@ import sys
 import tarfile
 import tempfile
 
+from dnb_env.io import HOLDER, LOCK, is_temporary
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RESEARCH = ROOT / "research"
 #: where each kind of working folder is packed: ``data/NAME`` -> ``research/datasets``, ``runs/NAME`` -> ``research/runs``
 HOMES = {"data": "datasets", "runs": "runs"}
 #: the commit whose tree still held the research's run folders and datasets as loose files
 HISTORY_COMMIT = "39cdebd0a84011b35cbe84a79bfe125b50150ffc"
-#: what ``pack`` leaves out of a run folder: checkpoints, plots and TensorBoard event files, lock files
-SKIP_SUFFIXES = (".pt", ".png", ".lock", ".partial")
+#: what ``pack`` leaves out of a run folder: checkpoints, plots, TensorBoard event files, a killed run's
+#: unfinished iterations, and the folder's lock (``dnb_env.io``) and temporary files
+SKIP_SUFFIXES = (".pt", ".png")
+SKIP_NAMES = (LOCK, HOLDER)
 SKIP_DIRS = ("tensorboard",)
 
 
@@ -75,8 +79,9 @@ def archives(root: pathlib.Path = ROOT) -> list[str]:
 
 
 def _keep(member: pathlib.Path) -> bool:
-    return member.suffix not in SKIP_SUFFIXES and member.name not in SKIP_SUFFIXES and not any(part in SKIP_DIRS for part in member.parts) \
-        and not member.name.endswith(".tmp") and ".tfevents." not in member.name
+    return member.suffix not in SKIP_SUFFIXES and member.name not in SKIP_NAMES and not is_temporary(member.name) \
+        and ".tfevents." not in member.name \
+        and not any(part in SKIP_DIRS or part.endswith(".partial") for part in member.parts)
 
 
 def pack(path: str, root: pathlib.Path = ROOT, *, force: bool = False) -> pathlib.Path:

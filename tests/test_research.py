@@ -28,7 +28,9 @@ def _folder(root: pathlib.Path, kind: str, name: str) -> pathlib.Path:
     (folder / "sub" / "shard.npy").write_bytes(b"\x00\x01" * 100)
     (folder / "checkpoint.pt").write_bytes(b"weights")            # left out of a run folder's archive
     (folder / "sub" / "curve.png").write_bytes(b"png")
-    (folder / ".lock").write_text("pid 1")                         # a tournament's lock file
+    (folder / ".lock").write_text("pid 1")                         # a run's lock file and its holder
+    (folder / ".lock.json").write_text("{}")
+    (folder / "elo.csv.tmp42").write_text("half")                   # a killed run's temporary file
     return folder
 
 

@@ -31,7 +31,7 @@ from typing import Callable, Sequence
 
 from agents.arena.play import seats
 from agents.arena.schedule import TournamentConfig
-from dnb_env.io import LOCK, JsonlAppender, RunLock, atomic_write, folder_locked, read_jsonl, sweep_temporaries
+from dnb_env.io import LOCK, JsonlAppender, RunLock, atomic_write, folder_locked, read_jsonl
 
 __all__ = ["RESULTS", "CONFIG", "LOCK", "FREE_KEYS", "FolderLock", "folder_locked", "game_problem",
            "tournament_problem", "check_or_save_config", "open_results", "read_games"]
@@ -156,8 +156,7 @@ def open_results(out: str, config: TournamentConfig, games: dict, labels: Sequen
     labels = list(config.agents) if labels is None else list(labels)
     try:
         os.makedirs(out, exist_ok=True)
-        lock = FolderLock(out)
-        sweep_temporaries(out)
+        lock = FolderLock(out)  # which removes the temporary files a killed run left
         saved = check_or_save_config(os.path.join(out, CONFIG), config, identity)
         aliases = [{spec} for spec in config.agents]
         if isinstance(saved, list) and len(saved) == len(aliases):

@@ -32,7 +32,7 @@ from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from agents.training import config as config_mod
 from agents.training.curriculum import BoardCurricula, Curriculum, curriculum_from_dict
 from agents.training.replay import BoardReplays, Replay, ReplayError, load_replay
-from dnb_env.io import RunLock, atomic_write, sweep_temporaries
+from dnb_env.io import RunLock, atomic_write
 
 __all__ = ["RunStore", "RunError", "Committed", "write_json_atomic", "read_metrics", "export_weights"]
 
@@ -169,15 +169,9 @@ class RunStore:
         :class:`dnb_env.io.FolderBusy` naming the run that holds it; then sweep what a killed run left."""
         self.check_writable()
         try:
-            lock = RunLock(self.path, what=what)
+            return RunLock(self.path, what=what, partial_dirs="iterations")
         except OSError as exc:
             raise RunError(f"cannot write the run folder {self.path}: {exc.strerror or exc}") from None
-        try:
-            sweep_temporaries(self.path, "iterations")
-        except BaseException:
-            lock.close()
-            raise
-        return lock
 
     def write_config(self, config) -> None:
         try:

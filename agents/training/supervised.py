@@ -44,7 +44,7 @@ from agents.training.losses import total_loss
 from agents.training.replay import Replay, future_targets, has_future_head
 from agents.training.teacher import MARGIN, NO_VALUE, TeacherData, to_samples
 from dnb_env.core import geometry
-from dnb_env.io import RunLock, atomic_write, sweep_temporaries
+from dnb_env.io import RunLock, atomic_write
 from dnb_env.observations import encode_batch
 from dnb_env.symmetry import symmetries
 
@@ -377,7 +377,6 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
         locked = os.path.isdir(out)  # an existing folder is locked before it is read; a new one once made
         if locked:
             held.enter_context(RunLock(out, what="fit"))
-            sweep_temporaries(out)
         return _fit(config, out, resume, progress, echo, device, workers, held, locked)
 
 

@@ -68,7 +68,7 @@ from agents.arena import make_opening
 from agents.training.samples import Record, Samples
 from dnb_env.analysis import realistic_move
 from dnb_env.core import GameState, geometry
-from dnb_env.io import RunLock, atomic_write, sweep_temporaries
+from dnb_env.io import RunLock, atomic_write
 from dnb_env.solver import Solver, SolverTooLarge
 from dnb_env.symmetry import action_permutation, symmetries
 
@@ -510,14 +510,15 @@ def generate(config: TeachConfig, out: str, make_player: Callable, *, workers: i
     for folder in exclude:  # read first: a start refused here leaves no folder behind
         other = TeacherData.load(folder)
         excluded |= {canonical_key(s) for s in other.samples.states()}
-    with RunLock(out, what="teach"):  # a second writer is refused here, before it reads or writes
+    # a second writer is refused here, before it reads or writes; taking the lock removes the shards and
+    # manifests a killed run was writing (NAME.tmpPID)
+    with RunLock(out, what="teach"):
         return _generate(config, out, make_player, workers, backend, ray_address, progress, excluded, echo,
                          max_jobs)
 
 
 def _generate(config: TeachConfig, out: str, make_player: Callable, workers: int, backend: str,
               ray_address: str | None, progress: bool, excluded: set, echo, max_jobs: int | None) -> dict:
-    sweep_temporaries(out)  # shards and manifests a killed run was writing (NAME.tmpPID)
     if os.path.exists(os.path.join(out, MANIFEST)):
         manifest = TeacherData.read_manifest(out)
         saved = TeachConfig.from_dict(manifest["config"])
