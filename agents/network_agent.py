@@ -59,6 +59,14 @@ def shipped_checkpoint(board: str, agent: str = "alphazero") -> str:
     )
 
 
+def shipped_boards(agent: str) -> tuple[str, ...]:
+    """The boards ``agent`` has shipped weights for (its ``{agent}-{board}.pt`` files, as
+    :func:`shipped_checkpoint` finds them), sorted."""
+    prefix = f"{agent}-"
+    names = os.listdir(SHIPPED_DIR) if os.path.isdir(SHIPPED_DIR) else []
+    return tuple(sorted(f[len(prefix):-len(".pt")] for f in names if f.startswith(prefix) and f.endswith(".pt")))
+
+
 class PolicyAgent:
     """The raw policy of a network: its most probable legal move (ties broken by the seeded rng)."""
 

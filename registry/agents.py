@@ -108,12 +108,19 @@ def _options(factory: Callable) -> list[str]:
 _KIND_NAMES = {bool: "true or false", int: "an integer", float: "a number", type(None): "None"}
 
 
-def _kind_name(kind) -> str:
+def _kind_name(kind, short: bool = False) -> str:
+    """An option's type in words, as an error says it (``an integer``, ``one of 'auto', 'python'``), or
+    ``short``, as the reference's option table shows it (``int``, ``float or None``, ``auto/python/native``)."""
     if typing.get_origin(kind) is Literal:
-        return "one of " + ", ".join(map(repr, typing.get_args(kind)))
+        args = typing.get_args(kind)
+        return "/".join(map(str, args)) if short else "one of " + ", ".join(map(repr, args))
     if typing.get_origin(kind) in (typing.Union, types.UnionType):
-        return " or ".join(map(_kind_name, typing.get_args(kind)))
-    return _KIND_NAMES.get(kind, f"a {getattr(kind, '__name__', kind)}")
+        return " or ".join(_kind_name(k, short) for k in typing.get_args(kind))
+    if not short:
+        return _KIND_NAMES.get(kind, f"a {getattr(kind, '__name__', kind)}")
+    if kind is inspect.Parameter.empty or kind is None:
+        return "any"
+    return {type(None): "None", os.PathLike: "path"}.get(kind) or getattr(kind, "__name__", str(kind))
 
 
 def _typed(kind, value):
@@ -556,21 +563,6 @@ def _first_sentence(text: str) -> str:
     return text[:match.start() + 1] if match else text
 
 
-def _kind_text(kind) -> str:
-    """An option's type as the reference shows it: ``int``, ``float or None``, ``auto/python/native``."""
-    if kind is inspect.Parameter.empty or kind is None:
-        return "any"
-    if kind is type(None):
-        return "None"
-    if typing.get_origin(kind) is Literal:
-        return "/".join(str(a) for a in typing.get_args(kind))
-    if typing.get_origin(kind) in (typing.Union, types.UnionType):
-        return " or ".join(_kind_text(k) for k in typing.get_args(kind))
-    if kind is os.PathLike:
-        return "path"
-    return getattr(kind, "__name__", str(kind))
-
-
 def _factory_of(name: str) -> Callable:
     """The factory of ``name``, the network agents of :data:`NETWORK_AGENTS` included where PyTorch is
     missing; ValueError naming the known agents for any other name."""
@@ -601,7 +593,7 @@ def describe_agent(name: str) -> AgentDoc:
         p = params[option]
         kind = hints.get(option, p.annotation if p.annotation is not p.empty else
                          (type(p.default) if p.default not in (None, p.empty) else p.empty))
-        options.append(AgentOption(option, _kind_text(kind), p.default, meanings.get(option, "")))
+        options.append(AgentOption(option, _kind_name(kind, short=True), p.default, meanings.get(option, "")))
     own = doc_entries(factory.__doc__, "Options")[1]
     return AgentDoc(name, description, _first_sentence(description), tuple(options),
                     getattr(factory, "needs", None), tuple(own))

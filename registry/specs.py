@@ -25,7 +25,6 @@ handed it as the builder of spec entries (:func:`registry.tournaments.run_tourna
 
 from __future__ import annotations
 
-import os
 from typing import Callable
 
 from registry.agents import _FACTORIES, _resolve, make_agent
@@ -153,11 +152,8 @@ def agent_boards(spec: str) -> tuple[str, ...] | None:
             from agents.checkpoint import load_checkpoint
 
             return (str(load_checkpoint(str(kwargs["checkpoint"]))["board"]),)
-        from agents.network_agent import SHIPPED_DIR
+        from agents.network_agent import shipped_boards
 
-        prefix = f"{name}-"
-        boards = sorted(f[len(prefix):-3] for f in os.listdir(SHIPPED_DIR)
-                        if f.startswith(prefix) and f.endswith(".pt"))
+        return shipped_boards(name) or None
     except (OSError, ValueError, KeyError):
         return None
-    return tuple(boards) or None
