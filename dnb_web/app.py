@@ -73,8 +73,8 @@ class WebConfig:
     solver_nodes: alpha-beta node budget of each exact-solver query of the insight view
     workers: agent moves at once (a process each) and analyses at once (daemon threads); build_workers:
     agent builds at once
-    idle_s: a game without requests for this long is dropped (and the least recently used idle game
-    makes room when ``max_games`` are live)
+    idle_s: a game without requests for this long is dropped (when ``max_games`` are live, a finished game
+    makes room for a new one; a game in play is never dropped for a newcomer: the new one gets 503)
     allowed_hosts: ``Host`` header values served (``"*"``: any), against DNS rebinding
     allowed_engines: engine programs a game may play (an ``engine`` spec whose ``cmd`` starts with one of
     them, exactly, after ``shlex.split``); none: every ``engine`` spec is refused
@@ -247,7 +247,7 @@ def create_app(config: WebConfig = WebConfig(), make_agent: Callable | None = No
         if not 0 < limit <= config.max_think_s:
             raise WebError(400, "bad_time_limit", f"time_limit must be in (0, {config.max_think_s}] seconds, got {limit}")
         kwargs = limit_options(check_spec(name, kwargs), kwargs, rows, cols, limit)
-        store.check_room()  # 429 before an agent is built for nothing
+        store.check_room()  # 503 before an agent is built for nothing
         try:
             agent = await wait_for(builds.start(build, name, kwargs, rows, cols, body.seed), config.max_think_s)
         except asyncio.TimeoutError:

@@ -368,9 +368,10 @@ def read_record(data) -> tuple[int, int, list[int], list[str]]:
 
 class GameStore:
     """The live games of one app, at most ``max_games``. A game untouched (no request about it) for
-    ``idle_s`` seconds is dropped by the next sweep (every :meth:`add` and :meth:`get` sweeps); when the
-    store is full, the least recently used game that is not busy makes room for a new one (WebError 429
-    only when every live game is busy)."""
+    ``idle_s`` seconds is dropped by the next sweep (every :meth:`add` and :meth:`get` sweeps). When the
+    store is full, a finished game (over or resigned, the least recently used first) makes room for a new
+    one; a game still being played is never dropped for a newcomer: while every live game is in play, a
+    new game is refused (WebError 503 ``too_many_games``, saying when room will come)."""
 
     def __init__(self, max_games: int = 64, idle_s: float = 3600.0):
         self.max_games, self.idle_s = max_games, idle_s
@@ -389,15 +390,20 @@ class GameStore:
                 del self.games[gid]
 
     def check_room(self) -> None:
-        """Make room for one more game: WebError 429 when ``max_games`` games are live and all are busy."""
+        """Make room for one more game by dropping finished games; WebError 503 when ``max_games`` games
+        are live and none of them is finished."""
         self.sweep()
         with self.lock:
             while len(self.games) >= self.max_games:
-                idle = [g for g in self.games.values() if self._idle(g)]
-                if not idle:
-                    raise WebError(429, "too_many_games",
-                                   f"{self.max_games} games are live (the cap) and all are busy; try again shortly")
-                del self.games[min(idle, key=lambda g: g.touched).id]
+                finished = [g for g in self.games.values() if g.over and self._idle(g)]
+                if not finished:
+                    now = time.monotonic()
+                    soonest = min(max(0.0, self.idle_s - (now - g.touched)) for g in self.games.values())
+                    raise WebError(503, "too_many_games",
+                                   f"{self.max_games} games are being played (the server's cap); a game left "
+                                   f"without requests for {self.idle_s:g} s ends and makes room (the next in "
+                                   f"about {soonest:.0f} s): try again later")
+                del self.games[min(finished, key=lambda g: g.touched).id]
 
     def add(self, game: Game) -> Game:
         self.check_room()

@@ -258,20 +258,25 @@ def test_games_are_isolated_with_random_ids(client):
     assert client.get(f"/api/games/{b['id']}").json()["history"] == [5]
 
 
-def test_cap_on_live_games_evicts_the_least_recently_used(roots):
+def test_a_full_server_drops_only_finished_games_and_refuses_while_all_are_in_play(roots):
     with TestClient(create_app(WebConfig(results_roots=(roots[0],), max_games=2)), base_url=BASE) as c:
         g1, g2 = new_game(c), new_game(c)
-        c.get(f"/api/games/{g1['id']}")  # g1 used last: g2 makes room
+        # both in play (one left alone for a while): the newcomer is refused, neither game is touched
+        c.app.state.store.get(g1["id"]).touched -= 600
+        before = {g["id"]: c.get(f"/api/games/{g['id']}").json() for g in (g1, g2)}
+        r = c.post("/api/games", json={"board": "2x2"})
+        assert_error(r, 503, "too_many_games")
+        assert "2 games are being played" in r.json()["message"] and "try again later" in r.json()["message"]
+        assert {g: c.get(f"/api/games/{g}").json() for g in before} == before
+        # a finished game makes room (the least recently used finished one first)
+        assert c.post(f"/api/games/{g2['id']}/resign").status_code == 200
         g3 = new_game(c)
         assert_error(c.get(f"/api/games/{g2['id']}"), 404, "unknown_game")
         assert set(c.app.state.store.games) == {g1["id"], g3["id"]}
-        # every live game busy: nothing to evict, 429
-        for g in (g1, g3):
-            c.app.state.store.get(g["id"]).busy = True
-        assert_error(c.post("/api/games", json={"board": "2x2"}), 429, "too_many_games")
-        c.app.state.store.get(g1["id"]).busy = False
-        new_game(c)
-        assert_error(c.get(f"/api/games/{g1['id']}"), 404, "unknown_game")
+        # a game in play idle past --idle is swept as before, which makes room
+        c.app.state.store.get(g1["id"]).touched -= 3600
+        g4 = new_game(c)
+        assert set(c.app.state.store.games) == {g3["id"], g4["id"]}
 
 
 def test_idle_games_are_swept(roots):
@@ -787,6 +792,15 @@ def test_tournament_folder_browsing(client, roots):
         f.write("{torn\n")
     assert len(client.get("/api/tournaments/view", params={"folder": out}).json()["games"]) == 4
     assert open(os.path.join(out, "results.jsonl")).read() == before + "{torn\n"  # browsing moves nothing aside
+    # a damaged config.json (nested too deeply to read, a list, garbage): listed as a folder without a config,
+    # a clear answer for the view, no internal error
+    for damage in ("[" * 100_000 + "]" * 100_000, "[1, 2]", "\x00garbage"):
+        with open(os.path.join(out, "config.json"), "w") as f:
+            f.write(damage)
+        assert client.get("/api/tournaments").status_code == 200
+        r = client.get("/api/tournaments/view", params={"folder": out})
+        assert r.status_code < 500, (damage[:10], r.status_code, r.text[:200])
+        assert client.get("/api/tournaments/game", params={"folder": out, "id": records[0]["id"]}).status_code < 500
 
 
 def _tournament_folder(root: str, name: str, board: str = "2x2", games: int = 2, played: int = 0) -> str:
