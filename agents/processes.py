@@ -10,6 +10,16 @@ values are restored after; the pool is then never started at full size) and each
 variables alone cannot resize a library already loaded). With the libraries' defaults (every core per
 process) two busy processes on 2 cores ran self-play 30 times slower.
 
+No process the package starts outlives the process that started it, however that ends (SIGKILL
+included): each calls :func:`die_with_parent` as it starts (a pool's workers in their initializer, an
+engine's program before it runs: :mod:`agents.engine.agent`). On Linux the kernel then kills the child
+when the *thread* that started it ends (``prctl(PR_SET_PDEATHSIG)``), so that is asked for only where that
+thread lasts as long as its process: the main thread. A pool starts its first workers in the caller's
+thread but replaces a dead one from its worker-handler thread, which ends as the pool closes, before its
+workers have finished (killed then, one could hold the pool's queue locked and hang its shutdown); such
+a worker, and every worker elsewhere than on Linux, instead looks at its parent every half second from a
+thread of its own.
+
 A run's state in its worker processes (the tournament's agents, self-play's network) lives in a worker
 object each process makes as it starts (:func:`spawn_worker_pool`, reached by :func:`call_worker`), or for
 work that comes without an initializer (Ray tasks) in :func:`process_local`; both keep it on the process
@@ -19,15 +29,62 @@ object, never in a module global.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import multiprocessing
+import multiprocessing.pool
 import os
+import signal
 import sys
+import threading
+import time
 
 from threadpoolctl import threadpool_limits
 
-__all__ = ["THREAD_VARS", "thread_env", "limit_threads", "spawn_pool", "spawn_worker_pool", "call_worker", "process_local"]
+__all__ = ["THREAD_VARS", "thread_env", "limit_threads", "die_with_parent", "spawn_pool", "spawn_worker_pool",
+           "call_worker", "process_local"]
 
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+_WATCH = 0.5  # seconds between a worker's looks at its parent, where the kernel does not watch it
+
+
+def _find_prctl():
+    """libc's ``prctl`` on Linux, else None; found here, in the parent, so that a child between fork and
+    exec only calls it (loading a library there could deadlock)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True)["prctl"]
+    except (OSError, AttributeError):
+        return None
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    prctl.restype = ctypes.c_int
+    return prctl
+
+
+_PRCTL = _find_prctl()
+
+
+def die_with_parent(parent: int, thread_lasts: bool = True) -> None:
+    """In a child process as it starts: make it end when its parent, the process ``parent`` (the pid the
+    parent passed), ends, and exit at once (code 1) if that has happened already. On Linux with
+    ``thread_lasts`` the kernel kills it then (``prctl(PR_SET_PDEATHSIG, SIGKILL)``); as that fires when
+    the *thread* that started the child ends, ``thread_lasts`` says that thread lasts as long as the
+    child is needed: the parent's main thread, or a thread that waits for the child. Otherwise, and on
+    other systems, nothing is set here; the caller watches the parent itself where it can (a pool's
+    workers do)."""
+    if thread_lasts and _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent:  # after the prctl: a parent that died just before it is seen here
+        os._exit(1)
+
+
+def _watch_parent(parent: int) -> None:
+    """A daemon thread of a worker the kernel does not watch: the process exits once ``parent`` has ended."""
+    while os.getppid() == parent:
+        time.sleep(_WATCH)
+    os._exit(1)
 
 
 @contextlib.contextmanager
@@ -64,7 +121,23 @@ def limit_threads(threads: int):
                 torch.set_num_threads(before)
 
 
+class _Pool(multiprocessing.pool.Pool):
+    """A pool whose processes end with this process: each carries this process's pid and whether the
+    thread that starts it is the main thread (the first ones start in the caller's thread, replacements of
+    dead ones in the pool's worker-handler thread), for :func:`_init`."""
+
+    @staticmethod
+    def Process(ctx, *args, **kwds):
+        proc = ctx.Process(*args, **kwds)
+        proc.dnb_parent = (os.getpid(), threading.current_thread() is threading.main_thread())
+        return proc
+
+
 def _init(threads: int, initializer, initargs) -> None:
+    parent, thread_lasts = multiprocessing.current_process().dnb_parent
+    die_with_parent(parent, thread_lasts)
+    if not thread_lasts or _PRCTL is None:
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="dnb-parent-watch").start()
     os.environ.update(dict.fromkeys(THREAD_VARS, str(threads)))  # for whatever the worker starts
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(threads)
@@ -75,10 +148,11 @@ def _init(threads: int, initializer, initargs) -> None:
 
 def spawn_pool(workers: int, threads: int, initializer=None, initargs=()) -> multiprocessing.pool.Pool:
     """A ``multiprocessing`` pool of ``workers`` spawned processes with ``threads`` threads each for
-    numpy/BLAS and torch, each running ``initializer(*initargs)`` once."""
+    numpy/BLAS and torch, each running ``initializer(*initargs)`` once; they end when this process does
+    (:func:`die_with_parent`)."""
     with thread_env(threads):  # Pool starts its processes before it returns
-        return multiprocessing.get_context("spawn").Pool(workers, initializer=_init,
-                                                         initargs=(threads, initializer, initargs))
+        return _Pool(workers, initializer=_init, initargs=(threads, initializer, initargs),
+                     context=multiprocessing.get_context("spawn"))
 
 
 def _hold_worker(make_worker, args) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import itertools
+import os
 import threading
 from typing import Callable
 
@@ -138,14 +139,18 @@ class AgentFailed(Exception):
 
 
 def _move_process(conn, make_agent: Callable, name: str, kwargs: dict, rows: int, cols: int, seed,
-                  history: tuple) -> None:
-    """The process of one agent move (forked from the server, so it has every agent registered there):
-    build the agent ``name`` as the app's ``make_agent`` does, and send its move in the position that
-    ``history`` reaches, or ``("error", type, message)``, through ``conn``."""
+                  history: tuple, parent: int) -> None:
+    """The process of one agent move (forked from the server ``parent``, so it has every agent registered
+    there): build the agent ``name`` as the app's ``make_agent`` does, and send its move in the position that
+    ``history`` reaches, or ``("error", type, message)``, through ``conn``. It dies with the server (the
+    thread that forked it waits for it)."""
     import signal
     import sys
 
+    from agents.processes import die_with_parent
     from dnb_env.core import GameState
+
+    die_with_parent(parent)
 
     signal.set_wakeup_fd(-1)  # signals here are not the server's (its event loop listens on that fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which ends its moves
@@ -219,7 +224,8 @@ class MoveRunner:
         move_seed = None if seed is None else (seed * 1_000_003 + len(history)) % 2**63
         receive, send = self.context.Pipe(duplex=False)
         proc = self.context.Process(target=_move_process, name="dnb-move", daemon=True,
-                                    args=(send, self.make_agent, name, kwargs, rows, cols, move_seed, history))
+                                    args=(send, self.make_agent, name, kwargs, rows, cols, move_seed, history,
+                                          os.getpid()))
         with self.lock:
             proc.start()
             self.live.add(proc)

@@ -29,12 +29,16 @@
   group: the program and any helper it started (SIGTERM, then SIGKILL after 0.2 s). It is stopped on
   :meth:`close`, after a failure, when the agent is garbage collected, and when this process exits
   normally; the protocol asks an engine to exit when its input closes, which covers a controller killed
-  outright. Its output is read by a daemon thread that nothing waits for: a program that exits while a
-  helper holds its output open fails with kind ``"crash"`` (its group ended) and never hangs the caller.
+  outright. The program itself (not its helpers) also ends with this process however that ends, SIGKILL
+  included, where it was started from the main thread (:func:`agents.processes.die_with_parent`: on
+  Linux the kernel kills it). Its output is read by a daemon thread that nothing waits for: a program
+  that exits while a helper holds its output open fails with kind ``"crash"`` (its group ended) and
+  never hangs the caller.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import queue
 import re
@@ -50,6 +54,7 @@ from agents.base import AgentFailure, check_state
 from agents.engine.protocol import (HELLO, MAX_LINE, TIME_MARGIN, VERSION, ProtocolError, boards_text,
                                     check_seconds, check_time_control, format_go, parse_boards, parse_info,
                                     parse_move)
+from agents.processes import die_with_parent
 from dnb_env.core import GameState, parse_board
 
 __all__ = ["EngineAgent", "check_engine_times"]
@@ -305,7 +310,8 @@ class EngineAgent:
             log.flush()
             try:
                 self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                             stderr=log, close_fds=True, start_new_session=True)
+                                             stderr=log, close_fds=True, start_new_session=True,
+                                             preexec_fn=_dies_with_this_process())
             except OSError as exc:
                 raise AgentFailure("crash", self._says(f"could not be started ({self.argv[0]}): "
                                                        f"{exc.strerror or exc}")) from None
@@ -415,6 +421,14 @@ class EngineAgent:
         _kill(self.proc, grace)
         self.proc = self._lines = self._finalizer = None
         self._game = None
+
+
+def _dies_with_this_process():
+    """The ``preexec_fn`` of a program started from this thread: it ends with this process
+    (:func:`agents.processes.die_with_parent`); None where there is no ``preexec_fn`` (Windows)."""
+    if os.name != "posix":
+        return None
+    return functools.partial(die_with_parent, os.getpid(), threading.current_thread() is threading.main_thread())
 
 
 def _is_int(words: list[str]) -> bool:
