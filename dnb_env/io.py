@@ -22,6 +22,7 @@ whether a writer holds it now.
 from __future__ import annotations
 
 import datetime
+import errno
 import json
 import os
 import re
@@ -32,7 +33,7 @@ import warnings
 from typing import Callable
 
 __all__ = ["atomic_write", "JsonlAppender", "read_jsonl", "RunLock", "FolderBusy", "LOCK", "HOLDER",
-           "folder_locked", "sweep_temporaries", "is_temporary"]
+           "folder_locked", "sweep_temporaries", "is_temporary", "disk_full", "written_name"]
 
 #: The lock file of a run folder (``flock`` on it while a writer runs; the file stays after the run).
 LOCK = ".lock"
@@ -43,15 +44,34 @@ HOLDER = ".lock.json"
 _TEMPORARY = re.compile(r"\.tmp\d*(\.[A-Za-z0-9]+)?$")
 
 
+def _write(f, data: bytes) -> None:
+    """Write ``data`` whole to the unbuffered file ``f`` and on to the disk (the one place this module
+    writes a run's files)."""
+    view = memoryview(data)
+    while view:
+        view = view[f.write(view):]
+    os.fsync(f.fileno())
+
+
+def _named(exc: OSError, path: str) -> OSError:
+    """``exc`` with ``path`` as its file name where it has none (a failed write names no file)."""
+    if exc.filename is not None:
+        return exc
+    named = OSError(exc.errno, exc.strerror or str(exc), path)
+    named.__cause__ = exc
+    return named
+
+
 def atomic_write(path: str, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file beside it, fsync and rename."""
+    """Write ``data`` to ``path`` through a temporary file beside it, fsync and rename. An OSError (a full
+    disk: errno ENOSPC) names ``path`` and leaves the old file as it was."""
     tmp = f"{path}.tmp{os.getpid()}"
     try:
-        with open(tmp, "wb" if isinstance(data, bytes) else "w") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        with open(tmp, "wb", buffering=0) as f:
+            _write(f, data if isinstance(data, bytes) else data.encode())
         os.replace(tmp, path)
+    except OSError as exc:
+        raise _named(exc, path) from None
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
@@ -59,24 +79,36 @@ def atomic_write(path: str, data: str | bytes) -> None:
 
 class JsonlAppender:
     """Appends one JSON document per line, flushed and fsynced at once: a killed writer loses at most the
-    line it was writing."""
+    line it was writing. A line that could not be written whole (a full disk) is cut off again, so the file
+    ends with a whole line, and the OSError names the file."""
 
     def __init__(self, path: str):
-        self.f = open(path, "a")
+        self.path = path
+        self.f = open(path, "ab", buffering=0)
 
     def add(self, row) -> None:
-        self.f.write(json.dumps(row) + "\n")
-        self.f.flush()
-        os.fsync(self.f.fileno())
+        end = self.f.tell()
+        try:
+            _write(self.f, (json.dumps(row) + "\n").encode())
+        except OSError as exc:
+            try:
+                self.f.truncate(end)
+                self.f.seek(end)
+            except OSError:
+                pass  # a torn last line is moved aside by the next read_jsonl
+            raise _named(exc, self.path) from None
 
     def close(self) -> None:
-        self.f.close()
+        try:
+            self.f.close()
+        except OSError as exc:
+            raise _named(exc, self.path) from None
 
 
 def read_jsonl(path: str, check: Callable[[object], str | None] | None = None) -> list:
     """The rows of the JSON-lines file ``path`` in file order (none when it does not exist).
 
-    A line that is not JSON, or whose row ``check`` rejects (it returns why, or None for a good row), is
+    A line that is not JSON (or nested too deeply to read), or whose row ``check`` rejects (it returns why, or None for a good row), is
     moved aside: appended to ``path + ".rejected"`` and removed from ``path``, which is rewritten atomically
     with every other line as it was; a warning says how many lines went where, and why. Nothing readable is
     ever dropped. A last line without its newline (a killed writer's, if valid) gets one, so that appending
@@ -93,8 +125,10 @@ def read_jsonl(path: str, check: Callable[[object], str | None] | None = None) -
             continue
         try:
             row = json.loads(line)
-        except ValueError as exc:  # JSONDecodeError, or bytes that are not text
+        except ValueError as exc:  # JSONDecodeError, bytes that are not text, a number of over 4,300 digits
             problem = f"not valid JSON ({getattr(exc, 'msg', exc)})"
+        except RecursionError:
+            problem = "nested too deeply to read"
         else:
             problem = check(row) if check else None
         if problem is None:
@@ -247,3 +281,21 @@ def sweep_temporaries(folder: str, partial_dirs: str | None = None) -> list[str]
             else:
                 files(path)
     return removed
+
+
+def disk_full(exc: BaseException | None) -> OSError | None:
+    """The OSError of a full disk (errno ENOSPC, or EDQUOT: over a quota) that is ``exc`` or that ``exc``
+    came from (its cause or context, at any depth); None when there is none."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def written_name(path: str) -> str:
+    """The file a temporary file stands in for (``run/table.bin`` for ``run/table.bin.tmp123``); any other
+    path as it is."""
+    return _TEMPORARY.sub("", path)

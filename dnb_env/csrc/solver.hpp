@@ -86,6 +86,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <exception>
 #include <thread>
@@ -99,6 +100,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <unordered_map>
 #include <vector>
 
@@ -1010,13 +1012,17 @@ class Solver {
   // holds a header (format, board, rules, entry size and count) and the raw entries; a file of another
   // board or rule set is refused (std::invalid_argument), a short or unreadable one too (the table is
   // then left as it was).
+  // A failed save throws std::system_error with the system's errno (ENOSPC for a full disk).
   void save_table(const std::string& path) const {
     std::FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f) throw std::runtime_error("cannot write the solver table to " + path);
+    if (!f) throw std::system_error(errno, std::generic_category(), "cannot write the solver table to " + path);
     const uint64_t head[6] = {kTableMagic, uint64_t(t_.g->rows), uint64_t(t_.g->cols), rules_, sizeof(TTEntry),
                               tt_.size()};
-    const bool ok = std::fwrite(head, sizeof(head), 1, f) == 1 && tt_.write(f);
-    if (std::fclose(f) != 0 || !ok) throw std::runtime_error("writing the solver table to " + path + " failed");
+    const bool ok = std::fwrite(head, sizeof(head), 1, f) == 1 && tt_.write(f) && std::fflush(f) == 0;
+    const int err = ok ? 0 : errno;
+    const bool closed = std::fclose(f) == 0;
+    if (!ok || !closed)
+      throw std::system_error(ok ? errno : err, std::generic_category(), "writing the solver table to " + path + " failed");
   }
   void load_table(const std::string& path) {
     std::FILE* f = std::fopen(path.c_str(), "rb");

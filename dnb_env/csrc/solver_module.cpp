@@ -7,6 +7,7 @@
 // one ExactSolver must not search in two threads at once (the second call raises RuntimeError).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <cerrno>
 
 #include <cstring>
 #include <mutex>
@@ -161,8 +162,20 @@ class PyExactSolver {
 
   void save_table(const std::string& path) {
     Busy busy(lock_);
-    py::gil_scoped_release release;
-    solver_.save_table(path);
+    int err = 0;
+    {
+      py::gil_scoped_release release;
+      try {
+        solver_.save_table(path);
+      } catch (const std::system_error& e) {
+        err = e.code().value();
+      }
+    }
+    if (err != 0) {  // OSError with its errno and the file's name (a full disk: ENOSPC)
+      errno = err;
+      PyErr_SetFromErrnoWithFilename(PyExc_OSError, path.c_str());
+      throw py::error_already_set();
+    }
   }
 
   void load_table(const std::string& path) {
@@ -412,7 +425,8 @@ megabytes at most, grown with the problem) persists across calls. Searches relea
            "(value, [actions]): the exact value and every move that keeps it (one null-window test per move, "
            "cheaper than move_values); None when the budget ran out.")
       .def("save_table", &PyExactSolver::save_table, py::arg("path"),
-           "Write the transposition table to `path` (a header with the board and rules, then the entries).")
+           "Write the transposition table to `path` (a header with the board and rules, then the entries); "
+           "OSError naming the file when it cannot be written (errno ENOSPC: the disk is full).")
       .def("load_table", &PyExactSolver::load_table, py::arg("path"),
            "Replace the transposition table by one written by save_table for the same board and rules "
            "(ValueError otherwise, the table unchanged).")
