@@ -11,8 +11,10 @@ How it resumes. The value is found by MTD(f) driven from here: a sequence of nul
 value >= t?" (:meth:`ExactSolver.at_least`), each narrowing the bounds ``lo <= value <= hi``. A test that
 runs past ``slice_nodes`` is simply asked again; the solver's transposition table keeps every bound proved
 so far, so the repeated test goes straight back to where it stopped. Every ``save_every`` seconds the table
-is written to ``table.bin`` and the bounds, nodes and time to ``state.json`` (both atomically: a kill loses
-at most the work since the last save). A new run in the same folder loads both and continues. The folder
+is written to ``table.bin`` and the bounds, nodes, time and the table's sha256 to ``state.json`` (both
+atomically: a kill loses at most the work since the last save). A new run in the same folder loads both and
+continues; a state or table that is damaged (a table that does not match its checksum included) is refused
+with an error naming the file, and nothing is changed. The folder
 records the board, the start position and the solver's rules, and refuses to continue a different problem.
 One run writes a folder at a time (:class:`dnb_env.io.RunLock`; a second is refused at once), and it first
 removes the ``table.bin.tmp*`` files of a run killed while saving its table.
@@ -20,8 +22,10 @@ removes the ``table.bin.tmp*`` files of a run killed while saving its table.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import time
 
 from dnb_env.core import GameState
@@ -34,6 +38,85 @@ FORMAT = 1
 
 def _problem(state: GameState, moves: list[int], rules: int) -> dict:
     return {"board": f"{state.rows}x{state.cols}", "moves": list(moves), "rules": int(rules)}
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _shown(value, limit: int = 120) -> str:
+    """``value`` for an error message: its repr, cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _state_problem(st) -> str | None:
+    """What is wrong with the types of a parsed ``state.json`` (None when nothing is), checked before any
+    field is used: the format, the problem (board, moves, rules), the bounds and counters, ``done`` and, once
+    done, a ``value`` equal to both bounds, and the table's checksums (where the folder has them)."""
+    if not isinstance(st, dict):
+        return f"a JSON {type(st).__name__}, not an object"
+    if not _is_int(st.get("format")) or st["format"] != FORMAT:
+        return f"format {_shown(st.get('format'))}, not {FORMAT}"
+    if not isinstance(st.get("board"), str):
+        return f"board {_shown(st.get('board'))}, not a string"
+    if not isinstance(st.get("moves"), list) or not all(_is_int(a) for a in st["moves"]):
+        return f"moves {_shown(st.get('moves'))}, not a list of integers"
+    for key in ("rules", "nodes", "slices", "tests"):
+        if not _is_int(st.get(key)) or not 0 <= st[key] < 2 ** 63:
+            return f"{key} {_shown(st.get(key))}, not an integer >= 0"
+    seconds = st.get("seconds")
+    if not (_is_int(seconds) or isinstance(seconds, float)) or not 0 <= seconds < 2 ** 63:
+        return f"seconds {_shown(seconds)}, not a finite number >= 0"
+    for key in ("lo", "hi", "guess"):
+        if not _is_int(st.get(key)) or abs(st[key]) >= 2 ** 31:
+            return f"{key} {_shown(st.get(key))}, not an integer"
+    if st["lo"] > st["hi"]:
+        return f"bounds lo {st['lo']} > hi {st['hi']}"
+    if not isinstance(st.get("done"), bool) or st["done"] != (st["lo"] == st["hi"]):
+        return f"done {_shown(st.get('done'))}, with bounds {st['lo']}..{st['hi']}"
+    if st["done"] and (not _is_int(st.get("value")) or st["value"] != st["lo"]):
+        return f"value {_shown(st.get('value'))}, with bounds {st['lo']}..{st['hi']}"
+    sums = st.get("table_sha256", [""])  # a folder saved before tables had checksums has none
+    if "table_sha256" in st and not (isinstance(sums, list) and 1 <= len(sums) <= 2 and all(
+            isinstance(h, str) and re.fullmatch(r"[0-9a-f]{64}", h) for h in sums)):
+        return f"table_sha256 {_shown(sums)}, not one or two sha256 checksums"
+    return None
+
+
+def _sha256(path: str) -> str:
+    """The sha256 of the file ``path`` (hex), read a MiB at a time."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _read_state(path: str, out: str, problem: dict, remaining: int) -> dict:
+    """The saved state at ``path`` of the folder ``out``, checked (:func:`_state_problem`), of ``problem``
+    and with bounds in ``-remaining..remaining`` (the boxes still open); ValueError naming the file when it
+    cannot be read, is not JSON, is damaged or is of another problem."""
+    try:
+        with open(path, "rb") as f:
+            saved = json.loads(f.read())
+    except OSError as exc:
+        raise ValueError(f"{path} cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:  # not JSON, not text, or a number of over 4,300 digits
+        raise ValueError(f"{path} is not a solve state ({getattr(exc, 'msg', exc)})") from None
+    except RecursionError:
+        raise ValueError(f"{path} is not a solve state (nested too deeply)") from None
+    why = _state_problem(saved)
+    if why:
+        raise ValueError(f"{path} is not a solve state of format {FORMAT}: {why}")
+    mine = {k: saved[k] for k in problem}
+    if mine != problem:
+        raise ValueError(f"{out} holds another problem ({path}: {_shown(mine)}); this one is {problem}: "
+                         "use another folder")
+    if not -remaining <= saved["lo"] <= saved["hi"] <= remaining or abs(saved["guess"]) > remaining:
+        raise ValueError(f"{path} is damaged: bounds {saved['lo']}..{saved['hi']} and guess {saved['guess']} "
+                         f"are not within -{remaining}..{remaining}, the boxes still open")
+    return saved
 
 
 def solve_board(board: str, out: str, *, moves: list[int] | None = None, tt_mb: float = 1024.0,
@@ -75,28 +158,29 @@ def _solve(state: GameState, moves: list[int], out: str, tt_mb: float, slice_nod
     st = {"format": FORMAT, **problem, "lo": -remaining, "hi": remaining, "nodes": 0, "seconds": 0.0,
           "slices": 0, "tests": 0, "guess": 0, "done": False}
     if os.path.exists(state_path):
-        with open(state_path) as f:
-            saved = json.load(f)
-        if saved.get("format") != FORMAT:
-            raise ValueError(f"{state_path} is not a solve state of format {FORMAT}")
-        mine = {k: saved.get(k) for k in problem}
-        if mine != problem:
-            raise ValueError(f"{out} holds another problem ({mine}); this one is {problem}: use another folder")
-        st = saved
+        st = _read_state(state_path, out, problem, remaining)
         if os.path.exists(table_path):
-            solver.load_table(table_path)  # ValueError for a damaged or foreign table, nothing changed
+            if "table_sha256" in st and _sha256(table_path) not in st["table_sha256"]:
+                raise ValueError(f"{table_path} does not match its checksum in {state_path} (damaged or replaced)")
+            try:
+                solver.load_table(table_path)  # ValueError for a damaged or foreign table, nothing changed
+            except ValueError as exc:
+                raise ValueError(str(exc) if table_path in str(exc) else f"{table_path}: {exc}") from None
     if st["done"]:
         return st
 
     def save():
+        # the state lists the new table's checksum and the old one's before the new table replaces the old:
+        # a run killed in between leaves a table the state accepts
         tmp = f"{table_path}.tmp{os.getpid()}"
         try:
             solver.save_table(tmp)
+            st["table_sha256"] = [_sha256(tmp), *st.get("table_sha256", [])[:1]]
+            atomic_write(state_path, json.dumps(st, indent=1))
             os.replace(tmp, table_path)
         finally:
             if os.path.exists(tmp):
                 os.remove(tmp)
-        atomic_write(state_path, json.dumps(st, indent=1))
 
     bar = None
     if progress:

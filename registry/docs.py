@@ -240,10 +240,13 @@ def round_robin_ratings(folder: str | os.PathLike, measured: str | None = None) 
     the date of its ``elo.csv``) and per entrant the Elo, interval and rank (1: the highest Elo). ValueError
     when the folder is not a finished round robin of the shipped agents, or when its ``elo.csv`` carries no
     date (a folder unpacked from an archive) and none is given."""
+    from agents.arena.results import read_config
+
     folder = os.fspath(folder)
+    if not os.path.isfile(os.path.join(folder, "config.json")):
+        raise ValueError(f"{folder} is not a finished tournament folder (config.json and elo.csv): no config.json")
+    config = read_config(os.path.join(folder, "config.json"))  # checked: ValueError naming the file
     try:
-        with open(os.path.join(folder, "config.json"), encoding="utf-8") as f:
-            config = json.load(f)
         with open(os.path.join(folder, "elo.csv"), encoding="utf-8", newline="") as f:
             rows = list(csv.DictReader(f))
     except (OSError, ValueError) as exc:

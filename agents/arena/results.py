@@ -19,7 +19,7 @@
   without taking it. A run holding it first removes the temporary files a killed run left.
 * :func:`game_problem` is the one check of a record's shape (an id, integer moves, and where present player
   labels, two integer scores, a numeric result, a list of opening moves, a forfeit with its player and
-  reason): the resume and every reader
+  reason, finite move times): the resume and every reader
   (:func:`read_games`, the web app's tournament browser) use it.
 """
 
@@ -30,11 +30,12 @@ import os
 from typing import Callable, Sequence
 
 from agents.arena.play import seats
-from agents.arena.schedule import TournamentConfig
+from agents.arena.schedule import TournamentConfig, _shown
+from dnb_env.core import geometry
 from dnb_env.io import LOCK, JsonlAppender, RunLock, atomic_write, folder_locked, read_jsonl
 
 __all__ = ["RESULTS", "CONFIG", "LOCK", "FREE_KEYS", "FolderLock", "folder_locked", "game_problem",
-           "tournament_problem", "check_or_save_config", "open_results", "read_games"]
+           "tournament_problem", "check_or_save_config", "read_config", "open_results", "read_games"]
 
 RESULTS = "results.jsonl"
 CONFIG = "config.json"
@@ -52,8 +53,9 @@ def _is_int(x) -> bool:
 def game_problem(rec) -> str | None:
     """Why ``rec`` (a parsed line of ``results.jsonl``) does not have the shape of a game record (None when
     it has): an id, integer moves, and where present string labels ``first``/``second``, two integer
-    ``scores``, a numeric ``result_first``, a list ``opening`` and a ``forfeit`` (the game lost by an agent
-    that could not move: ``{"player": 0 or 1, "kind", "reason"}``)."""
+    ``scores``, a numeric ``result_first``, a list ``opening``, a ``forfeit`` (the game lost by an agent
+    that could not move: ``{"player": 0 or 1, "kind", "reason"}``) and the timing :func:`_timing_problem`
+    checks."""
     if not isinstance(rec, dict):
         return f"a JSON {type(rec).__name__}, not a game record"
     key = rec.get("id")
@@ -77,26 +79,57 @@ def game_problem(rec) -> str | None:
                                     and not isinstance(forfeit.get("player"), bool)
                                     and isinstance(forfeit.get("reason"), str)):
         return f"game {key} has a forfeit without a player (0 or 1) and a reason"
+    return _timing_problem(rec)
+
+
+def _is_seconds(x) -> bool:
+    """A finite number of seconds (not a bool), below 2**63."""
+    return (_is_int(x) or isinstance(x, float)) and abs(x) < 2 ** 63
+
+
+def _timing_problem(rec: dict) -> str | None:
+    """Why the timing fields of a game record (where present) are not what :func:`summarise` adds up: two
+    finite ``think_s``, ``max_s`` and ``ready_s``, two integer ``moves_by``, a list of finite ``move_s`` and a
+    list of two finite clocks a move ``clock_s``."""
+    key = rec["id"]
+    for field in ("think_s", "max_s", "ready_s", "moves_by"):
+        pair = rec.get(field)
+        ok = _is_int if field == "moves_by" else _is_seconds
+        if (field in rec or (field == "think_s" and "moves_by" in rec and "max_s" in rec)) and \
+                not (isinstance(pair, list) and len(pair) == 2 and all(map(ok, pair))):
+            return f"game {key} has a {field} that is not two {'integers' if field == 'moves_by' else 'finite numbers'}"
+    if "move_s" in rec and not (isinstance(rec["move_s"], list) and all(map(_is_seconds, rec["move_s"]))):
+        return f"game {key} has a move_s that is not a list of finite numbers"
+    clocks = rec.get("clock_s")
+    if "clock_s" in rec and not (isinstance(clocks, list) and all(
+            isinstance(c, list) and len(c) == 2 and all(map(_is_seconds, c)) for c in clocks)):
+        return f"game {key} has a clock_s that is not a list of two finite numbers a move"
     return None
 
 
-def tournament_problem(rec, games: dict, labels: Sequence, aliases: Sequence = ()) -> str | None:
+def tournament_problem(rec, games: dict, labels: Sequence, aliases: Sequence = (),
+                       edges: int | None = None) -> str | None:
     """Why a line of ``results.jsonl`` is not a game of this tournament (None when it is one): a game id
     of the schedule ``games`` (id -> (pair index, i, j, g)), the labels of its seats (``labels[k]``, or
-    one of the names in ``aliases[k]`` where given), a result_first of 0, 0.5 or 1, and the shape of
-    :func:`game_problem`."""
+    one of the names in ``aliases[k]`` where given), a result_first of 0, 0.5 or 1, the shape of
+    :func:`game_problem` and, given the board's number of ``edges``, moves that are edges of it."""
     if not isinstance(rec, dict):
         return f"a JSON {type(rec).__name__}, not a game record"
     key = rec.get("id")
     if not isinstance(key, str) or key not in games:
         return f"no game of this tournament has id {key!r}"
+    problem = game_problem(rec)
+    if problem is not None:
+        return problem
     first, second = seats(*games[key][1:])
     names = [{labels[k], *(aliases[k] if aliases else ())} for k in (first, second)]
     if rec.get("first") not in names[0] or rec.get("second") not in names[1]:
         return f"game {key} is {labels[first]} vs {labels[second]}, not {rec.get('first')!r} vs {rec.get('second')!r}"
     if rec.get("result_first") not in (0, 0.5, 1):
         return f"game {key} has no result_first of 0, 0.5 or 1"
-    return game_problem(rec)
+    if edges is not None and not all(0 <= a < edges for a in rec["moves"]):
+        return f"game {key} has moves that are not edges of the board (0..{edges - 1})"
+    return None
 
 
 class FolderLock(RunLock):
@@ -123,27 +156,46 @@ def check_or_save_config(cfg_path: str, config: TournamentConfig, identity: Call
     if not os.path.exists(cfg_path):
         atomic_write(cfg_path, json.dumps(config.to_json(), indent=2) + "\n")
         return None
-    with open(cfg_path) as f:
-        saved = json.load(f)
-    if isinstance(saved, dict):  # a folder saved before a setting existed holds that setting's default
-        saved = {**{k: v for k, v in TournamentConfig().to_json().items() if k in _LATER_KEYS}, **saved}
-    saved_agents = saved.get("agents") if isinstance(saved, dict) else None
+    saved = read_config(cfg_path)
+    saved_agents = saved["agents"]
     current = json.loads(json.dumps(config.to_json()))
     same = {k: v for k, v in _identified(current, identity).items() if k not in FREE_KEYS}
-    ident = _identified(saved, identity) if isinstance(saved, dict) else saved
-    if isinstance(ident, dict) and {k: v for k, v in ident.items() if k not in FREE_KEYS} == same:
+    ident = _identified(saved, identity)
+    if {k: v for k, v in ident.items() if k not in FREE_KEYS} == same:
         return saved_agents
-    if isinstance(ident, dict) and {k: v for k, v in ident.items() if k not in FREE_KEYS + ("games",)} == \
-            {k: v for k, v in same.items() if k != "games"} and isinstance(saved.get("games"), int):
+    if {k: v for k, v in ident.items() if k not in FREE_KEYS + ("games",)} == \
+            {k: v for k, v in same.items() if k != "games"}:
         if config.games < saved["games"]:
             raise ValueError(f"{os.path.dirname(cfg_path)} holds a tournament of {saved['games']} games a pair; "
                              f"--games may grow to extend it, not shrink (asked: {config.games})")
         atomic_write(cfg_path, json.dumps(config.to_json(), indent=2) + "\n")  # extended
         return saved_agents
-    raise ValueError(
-        f"{os.path.dirname(cfg_path)} holds a tournament with another config; use another --out or the same "
-        f"options (a larger --games extends it).\nsaved: {saved}\nnow:   {config.to_json()}"
-    )
+    differs = "; ".join(f"{k}: saved {_shown(ident.get(k))}, now {_shown(v)}" for k, v in same.items()
+                        if ident.get(k) != v)
+    raise ValueError(f"{os.path.dirname(cfg_path)} holds a tournament with another config ({cfg_path}: {differs}); "
+                     "use another --out or the same options (a larger --games extends it)")
+
+
+def read_config(cfg_path: str) -> dict:
+    """The tournament config saved at ``cfg_path``, parsed and checked (:meth:`TournamentConfig.from_json`),
+    as JSON (a folder saved before a setting existed holds that setting's default); ValueError naming the
+    file when it cannot be read, is not JSON or is not a config this code accepts."""
+    try:
+        with open(cfg_path, "rb") as f:
+            saved = json.loads(f.read())
+    except OSError as exc:
+        raise ValueError(f"{cfg_path} cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:  # not JSON, not text, or a number of over 4,300 digits
+        raise ValueError(f"{cfg_path} is not a tournament config ({getattr(exc, 'msg', exc)})") from None
+    except RecursionError:
+        raise ValueError(f"{cfg_path} is not a tournament config (nested too deeply)") from None
+    if isinstance(saved, dict):
+        saved = {**{k: v for k, v in TournamentConfig().to_json().items() if k in _LATER_KEYS}, **saved}
+    try:
+        TournamentConfig.from_json(saved)
+    except ValueError as exc:
+        raise ValueError(f"{cfg_path} is not a tournament config this code accepts ({exc})") from None
+    return saved
 
 
 def open_results(out: str, config: TournamentConfig, games: dict, labels: Sequence[str] | None = None,
@@ -165,7 +217,8 @@ def open_results(out: str, config: TournamentConfig, games: dict, labels: Sequen
                     names.add(spec)
         path = os.path.join(out, RESULTS)
         done = {}
-        for rec in read_jsonl(path, lambda rec: tournament_problem(rec, games, labels, aliases)):
+        edges = geometry(config.board).num_actions
+        for rec in read_jsonl(path, lambda rec: tournament_problem(rec, games, labels, aliases, edges)):
             first, second = seats(*games[rec["id"]][1:])
             rec["first"], rec["second"] = labels[first], labels[second]
             done.setdefault(rec["id"], rec)  # a game on file twice counts once
@@ -189,7 +242,7 @@ def read_games(path: str) -> list[dict]:
             for line in f:
                 try:
                     rec = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):  # not JSON, not text, or nested too deeply
                     continue
                 if game_problem(rec) is None:
                     out.append(rec)

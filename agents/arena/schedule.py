@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from dataclasses import dataclass
 
 from agents.arena.play import TimeControl, make_opening
@@ -106,13 +107,47 @@ class TournamentConfig:
 
     @classmethod
     def from_json(cls, data: dict) -> "TournamentConfig":
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(data) - known
+        """The config saved as ``data`` (``config.json``, parsed); ValueError for another type than an object,
+        an unknown key, a value of the wrong type (:func:`setting_problem`) and one the config refuses."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a tournament config is a JSON object, not a {type(data).__name__}")
+        known = {f.name: f.type for f in dataclasses.fields(cls)}
+        unknown = set(data) - set(known)
         if unknown:
             raise ValueError(f"unknown tournament config keys: {sorted(unknown)}")
+        for key, value in data.items():
+            problem = setting_problem(known[key], value)
+            if problem:
+                raise ValueError(f"tournament config key {key} is {problem}")
         data = dict(data)
         data["agents"] = tuple(data.get("agents", ()))
         return cls(**data)
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def setting_problem(kind: str, value) -> str | None:
+    """What is wrong with ``value`` as a config setting of the annotated type ``kind`` (None when nothing
+    is): strings, integers below 2**63 in size, finite numbers, a list of strings, or None where allowed."""
+    if value is None and kind.endswith("| None"):
+        return None
+    base = kind.removesuffix(" | None")
+    checks = {"str": lambda v: isinstance(v, str),
+              "int": lambda v: _is_int(v) and abs(v) < 2 ** 63,
+              "float": lambda v: (_is_int(v) and abs(v) < 2 ** 63) or (isinstance(v, float) and math.isfinite(v)),
+              "tuple[str, ...]": lambda v: isinstance(v, (list, tuple)) and all(isinstance(a, str) for a in v)}
+    if checks[base](value):
+        return None
+    want = {"str": "a string", "int": "an integer", "float": "a finite number", "tuple[str, ...]": "a list of agent specs"}
+    return f"{_shown(value)}, not {want[base]}" + (" or null" if base != kind else "")
+
+
+def _shown(value, limit: int = 60) -> str:
+    """``value`` for an error message: its repr, cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def game_ids(config: TournamentConfig) -> dict[str, tuple[int, int, int, int]]:

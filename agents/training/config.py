@@ -18,6 +18,7 @@ dotted path (``"search.simulations"``) or, where a name is unique across the sec
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 
 from agents.models import config_from_dict, config_to_dict, family_of, get_family, list_families, make_model_config
@@ -26,7 +27,8 @@ from agents.search.settings import SELF_PLAY, default, settings_for
 from dnb_env.core import geometry
 
 __all__ = ["SearchConfig", "ReplayConfig", "LossConfig", "CurriculumConfig", "TeacherMixConfig", "TrainConfig", "PRESETS",
-           "make_train_config", "to_dict", "from_dict", "setting_types", "RESUMABLE"]
+           "make_train_config", "to_dict", "from_dict", "setting_types", "RESUMABLE", "field_problems",
+           "model_from_dict"]
 
 
 @dataclass(frozen=True)
@@ -398,9 +400,66 @@ def to_dict(config: TrainConfig) -> dict:
 LEGACY_DEFAULTS = {"search.solve_leaf": 0, "search.solve_root": 0, "selfplay_cache": "off", "selfplay_runtime": "eager"}
 
 
+#: The largest integer a saved setting may hold (seeds and counts; numpy and torch take 64 bits).
+INT_LIMIT = 2 ** 63
+
+
+def _type_problem(kind: str, value) -> str | None:
+    """Why ``value`` is not of the annotated type ``kind`` (``"int"``, ``"float"``, ``"bool"``, ``"str"``,
+    ``"str | None"``), or None; a value of any other annotation is not checked."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "int" and not (isinstance(value, int) and not isinstance(value, bool)):
+        return "not an integer"
+    if kind == "float" and not number:
+        return "not a number"
+    if kind in ("int", "float") and isinstance(value, int) and abs(value) >= INT_LIMIT:
+        return "out of range"
+    if kind == "float" and isinstance(value, float) and not math.isfinite(value):
+        return "not a finite number"
+    if kind == "bool" and not isinstance(value, bool):
+        return "not true or false"
+    if kind == "str" and not isinstance(value, str):
+        return "not a string"
+    if kind == "str | None" and not (value is None or isinstance(value, str)):
+        return "not a string or null"
+    return None
+
+
+def field_problems(cls, values: dict, prefix: str = "") -> list[str]:
+    """What is wrong with the types of ``values`` (saved fields of the dataclass ``cls``, by name), one
+    ``"PREFIXname is VALUE: not an integer"`` each: numbers must be finite and within 64 bits, true/false
+    and strings what they say. Names ``cls`` lacks are left to its constructor."""
+    kinds = {f.name: f.type for f in dataclasses.fields(cls)}
+    problems = []
+    for name, value in values.items():
+        why = _type_problem(str(kinds.get(name)), value)
+        if why is not None:
+            problems.append(f"{prefix}{name} is {_shown(value)}: {why}")
+    return problems
+
+
+def _shown(value) -> str:
+    """``value`` as an error message shows it (a long one cut short)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def model_from_dict(data) -> object:
+    """A saved model section (:func:`agents.models.config_to_dict`) as its family's config, the type of
+    every field checked first (:func:`field_problems`); a ValueError says what is wrong."""
+    if not isinstance(data, dict) or not isinstance(data.get("family"), str):
+        raise ValueError(f"the model section is {_shown(data)}, not a model config with its family")
+    fields = {k: v for k, v in data.items() if k != "family"}
+    problems = field_problems(get_family(data["family"]).config, fields, "model.")
+    if problems:
+        raise ValueError("; ".join(problems))
+    return config_from_dict(data)
+
+
 def from_dict(data: dict) -> TrainConfig:
     """Inverse of :func:`to_dict` (fields added since the file was written take their defaults, or the
-    behaviour of before they existed where :data:`LEGACY_DEFAULTS` says so)."""
+    behaviour of before they existed where :data:`LEGACY_DEFAULTS` says so). The type of every setting is
+    checked (:func:`field_problems`): a ValueError names each one that is wrong."""
     if not isinstance(data, dict) or "model" not in data:
         raise ValueError("a training config needs its 'model' section")
     settings = {}
@@ -419,7 +478,12 @@ def from_dict(data: dict) -> TrainConfig:
     unknown = sorted(set(settings) - known)
     if unknown:
         raise ValueError(f"unknown training options {unknown}")
-    return _assemble(config_from_dict(data["model"]), settings)
+    types = setting_types()
+    problems = [f"{key} is {_shown(value)}: {why}" for key, value in settings.items()
+                if (why := _type_problem(str(types[key]), value)) is not None]
+    if problems:
+        raise ValueError("; ".join(problems))
+    return _assemble(model_from_dict(data["model"]), settings)
 
 
 # settings a resumed run may change: extend or anneal it, move it to another machine, evaluate differently,

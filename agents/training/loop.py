@@ -40,6 +40,7 @@ from dnb_env._extras import extra_hint, requires_extra
 with requires_extra("agents.training.loop"):
     import torch
 
+from agents.checkpoint import restore_optimizer
 from agents.models import build_model
 from agents.training.events import EventLog
 from agents.network_agent import PolicyAgent
@@ -138,13 +139,13 @@ def _flat(config) -> dict:
             for k, v in (value.items() if isinstance(value, dict) and name != "model" else [(None, value)])}
 
 
-def _check_resume(saved, config) -> list[str]:
-    """The resumable settings that ``config`` changes against the run's ``saved`` one ("key old -> new");
-    a change of any other setting is an error."""
+def _check_resume(saved, config, path: str = "config.json") -> list[str]:
+    """The resumable settings that ``config`` changes against the run's ``saved`` one (read from ``path``)
+    ("key old -> new"); a change of any other setting is an error."""
     mine, theirs = _flat(config), _flat(saved)
     differs = sorted(k for k in mine if k not in config_mod.RESUMABLE and mine[k] != theirs.get(k))
     if differs:
-        raise ValueError(f"the run was trained with another config (differs in {differs}); use another --out")
+        raise ValueError(f"the run was trained with another config ({path} differs in {differs}); use another --out")
     return [f"{k} {theirs.get(k)} -> {mine[k]}" for k in mine if k in config_mod.RESUMABLE and mine[k] != theirs.get(k)]
 
 
@@ -190,17 +191,17 @@ def _train(config, out: str, store: RunStore, resume: bool, progress: bool, echo
         if curricula[b].start >= geometry(b).num_actions:
             raise ValueError(f"curriculum start step {curricula[b].start} leaves no move to search on {b}")
     replays = BoardReplays.empty(mix.boards)
-    start = 0
+    start, committed = 0, None
     if resume:
         if not store.has_run():
             raise RunError(f"--resume: {out} holds no training run to continue")
-        changed = _check_resume(store.read_config(), config)
+        changed = _check_resume(store.read_config(), config, os.path.join(out, "config.json"))
         if changed:
             echo(f"resuming with changed settings: {', '.join(changed)}")
         committed = store.load(config.board if single else None)
         if committed is not None:
             net.load_state_dict(committed.payload["state_dict"])
-            optimizer.load_state_dict(committed.payload["extra"]["optimizer"])
+            restore_optimizer(optimizer, committed.payload, os.path.join(out, committed.folder, "checkpoint.pt"))
             start, metrics = committed.iteration, committed.metrics
             replays, curricula = _as_mix(config.board, committed.replay, committed.curriculum)
             shown = (str(curricula[config.board].start) if single
@@ -231,6 +232,8 @@ def _train(config, out: str, store: RunStore, resume: bool, progress: bool, echo
         plot = plot_training if importlib.util.find_spec("matplotlib") is not None else None
         if plot is None and echo is not None:
             echo(f"no training.png: the plot needs matplotlib: {extra_hint('matplotlib')}")
+        if committed is not None:
+            store.refresh_views(committed, plot)
         for iteration in range(start + 1, config.iterations + 1):
             rng = np.random.default_rng([config.seed, iteration])  # reproducible per iteration, also on resume
             lr = config.lr_at(iteration)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -258,13 +259,17 @@ class BoardReplays:
 
 def load_replay(path: str) -> Replay | BoardReplays:
     """A replay file of either kind (:meth:`Replay.save`, :meth:`BoardReplays.save`); a missing, truncated
-    or malformed file raises :class:`ReplayError` naming it."""
+    or malformed file, or one whose numbers are not finite (NaN or infinity), raises :class:`ReplayError`
+    naming it."""
     try:
         with open(path, "rb") as f:
             if f.read(4) != b"PK\x03\x04":
                 raise zipfile.BadZipFile("not a zip archive")
         with np.load(path, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
+        for key, column in arrays.items():
+            if column.dtype.kind == "f" and not np.isfinite(column).all():
+                raise ReplayError(f"replay file {path} is corrupt: its column {key} holds NaN or infinity")
         if "boards" not in arrays:
             return Replay(Samples.from_arrays(arrays, source=path))
         replays = {}
@@ -272,9 +277,11 @@ def load_replay(path: str) -> Replay | BoardReplays:
             cols = {k[len(b) + 1:]: v for k, v in arrays.items() if k.startswith(b + ".")}
             replays[b] = Replay(Samples.from_arrays({"board": np.array(b), **cols}, source=f"{path} ({b})"))
         return BoardReplays(replays)
+    except ReplayError:
+        raise
     except FileNotFoundError:
         raise ReplayError(f"replay file {path} does not exist") from None
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
         raise ReplayError(f"replay file {path} is corrupt ({type(exc).__name__}: {exc})") from None
     except ValueError as exc:
         raise ReplayError(f"replay file {path} is not a replay of this format: {exc}") from None

@@ -65,8 +65,12 @@ def pretraining(run: str) -> tuple[int, int]:
         return sum(r.get("games", 0) for r in rows), sum(r.get("positions", 0) for r in rows)
     from agents.checkpoint import load_checkpoint
 
-    extra = load_checkpoint(init).get("extra") or {}
-    return int(extra.get("self_play_games", 0)), int(extra.get("self_play_positions", 0))
+    extra = load_checkpoint(init)["extra"]
+    games, positions = extra.get("self_play_games", 0), extra.get("self_play_positions", 0)
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (games, positions)):
+        raise ValueError(f"{init} is corrupt: it records {games!r} self-play games and {positions!r} positions, "
+                         f"not counts")
+    return games, positions
 
 
 def run_curves(run: str, board: str | None = None) -> dict:

@@ -25,6 +25,7 @@ a second is refused at once, naming the first. The run holding it first sweeps w
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 
@@ -34,7 +35,7 @@ from agents.training.curriculum import BoardCurricula, Curriculum, curriculum_fr
 from agents.training.replay import BoardReplays, Replay, ReplayError, load_replay
 from dnb_env.io import RunLock, atomic_write
 
-__all__ = ["RunStore", "RunError", "Committed", "write_json_atomic", "read_metrics", "export_weights"]
+__all__ = ["RunStore", "RunError", "Committed", "write_json_atomic", "read_json", "read_metrics", "export_weights"]
 
 KEEP = 2  # committed iteration folders kept (the newest and the one before)
 
@@ -56,27 +57,88 @@ def write_json_atomic(path: str, obj, lines: bool = False) -> None:
     atomic_write(path, "".join(json.dumps(row) + "\n" for row in obj) if lines else json.dumps(obj, indent=2))
 
 
-def read_metrics(path: str) -> list[dict]:
+def _parse(text: bytes) -> tuple[object, str | None]:
+    """``(document, None)`` for the JSON text ``text``, or ``(None, why)`` when it is not one: not UTF-8 text,
+    cut short, two documents, nested too deeply to read, a number of over 4,300 digits."""
+    try:
+        return json.loads(text.decode("utf-8")), None
+    except UnicodeDecodeError as exc:
+        return None, f"not text: byte {exc.object[exc.start]:#04x} at position {exc.start} is not UTF-8"
+    except json.JSONDecodeError as exc:
+        return None, f"not valid JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno} column {exc.colno})"
+    except ValueError:  # Python reads no integer of over 4,300 digits
+        return None, "not valid JSON (a number too long to read)"
+    except RecursionError:
+        return None, "not valid JSON (nested too deeply to read)"
+
+
+def read_json(path: str):
+    """The JSON document in the file ``path``; a file that is not one (:func:`_parse`) raises
+    :class:`RunError` naming it. A missing file raises FileNotFoundError."""
+    with open(path, "rb") as f:
+        doc, why = _parse(f.read())
+    if why is not None:
+        raise RunError(f"{path} is {why}")
+    return doc
+
+
+#: Fields of a metrics row that must be finite numbers where present (what exports and reports add up).
+METRIC_NUMBERS = ("games", "positions", "self_play_s", "train_s", "iteration_s")
+
+
+def _metrics_row_problem(row, key: str) -> str | None:
+    """Why ``row`` (a parsed line) is not a metrics row with an integer ``key``, or None."""
+    if not isinstance(row, dict) or isinstance(row.get(key), bool) or not isinstance(row.get(key), int):
+        return f"not a metrics row (needs an integer {key!r})"
+    for name in METRIC_NUMBERS:
+        value = row.get(name, 0)
+        if (isinstance(value, bool) or not isinstance(value, (int, float))
+                or (isinstance(value, float) and not math.isfinite(value))):
+            return f"its {name} is {json.dumps(value)[:40]}, not a finite number"
+    return None
+
+
+def read_metrics(path: str, key: str = "iteration") -> list[dict]:
+    """The rows of a run's ``metrics.jsonl`` (each a mapping with an integer ``key``, ``"step"`` for a fit
+    run). The file is written whole at every commit, so a line that is not such a row is damage, not a
+    line a killed writer tore: :class:`RunError` names the file and the line, and nothing is moved."""
     rows = []
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RunError(f"{path}, line {n}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or not isinstance(row.get("iteration"), int):
-                raise RunError(f"{path}, line {n}: not a metrics row (needs an integer 'iteration')")
-            rows.append(row)
+    with open(path, "rb") as f:
+        lines = f.read().splitlines()
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        row, why = _parse(line)
+        if why is not None:
+            raise RunError(f"{path}, line {n}: {why}")
+        problem = _metrics_row_problem(row, key)
+        if problem is not None:
+            raise RunError(f"{path}, line {n}: {problem}")
+        rows.append(row)
     return rows
+
+
+def _check_extra(path: str, extra: dict) -> None:
+    """A run's checkpoint records what resuming reads: its integer ``iteration``, its training ``config``
+    and its curriculum (readable); else :class:`RunError` naming ``path``."""
+    iteration = extra.get("iteration")
+    if not isinstance(iteration, int) or isinstance(iteration, bool):
+        raise RunError(f"{path} is corrupt: its iteration is {iteration!r}, not an integer")
+    if not isinstance(extra.get("config"), dict):
+        raise RunError(f"{path} is corrupt: it records no training config (extra.config)")
+    try:
+        curriculum_from_dict(extra["curriculum"])
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+        raise RunError(f"{path} is corrupt: its curriculum cannot be read ({type(exc).__name__}: {exc})") from None
 
 
 class Committed:
     """What resuming reads: the iteration, its checkpoint payload, replay and metrics."""
 
-    def __init__(self, iteration: int, payload: dict, replay: Replay | BoardReplays, metrics: list[dict]):
+    def __init__(self, iteration: int, payload: dict, replay: Replay | BoardReplays, metrics: list[dict],
+                 folder: str = ""):
         self.iteration, self.payload, self.replay, self.metrics = iteration, payload, replay, metrics
+        self.folder = folder  # the iteration's folder in the run folder, "iterations/NNNNNN"
 
     @property
     def curriculum(self) -> Curriculum | BoardCurricula:
@@ -102,28 +164,28 @@ class RunStore:
     def read_config(self):
         path = self._p("config.json")
         try:
-            with open(path) as f:
-                data = json.load(f)
+            data = read_json(path)
         except FileNotFoundError:
             raise RunError(f"{self.path} holds no training run (no config.json)") from None
-        except json.JSONDecodeError as exc:
-            raise RunError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
         try:
             return config_mod.from_dict(data)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, KeyError) as exc:
             raise RunError(f"{path} is not a training config of this version: {exc}") from None
 
     def manifest(self) -> dict | None:
         path = self._p("manifest.json")
         if not os.path.exists(path):
             return None
-        try:
-            with open(path) as f:
-                data = json.load(f)
-            iteration, folder = int(data["iteration"]), str(data["dir"])
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            raise RunError(f"{path} is damaged ({type(exc).__name__}: {exc}); point it at the last good "
-                           f"folder under {self._p('iterations')} to recover") from None
+        recover = f"point it at the last good folder under {self._p('iterations')} to recover"
+        with open(path, "rb") as f:
+            data, why = _parse(f.read())
+        if why is not None:
+            raise RunError(f"{path} is damaged ({why}); {recover}")
+        iteration, folder = (data.get("iteration"), data.get("dir")) if isinstance(data, dict) else (None, None)
+        if (not isinstance(iteration, int) or isinstance(iteration, bool) or not 1 <= iteration < config_mod.INT_LIMIT
+                or not isinstance(folder, str)):
+            raise RunError(f"{path} is damaged (it holds {json.dumps(data)[:60]}, not an iteration of at least 1 and "
+                           f"its folder); {recover}")
         top = os.path.realpath(self._p("iterations"))
         real = os.path.realpath(self._p(folder))
         if os.path.isabs(folder) or os.path.commonpath([real, top]) != top or real == top:
@@ -143,13 +205,18 @@ class RunStore:
             payload = load_checkpoint(os.path.join(folder, "checkpoint.pt"), board=board)
             replay = load_replay(os.path.join(folder, "replay.npz"))
             metrics = read_metrics(os.path.join(folder, "metrics.jsonl"))
+            _check_extra(os.path.join(folder, "checkpoint.pt"), payload["extra"])
         except (CheckpointError, ReplayError, RunError, FileNotFoundError) as exc:
             raise RunError(f"iteration {m['iteration']} of {self.path} cannot be read: {exc}. The folder of "
                            f"the iteration before it (if kept) can be named in manifest.json instead") from None
-        if payload["extra"].get("iteration") != m["iteration"]:
-            raise RunError(f"{folder}/checkpoint.pt is iteration {payload['extra'].get('iteration')}, the manifest "
-                           f"says {m['iteration']}")
-        return Committed(m["iteration"], payload, replay, metrics)
+        if payload["extra"]["iteration"] != m["iteration"]:
+            raise RunError(f"{folder}/checkpoint.pt is iteration {payload['extra']['iteration']}, "
+                           f"{self._p('manifest.json')} says {m['iteration']}")
+        last = f"ends at iteration {metrics[-1]['iteration']}" if metrics else "holds no row"
+        if not metrics or metrics[-1]["iteration"] != m["iteration"]:
+            raise RunError(f"{folder}/metrics.jsonl {last}, {self._p('manifest.json')} says iteration "
+                           f"{m['iteration']}")
+        return Committed(m["iteration"], payload, replay, metrics, m["dir"])
 
     # ------------------------------------------------------------------ writing
     def check_writable(self) -> None:
@@ -208,6 +275,11 @@ class RunStore:
         self.fault("prune")
         self._prune(name)
 
+    def refresh_views(self, committed: Committed, plot=None) -> None:
+        """Write the folder's copies (checkpoint, metrics, plot) again from the committed iteration: a run
+        stopped after its manifest and before its copies (a kill, a full disk) gets them back on resume."""
+        self._views(self._p(committed.folder), committed.metrics, plot)
+
     def _views(self, folder: str, metrics: list[dict], plot) -> None:
         tmp = self._p(f"checkpoint.pt.tmp{os.getpid()}")
         try:
@@ -215,6 +287,8 @@ class RunStore:
         except OSError:
             shutil.copyfile(os.path.join(folder, "checkpoint.pt"), tmp)
         os.replace(tmp, self._p("checkpoint.pt"))
+        if os.path.lexists(tmp):  # already the same file (a refresh): rename leaves both names
+            os.remove(tmp)
         write_json_atomic(self._p("metrics.jsonl"), metrics, lines=True)
         if plot is not None:
             plot(metrics, self._p("training.png"))
@@ -243,10 +317,11 @@ def export_weights(run: str, out: str) -> dict:
     net.load_state_dict(committed.payload["state_dict"])
     metrics = committed.metrics
     info = {"config": committed.payload["extra"]["config"], "iterations": committed.iteration,
-            "self_play_games": sum(m["games"] for m in metrics),
+            "self_play_games": sum(m.get("games", 0) for m in metrics),
             "self_play_positions": sum(m.get("positions", 0) for m in metrics),
             # the wall time of every iteration (older runs logged self-play and training only)
-            "training_seconds": round(sum(m.get("iteration_s", m["self_play_s"] + m["train_s"]) for m in metrics), 3),
+            "training_seconds": round(sum(m.get("iteration_s", m.get("self_play_s", 0) + m.get("train_s", 0))
+                                          for m in metrics), 3),
             "curriculum": committed.payload["extra"]["curriculum"]}
     save_checkpoint(out, net, extra=info)
     return info

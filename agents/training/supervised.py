@@ -36,12 +36,13 @@ from dnb_env._extras import requires_extra
 with requires_extra("agents.training.supervised"):
     import torch
 
-from agents.checkpoint import atomic_torch_save, load_checkpoint, save_checkpoint
+from agents.checkpoint import CheckpointError, atomic_torch_save, load_checkpoint, restore_optimizer, save_checkpoint
 from agents.models import build_model, config_from_dict, config_to_dict, family_of, get_family
-from agents.training.config import LossConfig
+from agents.training.config import LossConfig, field_problems, model_from_dict
 from agents.training.events import EventLog
 from agents.training.losses import total_loss
 from agents.training.replay import Replay, future_targets, has_future_head
+from agents.training.store import RunError, read_json, read_metrics
 from agents.training.teacher import MARGIN, NO_VALUE, TeacherData, to_samples
 from dnb_env.core import geometry
 from dnb_env.io import RunLock, atomic_write
@@ -88,9 +89,21 @@ class FitConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> "FitConfig":
+        """Inverse of :meth:`to_dict`; the type of every field is checked first (a ValueError names each
+        one that is wrong, :func:`agents.training.config.field_problems`)."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a fit config is a mapping of its settings, not {json.dumps(data)[:40]}")
         data = dict(data)
-        data["model"] = config_from_dict(data["model"])
-        data["loss"] = LossConfig(**data.get("loss", {}))
+        problems = field_problems(cls, {k: v for k, v in data.items() if k not in ("model", "data", "loss")})
+        loss = data.get("loss", {})
+        problems += field_problems(LossConfig, loss, "loss.") if isinstance(loss, dict) else ["loss is not a mapping"]
+        folders = data.get("data")
+        if not isinstance(folders, list) or not all(isinstance(f, str) for f in folders):
+            problems.append(f"data is {json.dumps(folders)[:40]}: not a list of dataset folders")
+        if problems:
+            raise ValueError("; ".join(problems))
+        data["model"] = model_from_dict(data.get("model"))
+        data["loss"] = LossConfig(**loss)
         return cls(**data)
 
     def lr_at(self, step: int) -> float:
@@ -392,16 +405,10 @@ def _fit(config: FitConfig, out: str, resume: bool, progress: bool, echo, device
     if os.path.exists(cfg_path) and not resume:
         raise ValueError(f"{out} holds a fit run already: pass resume to continue it, or use another folder")
     if resume and os.path.exists(cfg_path):
-        with open(cfg_path) as f:
-            saved = json.load(f)
-        mine = config.to_dict()
-        try:  # through the config type, so settings added since the run was made compare as their defaults
-            saved = FitConfig.from_dict(saved).to_dict()
-        except (TypeError, ValueError, KeyError):
-            pass
-        differs = sorted(k for k in mine if k != "steps" and mine[k] != saved.get(k))
-        if differs:
-            raise ValueError(f"the run in {out} has another config (differs in {differs})")
+        _check_saved_config(cfg_path, config, out)
+    committed = None
+    if resume and os.path.exists(ckpt_path):  # read (and checked) before anything is written
+        committed = _committed(ckpt_path, metrics_path, config)
     init_state = None
     if config.init and not (resume and os.path.exists(ckpt_path)):  # checked before the folder is written
         init_state = initial_weights(config)
@@ -412,7 +419,6 @@ def _fit(config: FitConfig, out: str, resume: bool, progress: bool, echo, device
         held.enter_context(RunLock(out, what="fit"))
         if os.path.exists(cfg_path) and not resume:
             raise ValueError(f"{out} holds a fit run already: pass resume to continue it, or use another folder")
-    atomic_write(cfg_path, json.dumps(config.to_dict(), indent=1))
 
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
@@ -422,15 +428,12 @@ def _fit(config: FitConfig, out: str, resume: bool, progress: bool, echo, device
     net = net.to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.loss.l2)
     step = 0
-    if resume and os.path.exists(ckpt_path):
-        payload = load_checkpoint(ckpt_path, board=config.model.board)
+    if committed is not None:
+        payload, step, rows = committed
         net.load_state_dict(payload["state_dict"])  # copied onto the device the net is on
-        optimizer.load_state_dict(payload["extra"]["optimizer"])
-        step = int(payload["extra"]["step"])
-        if os.path.exists(metrics_path):
-            with open(metrics_path) as f:
-                rows = [json.loads(line) for line in f if line.strip()]
-            rows = [r for r in rows if r.get("step", 0) <= step]
+        restore_optimizer(optimizer, payload, ckpt_path)
+    atomic_write(cfg_path, json.dumps(config.to_dict(), indent=1))
+    if committed is not None:
         echo(f"resuming {out} at step {step}")
     samples, known = to_samples(data, config.model.value, config.temperature)
     replay = Replay(samples)
@@ -495,6 +498,37 @@ def _fit(config: FitConfig, out: str, resume: bool, progress: bool, echo, device
         if bar is not None:
             bar.close()
     return rows
+
+
+def _check_saved_config(path: str, config: FitConfig, out: str) -> None:
+    """The fit config saved at ``path`` (read through :class:`FitConfig`, so that settings added since the
+    run was made compare as their defaults) is ``config`` but for ``steps``; a ValueError names the file
+    and what is wrong or differs."""
+    data = read_json(path)
+    try:
+        saved = FitConfig.from_dict(data).to_dict()
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ValueError(f"{path} is not a fit config of this version: {exc}") from None
+    mine = config.to_dict()
+    differs = sorted(k for k in mine if k != "steps" and mine[k] != saved.get(k))
+    if differs:
+        raise ValueError(f"the run in {out} has another config ({path} differs in {differs})")
+
+
+def _committed(ckpt_path: str, metrics_path: str, config: FitConfig) -> tuple[dict, int, list[dict]]:
+    """``(checkpoint payload, step, metrics rows up to it)`` of a fit run's last commit, checked: the
+    checkpoint is of the run's board and records its step (its optimiser: :func:`restore_optimizer`), the
+    metrics are rows with a step up to the commit before it at least; else a ValueError naming the file."""
+    payload = load_checkpoint(ckpt_path, board=config.model.board)
+    step = payload["extra"].get("step")
+    if not isinstance(step, int) or isinstance(step, bool) or step < 0:
+        raise CheckpointError(f"{ckpt_path} is corrupt: its step is {step!r}, not a count of steps")
+    rows = read_metrics(metrics_path, key="step") if os.path.exists(metrics_path) else []
+    last = max((r["step"] for r in rows), default=0)
+    if last < step - config.eval_every:  # a commit writes the checkpoint, then its row: at most one row behind
+        raise RunError(f"{metrics_path} ends at step {last}, the checkpoint {ckpt_path} is at step {step}: "
+                       f"its rows in between are missing")
+    return payload, step, [r for r in rows if r["step"] <= step]
 
 
 def playing_weights(run: str, path: str) -> dict:

@@ -47,6 +47,10 @@ are committed in job order (shard written atomically, then the manifest), so the
 after a kill is the dataset of one that never stopped: nothing committed is lost, nothing is written twice.
 One run writes a folder at a time (:class:`dnb_env.io.RunLock`: a second is refused at once, naming the
 first), and it starts by removing the temporary files (``*.tmp*``) of a run killed while writing.
+
+Loading a dataset (``TeacherData.load``, a resume, ``--exclude``, ``dnb fit --data``) checks every field of the
+manifest and every shard (its checksum, then labels and targets that are finite and in range, moves on the
+board): a damaged folder is refused with a :class:`TeacherError` naming the file and what is wrong.
 """
 
 from __future__ import annotations
@@ -55,10 +59,11 @@ import dataclasses
 import hashlib
 import io
 import json
+import math
 import os
 import random
+import re
 import time
-import zipfile
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
@@ -132,23 +137,69 @@ class TeachConfig:
             raise ValueError(f"opening must be -1 (auto) or 0..{a}, got {self.opening}")
         if not self.players:
             raise ValueError("players: at least one agent spec")
+        if self.seed < 0:
+            raise ValueError(f"seed must be >= 0, got {self.seed}")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self) | {"players": list(self.players)}
 
     @classmethod
     def from_dict(cls, data: dict) -> "TeachConfig":
+        """The config saved as ``data`` (a manifest's ``config``); TeacherError for an unknown setting, one of
+        the wrong type (or a number that is not finite, or past 2**63) and one out of range."""
+        if not isinstance(data, dict):
+            raise TeacherError(f"the config is a JSON {type(data).__name__}, not an object")
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - names)
         if unknown:
             raise TeacherError(f"unknown teacher settings {unknown}")
-        return cls(**data)
+        for f in dataclasses.fields(cls):
+            if f.name in data:
+                problem = _setting_problem(data[f.name], f.default)
+                if problem:
+                    raise TeacherError(f"teacher setting {f.name} is {problem}")
+        try:
+            return cls(**data)
+        except ValueError as exc:
+            raise TeacherError(str(exc)) from None
 
     @property
     def pairs(self) -> list[tuple[int, int]]:
         """Every unordered pair of players (a player with itself included), in a fixed order."""
         n = len(self.players)
         return [(i, j) for i in range(n) for j in range(i, n)]
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_number(x) -> bool:
+    """An int or a finite float (not a bool: JSON's true is no number)."""
+    return _is_int(x) or (isinstance(x, float) and math.isfinite(x))
+
+
+def _setting_problem(value, default) -> str | None:
+    """What is wrong with ``value`` as a setting whose default is ``default`` (None when nothing is): a
+    string, an integer (below 2**63 in size), a finite number, or a list of strings, as the default is."""
+    if isinstance(default, str):
+        ok = isinstance(value, str)
+    elif isinstance(default, tuple):
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+    elif isinstance(default, float):
+        ok = _is_number(value) and abs(value) < 2 ** 63
+    else:
+        ok = _is_int(value) and abs(value) < 2 ** 63
+    if ok:
+        return None
+    want = {str: "a string", tuple: "a list of agent specs", float: "a finite number"}.get(type(default), "an integer")
+    return f"{_shown(value)}, not {want}"
+
+
+def _shown(value, limit: int = 60) -> str:
+    """``value`` for an error message: its repr, cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 # ---------------------------------------------------------------------------------------------- labels
@@ -362,21 +413,35 @@ class TeacherData:
 
     @staticmethod
     def read_manifest(folder: str) -> dict:
+        """The manifest of the dataset folder ``folder``, every field it holds checked
+        (:func:`_manifest_problem`); TeacherError naming the file when it is missing, unreadable or damaged."""
         path = os.path.join(folder, MANIFEST)
         try:
-            with open(path) as f:
-                manifest = json.load(f)
+            with open(path, "rb") as f:
+                manifest = json.loads(f.read())
         except FileNotFoundError:
             raise TeacherError(f"{folder} is not a teacher dataset (no {MANIFEST})") from None
-        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise TeacherError(f"{path} is unreadable ({exc})") from None
+        except OSError as exc:
+            raise TeacherError(f"{path} is unreadable ({exc.strerror or exc})") from None
+        except ValueError as exc:  # not JSON, not text, or a number of over 4,300 digits
+            raise TeacherError(f"{path} is unreadable ({getattr(exc, 'msg', exc)})") from None
+        except RecursionError:
+            raise TeacherError(f"{path} is unreadable (nested too deeply)") from None
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
             raise TeacherError(f"{path} is not a {FORMAT} manifest")
-        if manifest.get("version") not in READABLE_VERSIONS:
-            raise TeacherError(f"{path} has version {manifest.get('version')!r}; this code reads versions "
+        version = manifest.get("version")
+        if not _is_int(version) or version not in READABLE_VERSIONS:
+            raise TeacherError(f"{path} has version {_shown(version)}; this code reads versions "
                                f"{', '.join(map(str, READABLE_VERSIONS))}")
         if not isinstance(manifest.get("shards"), list) or not isinstance(manifest.get("config"), dict):
             raise TeacherError(f"{path} lacks its shards or config")
+        try:
+            TeachConfig.from_dict(manifest["config"])
+        except TeacherError as exc:
+            raise TeacherError(f"{path}: {exc}") from None
+        problem = _manifest_problem(manifest)
+        if problem:
+            raise TeacherError(f"{path} is damaged: {problem}")
         return manifest
 
     @classmethod
@@ -414,29 +479,63 @@ class TeacherData:
         return data
 
 
-def _read_shard(folder: str, entry, config: TeachConfig, verify: bool):
-    if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
-        raise TeacherError(f"{folder}/{MANIFEST}: bad shard entry {entry!r}")
-    name = entry["file"]
-    if os.path.basename(name) != name or not name.endswith(".npz"):
-        raise TeacherError(f"{folder}/{MANIFEST}: shard file {name!r} must be a plain .npz name inside the folder")
-    path = os.path.join(folder, name)
+#: A shard's file name, as the manifest gives it: a plain name inside the dataset folder.
+_SHARD_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*\.npz")
+
+
+def _manifest_problem(manifest: dict) -> str | None:
+    """What is wrong with the fields of a manifest past its format, version and config (None when nothing
+    is): every shard entry (a plain ``.npz`` name, its positions, job and sha256), the totals and counts."""
+    jobs = set()
+    for entry in manifest["shards"]:
+        if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
+            return f"bad shard entry {_shown(entry)}"
+        name = entry["file"]
+        if not _SHARD_NAME.fullmatch(name):
+            return f"shard file {_shown(name)} must be a plain .npz name inside the folder"
+        for key in ("positions", "job"):
+            if not _is_int(entry.get(key)) or not 0 <= entry[key] < 2 ** 63:
+                return f"shard {name} has {key} {_shown(entry.get(key))}, not an integer >= 0"
+        if not isinstance(entry.get("sha256"), str) or not re.fullmatch(r"[0-9a-f]{64}", entry["sha256"]):
+            return f"shard {name} has no sha256 (64 hex digits)"
+        jobs.add(entry["job"])
+    for key in ("positions", "next_job"):
+        if not _is_int(manifest.get(key)) or not 0 <= manifest[key] < 2 ** 63:
+            return f"{key} is {_shown(manifest.get(key))}, not an integer >= 0"
+    if manifest["positions"] != sum(e["positions"] for e in manifest["shards"]):
+        return f"positions is {manifest['positions']}, its shards hold {sum(e['positions'] for e in manifest['shards'])}"
+    if jobs and manifest["next_job"] <= max(jobs):
+        return f"next_job is {manifest['next_job']}, but job {max(jobs)} is committed"
+    counts = manifest.get("counts")
+    if not isinstance(counts, dict):
+        return f"counts is {_shown(counts)}, not an object"
+    for key in ("skipped", "duplicates", "games", "label_seconds"):
+        value = counts.get(key)
+        if not (_is_number(value) if key == "label_seconds" else _is_int(value)) or not 0 <= value < 2 ** 63:
+            return f"counts.{key} is {_shown(value)}, not a number >= 0"
+    return None
+
+
+def _read_shard(folder: str, entry: dict, config: TeachConfig, verify: bool):
+    """The samples and columns of the shard of manifest entry ``entry`` (checked by
+    :func:`_manifest_problem`), checked against its checksum (``verify``) and for values no dataset holds."""
+    path = os.path.join(folder, entry["file"])
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as exc:
         raise TeacherError(f"shard {path} cannot be read ({exc.strerror or exc})") from None
-    if verify and hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+    if verify and hashlib.sha256(data).hexdigest() != entry["sha256"]:
         raise TeacherError(f"shard {path} does not match its checksum in the manifest (damaged or replaced)")
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
-        raise TeacherError(f"shard {path} is corrupt ({exc})") from None
+    except Exception as exc:  # any damage: of the zip (BadZipFile), its compression (zlib.error), numpy's headers
+        raise TeacherError(f"shard {path} is corrupt ({type(exc).__name__}: {exc})") from None
     try:
         samples = Samples.from_arrays(arrays, source=path)
     except ValueError as exc:
-        raise TeacherError(str(exc)) from None
+        raise TeacherError(str(exc) if path in str(exc) else f"shard {path}: {exc}") from None
     if samples.board != config.board:
         raise TeacherError(f"shard {path} holds {samples.board} positions, the dataset is {config.board}")
     n, a = samples.pi.shape
@@ -445,9 +544,40 @@ def _read_shard(folder: str, entry, config: TeachConfig, verify: bool):
         shape = (n, a) if c == "values" else (n,)
         if col is None or col.dtype != t or col.shape != shape:
             raise TeacherError(f"shard {path}: column {c} missing or not {np.dtype(t)}{list(shape)}")
-    if n != entry.get("positions"):
-        raise TeacherError(f"shard {path} holds {n} positions, the manifest says {entry.get('positions')}")
+    if n != entry["positions"]:
+        raise TeacherError(f"shard {path} holds {n} positions, the manifest says {entry['positions']}")
+    problem = _shard_problem(samples, arrays, config)
+    if problem:
+        raise TeacherError(f"shard {path} is damaged: {problem}")
     return samples, arrays
+
+
+def _shard_problem(samples: Samples, arrays: dict, config: TeachConfig) -> str | None:
+    """The first column of a shard holding a value no dataset holds (None when none does): labels and
+    targets that are not finite or out of their range, moves off the board, players not in the config."""
+    g = geometry(config.board)
+    a, boxes = g.num_actions, g.num_boxes
+    values = arrays["values"]
+    checks = {
+        "pi": np.isfinite(samples.pi) & (samples.pi >= 0) & (samples.pi <= 1),
+        "z": np.isfinite(samples.z) & (np.abs(samples.z) <= 1),
+        "q": np.isfinite(samples.q) & (np.abs(samples.q) <= 1),
+        "seconds": np.isfinite(arrays["seconds"]) & (arrays["seconds"] >= 0),
+        "mover": (samples.mover == 0) | (samples.mover == 1),
+        "move": (samples.move >= 0) & (samples.move < a),
+        "step": (samples.step >= 0) & (samples.step <= a),
+        "values": (values == NO_VALUE) | (np.abs(values.astype(np.int16)) <= boxes),
+        "value": np.abs(arrays["value"].astype(np.int16)) <= boxes,
+        "kind": np.isin(arrays["kind"], (MARGIN, OUTCOME, VALUE)),
+        "player": (arrays["player"] >= 0) & (arrays["player"] < len(config.pairs)),
+        "game": arrays["game"] >= 0,
+    }
+    for column, ok in checks.items():
+        bad = np.argwhere(~ok)
+        if len(bad):
+            where = tuple(int(i) for i in bad[0])
+            return f"column {column} holds {arrays[column][where].item()!r} at {list(where)}"
+    return None
 
 
 class _Runner:
@@ -524,8 +654,8 @@ def _generate(config: TeachConfig, out: str, make_player: Callable, workers: int
         saved = TeachConfig.from_dict(manifest["config"])
         if dataclasses.replace(saved, positions=config.positions) != config:
             differs = [k for k, v in config.to_dict().items() if k != "positions" and saved.to_dict()[k] != v]
-            raise TeacherError(f"{out} holds a teacher dataset of another config (differs in {differs}); "
-                               "use another folder")
+            raise TeacherError(f"{out} holds a teacher dataset of another config ({os.path.join(out, MANIFEST)} "
+                               f"differs in {differs}); use another folder")
         manifest["config"] = config.to_dict()
         known = TeacherData.load(out)
         seen = {canonical_key(s) for s in known.samples.states()}
