@@ -136,7 +136,7 @@ def _read_json(folder: str, name: str):
     try:
         with open(path) as f:
             return json.load(f)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # missing, not JSON (or nested too deeply to read)
         return None
 
 
