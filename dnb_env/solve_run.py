@@ -30,10 +30,18 @@ import time
 
 from dnb_env.core import GameState
 from dnb_env.io import RunLock, atomic_write
+from dnb_env.limits import check_int, check_number
 
 __all__ = ["solve_board"]
 
 FORMAT = 1
+
+
+#: The fewest nodes a search slice may take: a slice that stops before its test is decided keeps only its
+#: table, and slices much smaller than a test may never decide one.
+MIN_SLICE_NODES = 1_000
+#: The largest transposition table, in MB (1 TB).
+MAX_TT_MB = 1 << 20
 
 
 def _problem(state: GameState, moves: list[int], rules: int) -> dict:
@@ -132,8 +140,10 @@ def solve_board(board: str, out: str, *, moves: list[int] | None = None, tt_mb: 
 
     if not available():
         raise ImportError("dnb solve needs the C++ extension dnb_env._native (the alpha-beta solver)")
-    if slice_nodes < 1 or save_every < 0:
-        raise ValueError("slice_nodes must be >= 1 and save_every >= 0")
+    check_int(slice_nodes, "slice_nodes", MIN_SLICE_NODES)  # smaller slices may never finish a test
+    check_number(save_every, "save_every", low=0)
+    check_number(tt_mb, "tt_mb", low=0, open_low=True, high=MAX_TT_MB)
+    check_int(threads, "threads", 1, 1024)
     state = GameState.new(board)
     for a in moves or []:
         if a not in state.legal_actions():

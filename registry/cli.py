@@ -25,6 +25,7 @@ import random
 import sys
 
 from dnb_env.core import GameState
+from dnb_env.limits import check_cpus, check_int, check_number, machine_cpus, machine_memory_mb
 from registry.extras import extra_hint, missing_extra
 
 
@@ -54,6 +55,9 @@ def _tournament(args: argparse.Namespace) -> int:
     except ValueError:
         raise ValueError(f"--openings must be K or K:pure or K:guided, got {args.openings!r}") from None
     mode = tail or "guided"
+    if args.backend == "local":  # on Ray they are the cluster's CPUs
+        check_cpus(args.workers, "--workers")
+        check_cpus(args.threads, "--threads")
     check_time_control(args.time_per_move, args.time_per_game, args.increment, args.time_margin, args.overrun,
                        names={"per_move": "--time-per-move", "per_game": "--time-per-game",
                               "increment": "--increment", "margin": "--time-margin", "overrun": "--overrun"})
@@ -115,6 +119,9 @@ def _train(args: argparse.Namespace) -> int:
                      backend=args.backend)
     overrides.update(parse_settings(model, args.set))
     config = make_train_config(model, args.preset, **overrides)
+    if config.backend == "local":  # self-play processes and threads here (on Ray: the cluster's)
+        check_cpus(config.workers, "workers (--set workers)")
+        check_cpus(config.threads, "threads (--set threads)")
     metrics = train(config, args.out, resume=args.resume, progress=not args.no_progress, ray_address=args.ray_address)
     if metrics:
         last = metrics[-1]
@@ -126,9 +133,13 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _solve(args: argparse.Namespace) -> int:
-    from dnb_env.solve_run import solve_board
+    from dnb_env.solve_run import MIN_SLICE_NODES, solve_board
 
     moves = [int(m) for m in args.moves.split(",")] if args.moves else []
+    check_cpus(args.threads, "--threads")
+    check_number(args.tt_mb, "--tt-mb", low=0, open_low=True, high=machine_memory_mb())
+    check_int(args.slice_nodes, "--slice-nodes", MIN_SLICE_NODES)
+    check_number(args.save_every, "--save-every", low=0)
     st = solve_board(args.board, args.out, moves=moves, tt_mb=args.tt_mb, slice_nodes=args.slice_nodes,
                      save_every=args.save_every, threads=args.threads, progress=not args.no_progress)
     where = f"{args.board} after {len(moves)} moves" if moves else f"{args.board} from the empty board"
@@ -170,6 +181,8 @@ def _teach(args: argparse.Namespace) -> int:
     for key in ("margin_max", "move_labels_max", "shard_size", "per_game", "opening", "explore", "node_limit"):
         if getattr(args, key) is not None:
             kw[key] = getattr(args, key)
+    if args.backend == "local":
+        check_cpus(args.workers, "--workers")
     config = TeachConfig(players=players, **kw)
     manifest = generate(config, args.out, agent_from_spec, workers=args.workers, backend=args.backend,
                         ray_address=args.ray_address, progress=not args.no_progress,
@@ -190,6 +203,8 @@ def _fit(args: argparse.Namespace) -> int:
     other = sorted(k for k in settings if not k.startswith(("model.", "loss.")))
     if other:
         raise ValueError(f"dnb fit takes --set model.* and loss.* keys only, not {', '.join(other)}")
+    check_cpus(args.threads, "--threads")
+    check_cpus(args.workers, "--workers")
     train_cfg = make_train_config(model, args.preset, board=args.board, encoder=args.encoder, **settings)
     config = FitConfig(model=train_cfg.model, loss=train_cfg.loss, data=tuple(args.data), held=args.held,
                        positions=args.positions, steps=args.steps, batch_size=args.batch_size, lr=args.lr,
@@ -387,11 +402,13 @@ def main(argv: list[str] | None = None) -> int:
                            "while there are any) or K:pure (any moves)")
     tour.add_argument("--mode", choices=["round_robin", "gauntlet"], default="round_robin",
                       help="every pair, or the first agent against each other one")
-    tour.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                      help="processes playing games, 1..1024, no more than there are games to play "
-                           "(default: one per CPU, here %(default)s)")
-    tour.add_argument("--threads", type=int, default=1, help="numpy/BLAS and torch threads of each worker process")
-    tour.add_argument("--seed", type=int, default=0, help="seed of the openings and of the agents")
+    tour.add_argument("--workers", type=int, default=machine_cpus(),
+                      help="processes playing games: 1 to the CPUs of this machine (1..1024 Ray tasks at once with "
+                           "--backend ray), no more than there are games to play (default: one per CPU, here "
+                           "%(default)s)")
+    tour.add_argument("--threads", type=int, default=1,
+                      help="numpy/BLAS and torch threads of each worker process: 1 to the CPUs of this machine")
+    tour.add_argument("--seed", type=int, default=0, help="seed of the openings and of the agents, 0..2**63-1")
     _backend_options(tour, "games run as Ray tasks (each with --threads CPUs); the local instance has --workers CPUs")
     clock = tour.add_mutually_exclusive_group()
     clock.add_argument("--time-per-move", type=float, default=None, metavar="S",
@@ -411,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
     tour.add_argument("--overrun", choices=["lose", "warn"], default="lose",
                       help="an overrun loses the game on time, or is only listed in the game's record (a late "
                            "engine: is then waited for, up to its timeout past its move time)")
-    tour.add_argument("--bootstrap", type=int, default=200, help="bootstrap samples for the Elo intervals (0: none)")
+    tour.add_argument("--bootstrap", type=int, default=200, help="bootstrap samples for the Elo intervals, 0..10,000 (0: none)")
     tour.add_argument("--out", default=None, help="folder for results (resumes if it holds the same tournament; a larger --games extends it)")
     tour.add_argument("--no-progress", action="store_true", help="no progress bar")
     tour.set_defaults(func=_tournament)
@@ -441,10 +458,14 @@ def main(argv: list[str] | None = None) -> int:
     so.add_argument("--out", required=True, help="folder of the solve's table and state (continued if it holds "
                                                  "the same problem)")
     so.add_argument("--moves", default="", help="comma-separated OpenSpiel actions played first (default: none)")
-    so.add_argument("--tt-mb", type=float, default=1024.0, help="transposition table size in MB (saved to the folder)")
-    so.add_argument("--slice-nodes", type=int, default=50_000_000, help="nodes per search slice")
-    so.add_argument("--save-every", type=float, default=300.0, help="seconds between saves of the table and state")
-    so.add_argument("--threads", type=int, default=1, help="search threads sharing the table")
+    so.add_argument("--tt-mb", type=float, default=1024.0,
+                    help="transposition table size in MB (saved to the folder), more than 0 and at most the "
+                         "machine's memory")
+    so.add_argument("--slice-nodes", type=int, default=50_000_000, help="nodes per search slice, at least 1,000")
+    so.add_argument("--save-every", type=float, default=300.0,
+                    help="seconds between saves of the table and state (0: after every slice)")
+    so.add_argument("--threads", type=int, default=1,
+                    help="search threads sharing the table: 1 to the CPUs of this machine")
     so.add_argument("--no-progress", action="store_true", help="no progress bar")
     so.set_defaults(func=_solve)
     te = sub.add_parser("teach", help="a teacher dataset: realistic positions labelled by the exact solver",
@@ -474,8 +495,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="solver nodes per query; positions past it are skipped and counted (default 20M)")
     te.add_argument("--exclude", action="append", metavar="DIR",
                     help="dataset folder whose positions are never taken (a held-out set; repeatable)")
-    te.add_argument("--workers", type=int, default=1, help="processes (or Ray tasks at once) labelling positions")
-    te.add_argument("--seed", type=int, default=0, help="seed of the games")
+    te.add_argument("--workers", type=int, default=1,
+                    help="processes labelling positions: 1 to the CPUs of this machine (Ray tasks at once with "
+                         "--backend ray)")
+    te.add_argument("--seed", type=int, default=0, help="seed of the games, 0..2**63-1")
     _backend_options(te, "jobs run as Ray tasks, --workers at once")
     te.add_argument("--no-progress", action="store_true", help="no progress bar")
     te.set_defaults(func=_teach)
@@ -491,18 +514,19 @@ def main(argv: list[str] | None = None) -> int:
     ft.add_argument("--positions", type=int, default=0, help="train on the first N positions only (0: all)")
     ft.add_argument("--steps", type=int, default=20_000, help="gradient steps (a resume may raise it)")
     ft.add_argument("--batch-size", type=int, default=256, help="positions per gradient step")
-    ft.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate")
+    ft.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate, a finite number more than 0")
     ft.add_argument("--lr-schedule", choices=["cosine", "constant"], default="cosine", help="learning rate over the steps")
     ft.add_argument("--temperature", type=float, default=0.0,
                     help="policy target: 0 uniform over the best moves, else a softmax of the move labels")
     ft.add_argument("--eval-every", type=int, default=1000, help="steps between held-out scores and commits")
     ft.add_argument("--eval-positions", type=int, default=2000, help="held-out positions scored")
-    ft.add_argument("--seed", type=int, default=0, help="seed of the network and of the batches")
-    ft.add_argument("--threads", type=int, default=1, help="torch threads")
+    ft.add_argument("--seed", type=int, default=0, help="seed of the network and of the batches, 0..2**63-1")
+    ft.add_argument("--threads", type=int, default=1, help="torch threads: 1 to the CPUs of this machine")
     ft.add_argument("--init", default=None, metavar="CHECKPOINT",
                     help="start from these weights (a fit, a training run or playing weights of the same model)")
     ft.add_argument("--device", default="auto", help="auto (a CUDA GPU if torch sees one, else the CPU), cpu, cuda or cuda:N")
-    ft.add_argument("--workers", type=int, default=1, help="processes that encode the data once before the first step")
+    ft.add_argument("--workers", type=int, default=1,
+                    help="processes that encode the data once before the first step: 1 to the CPUs of this machine")
     ft.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="model.* and loss.* settings as for dnb train, e.g. --set model.dim=64 --set loss.value_weight=2")
     ft.add_argument("--out", required=True, help="run folder (config.json, checkpoint.pt, metrics.jsonl)")

@@ -12,6 +12,7 @@ import pytest
 
 from agents.arena import TournamentConfig, bradley_terry_elo, make_opening, wilson_interval
 from dnb_env.analysis import MoveClass, move_classes
+from dnb_env.limits import machine_cpus
 from dnb_env.core import GameState
 from registry.cli import main as cli_main
 from registry.specs import parse_agent_spec, split_agents
@@ -97,9 +98,15 @@ def test_config_rejects_bad_values():
     with pytest.raises(ValueError, match=r"openings must be in 0\.\.11 \(a 2x2 board has 12 edges\), got 12"):
         TournamentConfig(board="2x2", openings=12)  # no move would be left to play
     assert TournamentConfig(board="2x2", openings=11).openings == 11
-    for field in ("bootstrap", "games", "workers", "threads"):
+    for field in ("games", "workers", "threads"):
         with pytest.raises(ValueError, match=f"{field} must be >= ., got -1"):
             TournamentConfig(**{field: -1})
+    for value in (-1, 10_001):
+        with pytest.raises(ValueError, match=f"bootstrap must be in 0..10,000, got {value:,}"):
+            TournamentConfig(bootstrap=value)
+    for value in (-1, 2**63):
+        with pytest.raises(ValueError, match="seed must be"):
+            TournamentConfig(seed=value)
 
 
 def test_tournament_resumes_without_replaying(tmp_path):
@@ -312,16 +319,17 @@ def test_cli_out_that_cannot_be_written(tmp_path, capsys):
 @pytest.mark.parametrize("flags, message", [
     (["--openings", "50"], "openings must be in 0..11 (a 2x2 board has 12 edges), got 50"),
     (["--openings", "12:pure"], "openings must be in 0..11 (a 2x2 board has 12 edges), got 12"),
-    (["--bootstrap", "-1"], "bootstrap must be >= 0, got -1"),
+    (["--bootstrap", "-1"], "bootstrap must be in 0..10,000, got -1"),
     (["--games", "-2"], "games must be >= 1, got -2"),
-    (["--workers", "-1"], "workers must be >= 1, got -1"),
-    (["--threads", "0"], "threads must be >= 1, got 0"),
+    (["--workers", "-1"], "--workers must be at least 1, got -1"),
+    (["--threads", "0"], "--threads must be at least 1, got 0"),
     # refused before the schedule is built (1e12 games grew to 1.5 GB in 8 s) or a process is spawned
     (["--games", "1000000000000"], "at most 1,000,000 games in all (pairs x games per pair), got 1 pair x "
                                    "1,000,000,000,000 games"),
     (["--games", "2000000", "--agents", "random,greedy,alphabeta"], "got 3 pairs x 2,000,000 games"),
-    (["--workers", "100000"], "workers must be at most 1024, got 100000"),
-    (["--threads", "100000"], "threads must be at most 1024, got 100000"),
+    (["--workers", "100000"], f"--workers must be at most {machine_cpus()} (the CPUs of this machine), got 100,000"),
+    (["--threads", "100000"], f"--threads must be at most {machine_cpus()} (the CPUs of this machine), got 100,000"),
+    (["--workers", "100000", "--backend", "ray"], "workers must be at most 1024, got 100000"),
     # what only building the agent finds, found before the results folder is made
     (["--agents", "random,dotsformer:checkpoint=nowhere.pt"], "checkpoint nowhere.pt does not exist"),
     (["--agents", f"random,dotsformer:checkpoint={os.path.dirname(__file__)}/../agents/checkpoints/dotsformer-3x3.pt"],
@@ -345,6 +353,7 @@ def test_workers_are_capped_at_the_games_to_play(monkeypatch, capsys):
     real = agents.arena.runners.worker_pool
     monkeypatch.setattr(agents.arena.runners, "worker_pool",
                         lambda workers, *rest: asked.append(workers) or real(workers, *rest))
+    monkeypatch.setattr("dnb_env.limits.machine_cpus", lambda: 64)  # a machine with 64 CPUs
     assert cli_main(["tournament", "--board", "1x1", "--agents", "random,greedy", "--games", "2", "--workers", "64",
                      "--no-progress"]) == 0
     assert asked == [2]  # two processes for a two-game run, not 64

@@ -21,6 +21,7 @@ from agents.arena.play import TimeControl, make_opening
 from agents.engine.protocol import TIME_MARGIN, check_time_control
 from agents.ray_cluster import check_backend
 from dnb_env.core import geometry
+from dnb_env.limits import check_seed
 
 __all__ = ["TournamentConfig", "MAX_GAMES", "MAX_WORKERS", "game_ids", "game_tasks"]
 
@@ -32,6 +33,8 @@ CONFIG_NAMES = {"per_move": "time_per_move", "per_game": "time_per_game", "incre
                 "margin": "time_margin", "overrun": "overrun"}
 #: Most worker processes (``workers``) and threads per process (``threads``) a tournament accepts.
 MAX_WORKERS = 1024
+#: The most bootstrap samples of the Elo intervals.
+MAX_BOOTSTRAP = 10_000
 
 
 @dataclass(frozen=True)
@@ -84,8 +87,9 @@ class TournamentConfig:
         if pairs * self.games > MAX_GAMES:
             raise ValueError(f"a tournament plays at most {MAX_GAMES:,} games in all (pairs x games per pair), "
                              f"got {pairs} pair{'s' * (pairs != 1)} x {self.games:,} games")
-        if self.bootstrap < 0:
-            raise ValueError(f"bootstrap must be >= 0, got {self.bootstrap}")
+        if not 0 <= self.bootstrap <= MAX_BOOTSTRAP:
+            raise ValueError(f"bootstrap must be in 0..{MAX_BOOTSTRAP:,}, got {self.bootstrap:,}")
+        check_seed(self.seed)
 
     def time_control(self) -> TimeControl | None:
         """The clock of every game (None without ``time_per_move`` or ``time_per_game``); ValueError for bad

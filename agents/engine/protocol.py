@@ -50,11 +50,14 @@ _NAMES = {"per_move": "the time per move", "per_game": "the time per game", "inc
 
 
 def check_seconds(value, name: str, zero: bool = False) -> None:
-    """ValueError naming ``name`` unless ``value`` is a positive number of seconds (0 too with ``zero``)."""
+    """ValueError naming ``name`` unless ``value`` is a positive number of seconds (0 too with ``zero``), at
+    most :data:`MAX_MS` milliseconds (what the engine protocol can say: 24 days)."""
     if zero and not value >= 0:
         raise ValueError(f"{name} must be 0 or more seconds, got {value}")
     if not zero and not value > 0:
         raise ValueError(f"{name} must be a positive number of seconds, got {value}")
+    if not value <= MAX_MS / 1000:
+        raise ValueError(f"{name} must be at most {MAX_MS // 1000:,} seconds (24 days), got {value}")
 
 
 def check_time_control(per_move: float | None = None, per_game: float | None = None, increment: float = 0.0,

@@ -26,6 +26,8 @@ passed).
 
 from __future__ import annotations
 
+import math
+
 import dataclasses
 import inspect
 import typing
@@ -108,15 +110,18 @@ class SearchSettings:
             raise ValueError(f"selection must be 'puct' or 'uct', not {self.selection!r}")
         if self.selection == "uct" and self.add_noise:
             raise ValueError("add_noise perturbs the priors, which selection='uct' does not use")
-        if self.simulations < 1 or self.batch_size < 1:
-            raise ValueError("simulations and batch_size must be >= 1")
-        if self.c_puct <= 0 or self.temperature < 0:
-            raise ValueError("c_puct must be > 0 and temperature >= 0")
+        if not 1 <= self.simulations <= MAX_SIMULATIONS or self.batch_size < 1:
+            raise ValueError(f"simulations must be in 1..{MAX_SIMULATIONS:,} and batch_size >= 1")
+        if not 0 < self.c_puct < math.inf or not 0 <= self.temperature < math.inf:
+            raise ValueError("c_puct must be a finite number > 0 and temperature a finite number >= 0")
         if self.solve_leaf < 0 or self.solve_root < 0:
             raise ValueError("solve_leaf and solve_root must be >= 0 (0 = no exact solving)")
         if self.solve_nodes < 1 or self.solve_root_nodes < 1 or not 1 <= self.solve_tt_mb <= 65536:
             raise ValueError("solve_nodes and solve_root_nodes must be >= 1 and solve_tt_mb in 1..65536")
 
+
+#: The most simulations a search takes per move (its tree grows with them: about 100 bytes each).
+MAX_SIMULATIONS = 10_000_000
 
 #: A solver zone resolved per board by :func:`solver_zone` (``solve_leaf`` / ``solve_root`` of a use).
 AUTO = -1

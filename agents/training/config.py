@@ -25,6 +25,7 @@ from agents.models import config_from_dict, config_to_dict, family_of, get_famil
 from agents.search import SearchSettings
 from agents.search.settings import SELF_PLAY, default, settings_for
 from dnb_env.core import geometry
+from dnb_env.limits import check_number, check_seed
 
 __all__ = ["SearchConfig", "ReplayConfig", "LossConfig", "CurriculumConfig", "TeacherMixConfig", "TrainConfig", "PRESETS",
            "make_train_config", "to_dict", "from_dict", "setting_types", "RESUMABLE", "field_problems",
@@ -261,12 +262,15 @@ class TrainConfig:
 
         if self.selfplay_runtime not in RUNTIMES:
             raise ValueError(f"selfplay_runtime must be one of {', '.join(RUNTIMES)}, not {self.selfplay_runtime!r}")
-        if self.workers < 1 or self.threads < 1:
-            raise ValueError(f"workers and threads must be >= 1, not {self.workers} and {self.threads}")
-        if self.iterations < 0 or self.games_per_iteration < 1 or self.batch_size < 1 or self.epochs < 1:
-            raise ValueError("iterations must be >= 0; games_per_iteration, batch_size and epochs >= 1")
-        if self.lr <= 0 or self.lr_halving < 0 or self.eval_every < 1:
-            raise ValueError("lr must be > 0, lr_halving >= 0, eval_every >= 1")
+        if not 1 <= self.workers <= MAX_PROCESSES or not 1 <= self.threads <= MAX_PROCESSES:
+            raise ValueError(f"workers and threads must be in 1..{MAX_PROCESSES}, not {self.workers} and {self.threads}")
+        if self.iterations < 1 or self.games_per_iteration < 1 or self.batch_size < 1 or self.epochs < 1:
+            raise ValueError("iterations, games_per_iteration, batch_size and epochs must be >= 1")
+        check_number(self.lr, "lr", low=0, open_low=True)
+        check_number(self.lr_halving, "lr_halving", low=0)
+        if self.eval_every < 1:
+            raise ValueError("eval_every must be >= 1")
+        check_seed(self.seed)
 
     @property
     def board(self) -> str:
@@ -399,6 +403,9 @@ def to_dict(config: TrainConfig) -> dict:
 # options whose default changed behaviour when they were added: a saved config without them keeps the old one
 LEGACY_DEFAULTS = {"search.solve_leaf": 0, "search.solve_root": 0, "selfplay_cache": "off", "selfplay_runtime": "eager"}
 
+
+#: The most worker processes (and threads each) a run takes (``dnb train`` caps them by the machine's CPUs).
+MAX_PROCESSES = 1024
 
 #: The largest integer a saved setting may hold (seeds and counts; numpy and torch take 64 bits).
 INT_LIMIT = 2 ** 63

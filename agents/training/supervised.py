@@ -38,7 +38,7 @@ with requires_extra("agents.training.supervised"):
 
 from agents.checkpoint import CheckpointError, atomic_torch_save, load_checkpoint, restore_optimizer, save_checkpoint
 from agents.models import build_model, config_from_dict, config_to_dict, family_of, get_family
-from agents.training.config import LossConfig, field_problems, model_from_dict
+from agents.training.config import MAX_PROCESSES, LossConfig, field_problems, model_from_dict
 from agents.training.events import EventLog
 from agents.training.losses import total_loss
 from agents.training.replay import Replay, future_targets, has_future_head
@@ -46,11 +46,16 @@ from agents.training.store import RunError, read_json, read_metrics
 from agents.training.teacher import MARGIN, NO_VALUE, TeacherData, to_samples
 from dnb_env.core import geometry
 from dnb_env.io import RunLock, atomic_write
+from dnb_env.limits import check_number, check_seed
 from dnb_env.observations import encode_batch
 from dnb_env.symmetry import symmetries
 
 __all__ = ["FitConfig", "fit", "held_out_report", "HeldOut", "encode_all", "policy_and_value", "resolve_device",
            "value_auc", "initial_weights"]
+
+
+#: The most positions in one gradient step.
+MAX_BATCH = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -78,8 +83,13 @@ class FitConfig:
             raise ValueError("fit needs at least one teacher dataset (data)")
         if self.steps < 1 or self.batch_size < 1 or self.eval_every < 1 or self.threads < 1:
             raise ValueError("steps, batch_size, eval_every and threads must be >= 1")
-        if self.positions < 0 or self.eval_positions < 0 or self.temperature < 0 or self.lr <= 0:
-            raise ValueError("positions, eval_positions and temperature must be >= 0, lr > 0")
+        if self.batch_size > MAX_BATCH or self.threads > MAX_PROCESSES:
+            raise ValueError(f"batch_size must be at most {MAX_BATCH:,} and threads at most {MAX_PROCESSES}")
+        if self.positions < 0 or self.eval_positions < 0:
+            raise ValueError("positions and eval_positions must be >= 0")
+        check_number(self.lr, "lr", low=0, open_low=True)
+        check_number(self.temperature, "temperature", low=0)
+        check_seed(self.seed)
         if self.lr_schedule not in ("cosine", "constant"):
             raise ValueError(f"lr_schedule must be 'cosine' or 'constant', not {self.lr_schedule!r}")
 

@@ -74,6 +74,7 @@ from agents.training.samples import Record, Samples
 from dnb_env.analysis import realistic_move
 from dnb_env.core import GameState, geometry
 from dnb_env.io import RunLock, atomic_write
+from dnb_env.limits import check_seed
 from dnb_env.solver import Solver, SolverTooLarge
 from dnb_env.symmetry import action_permutation, symmetries
 
@@ -137,8 +138,7 @@ class TeachConfig:
             raise ValueError(f"opening must be -1 (auto) or 0..{a}, got {self.opening}")
         if not self.players:
             raise ValueError("players: at least one agent spec")
-        if self.seed < 0:
-            raise ValueError(f"seed must be >= 0, got {self.seed}")
+        check_seed(self.seed)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self) | {"players": list(self.players)}
