@@ -33,7 +33,7 @@ import warnings
 from typing import Callable
 
 __all__ = ["atomic_write", "JsonlAppender", "read_jsonl", "RunLock", "FolderBusy", "LOCK", "HOLDER",
-           "folder_locked", "sweep_temporaries", "is_temporary", "disk_full", "written_name"]
+           "folder_locked", "sweep_temporaries", "is_temporary", "disk_full", "written_name", "parse_json", "read_json"]
 
 #: The lock file of a run folder (``flock`` on it while a writer runs; the file stays after the run).
 LOCK = ".lock"
@@ -105,6 +105,38 @@ class JsonlAppender:
             raise _named(exc, self.path) from None
 
 
+def parse_json(text: bytes) -> tuple[object, str | None]:
+    """``(document, None)`` for the JSON text ``text``, or ``(None, why)`` when it is not one: not UTF-8 text,
+    cut short, two documents, nested too deeply to read, a number of over 4,300 digits."""
+    try:
+        return json.loads(text.decode("utf-8")), None
+    except UnicodeDecodeError as exc:
+        return None, f"not text: byte {exc.object[exc.start]:#04x} at position {exc.start} is not UTF-8"
+    except json.JSONDecodeError as exc:
+        return None, f"not valid JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno} column {exc.colno})"
+    except ValueError:  # Python reads no integer of over 4,300 digits
+        return None, "not valid JSON (a number too long to read)"
+    except RecursionError:
+        return None, "not valid JSON (nested too deeply to read)"
+
+
+def read_json(path: str, what: str | None = None, error: type[ValueError] = ValueError):
+    """The JSON document in the file ``path``. A missing file raises FileNotFoundError; one that cannot be
+    read, or is not JSON (:func:`parse_json`), raises ``error`` naming it: "PATH is not WHAT: WHY" (or "PATH
+    is WHY" without ``what``)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise error(f"{path} cannot be read ({exc.strerror or exc})") from None
+    doc, why = parse_json(data)
+    if why is not None:
+        raise error(f"{path} is {why}" if what is None else f"{path} is not {what}: {why}")
+    return doc
+
+
 def read_jsonl(path: str, check: Callable[[object], str | None] | None = None) -> list:
     """The rows of the JSON-lines file ``path`` in file order (none when it does not exist).
 
@@ -123,14 +155,9 @@ def read_jsonl(path: str, check: Callable[[object], str | None] | None = None) -
         if not line.strip():
             kept.append(line)
             continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:  # JSONDecodeError, bytes that are not text, a number of over 4,300 digits
-            problem = f"not valid JSON ({getattr(exc, 'msg', exc)})"
-        except RecursionError:
-            problem = "nested too deeply to read"
-        else:
-            problem = check(row) if check else None
+        row, problem = parse_json(line)
+        if problem is None and check is not None:
+            problem = check(row)
         if problem is None:
             rows.append(row)
             kept.append(line)

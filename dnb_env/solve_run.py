@@ -29,7 +29,7 @@ import re
 import time
 
 from dnb_env.core import GameState
-from dnb_env.io import RunLock, atomic_write
+from dnb_env.io import RunLock, atomic_write, read_json
 from dnb_env.limits import check_int, check_number
 
 __all__ = ["solve_board"]
@@ -106,14 +106,9 @@ def _read_state(path: str, out: str, problem: dict, remaining: int) -> dict:
     and with bounds in ``-remaining..remaining`` (the boxes still open); ValueError naming the file when it
     cannot be read, is not JSON, is damaged or is of another problem."""
     try:
-        with open(path, "rb") as f:
-            saved = json.loads(f.read())
-    except OSError as exc:
+        saved = read_json(path, "a solve state")
+    except FileNotFoundError as exc:
         raise ValueError(f"{path} cannot be read ({exc.strerror or exc})") from None
-    except ValueError as exc:  # not JSON, not text, or a number of over 4,300 digits
-        raise ValueError(f"{path} is not a solve state ({getattr(exc, 'msg', exc)})") from None
-    except RecursionError:
-        raise ValueError(f"{path} is not a solve state (nested too deeply)") from None
     why = _state_problem(saved)
     if why:
         raise ValueError(f"{path} is not a solve state of format {FORMAT}: {why}")

@@ -32,7 +32,7 @@ from typing import Callable, Sequence
 from agents.arena.play import seats
 from agents.arena.schedule import TournamentConfig, _shown
 from dnb_env.core import geometry
-from dnb_env.io import LOCK, JsonlAppender, RunLock, atomic_write, folder_locked, read_jsonl
+from dnb_env.io import LOCK, JsonlAppender, RunLock, atomic_write, folder_locked, read_json, read_jsonl
 
 __all__ = ["RESULTS", "CONFIG", "LOCK", "FREE_KEYS", "FolderLock", "folder_locked", "game_problem",
            "tournament_problem", "check_or_save_config", "read_config", "open_results", "read_games"]
@@ -181,14 +181,9 @@ def read_config(cfg_path: str) -> dict:
     as JSON (a folder saved before a setting existed holds that setting's default); ValueError naming the
     file when it cannot be read, is not JSON or is not a config this code accepts."""
     try:
-        with open(cfg_path, "rb") as f:
-            saved = json.loads(f.read())
-    except OSError as exc:
+        saved = read_json(cfg_path, "a tournament config")
+    except FileNotFoundError as exc:
         raise ValueError(f"{cfg_path} cannot be read ({exc.strerror or exc})") from None
-    except ValueError as exc:  # not JSON, not text, or a number of over 4,300 digits
-        raise ValueError(f"{cfg_path} is not a tournament config ({getattr(exc, 'msg', exc)})") from None
-    except RecursionError:
-        raise ValueError(f"{cfg_path} is not a tournament config (nested too deeply)") from None
     if isinstance(saved, dict):
         saved = {**{k: v for k, v in TournamentConfig().to_json().items() if k in _LATER_KEYS}, **saved}
     try:

@@ -33,7 +33,8 @@ from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from agents.training import config as config_mod
 from agents.training.curriculum import BoardCurricula, Curriculum, curriculum_from_dict
 from agents.training.replay import BoardReplays, Replay, ReplayError, load_replay
-from dnb_env.io import RunLock, atomic_write
+from dnb_env.io import RunLock, atomic_write, parse_json
+from dnb_env.io import read_json as io_read_json
 
 __all__ = ["RunStore", "RunError", "Committed", "write_json_atomic", "read_json", "read_metrics", "export_weights"]
 
@@ -57,29 +58,10 @@ def write_json_atomic(path: str, obj, lines: bool = False) -> None:
     atomic_write(path, "".join(json.dumps(row) + "\n" for row in obj) if lines else json.dumps(obj, indent=2))
 
 
-def _parse(text: bytes) -> tuple[object, str | None]:
-    """``(document, None)`` for the JSON text ``text``, or ``(None, why)`` when it is not one: not UTF-8 text,
-    cut short, two documents, nested too deeply to read, a number of over 4,300 digits."""
-    try:
-        return json.loads(text.decode("utf-8")), None
-    except UnicodeDecodeError as exc:
-        return None, f"not text: byte {exc.object[exc.start]:#04x} at position {exc.start} is not UTF-8"
-    except json.JSONDecodeError as exc:
-        return None, f"not valid JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno} column {exc.colno})"
-    except ValueError:  # Python reads no integer of over 4,300 digits
-        return None, "not valid JSON (a number too long to read)"
-    except RecursionError:
-        return None, "not valid JSON (nested too deeply to read)"
-
-
 def read_json(path: str):
-    """The JSON document in the file ``path``; a file that is not one (:func:`_parse`) raises
+    """The JSON document in the file ``path``; a file that is not one (:func:`dnb_env.io.parse_json`) raises
     :class:`RunError` naming it. A missing file raises FileNotFoundError."""
-    with open(path, "rb") as f:
-        doc, why = _parse(f.read())
-    if why is not None:
-        raise RunError(f"{path} is {why}")
-    return doc
+    return io_read_json(path, error=RunError)
 
 
 #: Fields of a metrics row that must be finite numbers where present (what exports and reports add up).
@@ -108,7 +90,7 @@ def read_metrics(path: str, key: str = "iteration") -> list[dict]:
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        row, why = _parse(line)
+        row, why = parse_json(line)
         if why is not None:
             raise RunError(f"{path}, line {n}: {why}")
         problem = _metrics_row_problem(row, key)
@@ -178,7 +160,7 @@ class RunStore:
             return None
         recover = f"point it at the last good folder under {self._p('iterations')} to recover"
         with open(path, "rb") as f:
-            data, why = _parse(f.read())
+            data, why = parse_json(f.read())
         if why is not None:
             raise RunError(f"{path} is damaged ({why}); {recover}")
         iteration, folder = (data.get("iteration"), data.get("dir")) if isinstance(data, dict) else (None, None)

@@ -73,7 +73,7 @@ from agents.arena import make_opening
 from agents.training.samples import Record, Samples
 from dnb_env.analysis import realistic_move
 from dnb_env.core import GameState, geometry
-from dnb_env.io import RunLock, atomic_write
+from dnb_env.io import RunLock, atomic_write, read_json
 from dnb_env.limits import check_seed
 from dnb_env.solver import Solver, SolverTooLarge
 from dnb_env.symmetry import action_permutation, symmetries
@@ -417,16 +417,9 @@ class TeacherData:
         (:func:`_manifest_problem`); TeacherError naming the file when it is missing, unreadable or damaged."""
         path = os.path.join(folder, MANIFEST)
         try:
-            with open(path, "rb") as f:
-                manifest = json.loads(f.read())
+            manifest = read_json(path, "a readable teacher manifest", error=TeacherError)
         except FileNotFoundError:
             raise TeacherError(f"{folder} is not a teacher dataset (no {MANIFEST})") from None
-        except OSError as exc:
-            raise TeacherError(f"{path} is unreadable ({exc.strerror or exc})") from None
-        except ValueError as exc:  # not JSON, not text, or a number of over 4,300 digits
-            raise TeacherError(f"{path} is unreadable ({getattr(exc, 'msg', exc)})") from None
-        except RecursionError:
-            raise TeacherError(f"{path} is unreadable (nested too deeply)") from None
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
             raise TeacherError(f"{path} is not a {FORMAT} manifest")
         version = manifest.get("version")
