@@ -229,7 +229,7 @@ class TrainConfig:
     workers: int = 1  # self-play processes; each plays its share of the games with its own copy of the net
     threads: int = 1  # torch threads of the training process and of every self-play process
     backend: str = "local"  # where self-play runs: "local" (processes here) or "ray" (`workers` Ray actors)
-    inference: str = "local"  # ray backend: "local" (each actor its own net) or "shared" (one inference actor)
+    inference: str = "local"  # "local" (each self-play process its own net) or "shared" (one inference process)
     selfplay_cache: str = "exact"  # self-play's evaluation cache: "off", "exact" or "canonical" (agents.search.cache)
     selfplay_runtime: str = "auto"  # self-play's forward passes: auto, eager, jit, nnpack, int8 or onnx (NetworkEvaluator)
     eval_every: int = 5  # iterations between evaluations (games against the opponents, search accuracy)
@@ -253,9 +253,6 @@ class TrainConfig:
             raise ValueError(f"backend must be 'local' or 'ray', not {self.backend!r}")
         if self.inference not in ("local", "shared"):
             raise ValueError(f"inference must be 'local' or 'shared', not {self.inference!r}")
-        if self.inference == "shared" and self.backend != "ray":
-            raise ValueError("inference='shared' (one inference actor for every self-play actor) needs the ray "
-                             "backend (--backend ray)")
         if self.selfplay_cache not in ("off", "exact", "canonical"):
             raise ValueError(f"selfplay_cache must be 'off', 'exact' or 'canonical', not {self.selfplay_cache!r}")
         from agents.models.evaluator import RUNTIMES

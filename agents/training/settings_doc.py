@@ -91,8 +91,8 @@ DESCRIPTIONS: dict[str, str] = {
     "workers": "self-play processes (or Ray actors with --backend ray), each with its own copy of the network",
     "threads": "torch threads of the training process and of every self-play process",
     "backend": "where self-play runs: local (processes here) or ray (workers Ray actors)",
-    "inference": "ray backend: local (each actor its own network) or shared (one inference actor batches the "
-                 "actors' leaves)",
+    "inference": "local (each self-play process or Ray actor its own network) or shared (one inference process, "
+                 "or Ray actor, batches every self-play process's leaves)",
     "selfplay_cache": "self-play's evaluation cache, one per iteration: off, exact (a position's planes evaluated "
                       "once) or canonical (once per symmetry class, evaluated in its canonical image)",
     "selfplay_runtime": "what runs self-play's forward passes: auto (nnpack for a resnet on the CPU, else eager), "
