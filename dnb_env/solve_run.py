@@ -231,5 +231,7 @@ def _solve(state: GameState, moves: list[int], out: str, tt_mb: float, slice_nod
         if bar is not None:
             bar.close()
     if not st["done"]:
+        if st["lo"] == st["hi"]:  # decided before any slice (no box left after the moves)
+            st["done"], st["value"] = True, st["lo"]
         save()
     return st

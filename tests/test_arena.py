@@ -109,6 +109,20 @@ def test_config_rejects_bad_values():
             TournamentConfig(seed=value)
 
 
+def test_a_folder_whose_free_settings_an_older_version_allowed_still_resumes(tmp_path):
+    """Settings a resume may change (workers, threads, bootstrap, ...) are the new run's: a saved value out of
+    today's range (bootstrap 20,000, once allowed) does not make the folder unreadable."""
+    from agents.arena.results import check_or_save_config
+
+    path = tmp_path / "config.json"
+    saved = TournamentConfig(board="2x2", agents=("random", "greedy")).to_json() | {"bootstrap": 20_000}
+    path.write_text(json.dumps(saved))
+    check_or_save_config(str(path), TournamentConfig(board="2x2", agents=("random", "greedy")))
+    path.write_text(json.dumps(saved | {"games": "seven"}))  # a setting that is not free is still checked
+    with pytest.raises(ValueError, match="config.json is not a tournament config this code accepts"):
+        check_or_save_config(str(path), TournamentConfig(board="2x2", agents=("random", "greedy")))
+
+
 def test_tournament_resumes_without_replaying(tmp_path):
     cfg = TournamentConfig(board="3x3", agents=("random", "greedy", "alphabeta:depth=2"), games=4,
                            openings=3, seed=1, bootstrap=20)

@@ -111,7 +111,7 @@ class _Server:
         return SlotEvaluator(self.pipes[slot][1], self.shm.buf, self.layout, slot, encoder)
 
     def stop(self):
-        """The serving loop told to stop (this process's inference ends stay open)."""
+        """The serving loop told to stop (it closes its ends of the pipes as it ends)."""
         if self.thread.is_alive():
             self.control.send(("stop",))
             self.thread.join(10)
@@ -174,8 +174,11 @@ def test_an_actor_hears_of_missing_weights_and_of_an_ended_inference_process():
     try:
         with pytest.raises(RuntimeError, match="no weights were published to the inference process"):
             evaluator.evaluate(_positions("2x2", 2))
-        served.stop()
-        served.pipes[1][0].close()  # the inference end gone: the actor is told, not left waiting
+        # weights that do not fit the network: the learner hears why, and the server goes on serving
+        served.control.send(("weights", {"no such layer": torch.zeros(1)}))
+        reply = served.control.recv()
+        assert reply[0] == "error" and "RuntimeError" in reply[1] and served.thread.is_alive()
+        served.stop()  # its ends closed as it ended: the actor is told, not left waiting
         with pytest.raises(RuntimeError, match="the inference process has ended"):
             evaluator.evaluate(_positions("2x2", 2))
     finally:

@@ -59,3 +59,12 @@ def test_cli_solve_prints_the_value(tmp_path, capsys):
 
     assert main(["solve", "2x2", "--out", str(tmp_path / "s"), "--no-progress"]) == 0
     assert "value +2" in capsys.readouterr().out
+
+
+def test_moves_that_end_the_game_give_a_finished_state_that_resumes(tmp_path):
+    from dnb_env.solve_run import solve_board
+
+    out = str(tmp_path / "over")
+    for _ in range(2):  # the second run reads the state the first saved
+        st = solve_board("1x1", out, moves=[0, 1, 2, 3], progress=False, tt_mb=1)
+        assert st["done"] and st["value"] == 0 and st["lo"] == st["hi"] == 0

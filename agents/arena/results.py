@@ -25,12 +25,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from typing import Callable, Sequence
 
 from agents.arena.play import seats
-from agents.arena.schedule import TournamentConfig, _shown
+from agents.arena.schedule import TournamentConfig, _shown, setting_problem
 from dnb_env.core import geometry
 from dnb_env.io import LOCK, JsonlAppender, RunLock, atomic_write, folder_locked, read_json, read_jsonl
 
@@ -184,10 +185,22 @@ def read_config(cfg_path: str) -> dict:
         saved = read_json(cfg_path, "a tournament config")
     except FileNotFoundError as exc:
         raise ValueError(f"{cfg_path} cannot be read ({exc.strerror or exc})") from None
+    checked = saved
     if isinstance(saved, dict):
-        saved = {**{k: v for k, v in TournamentConfig().to_json().items() if k in _LATER_KEYS}, **saved}
+        defaults = TournamentConfig().to_json()
+        saved = {**{k: v for k, v in defaults.items() if k in _LATER_KEYS}, **saved}
+        # the keys a resume may change are the new run's, not the file's: only their types are checked here
+        # (an older version's ranges may differ)
+        kinds = {f.name: f.type for f in dataclasses.fields(TournamentConfig)}
+        for key in FREE_KEYS:
+            why = setting_problem(kinds[key], saved[key]) if key in saved else None
+            if why is None and isinstance(saved.get(key), int) and saved[key] < 0:  # no version wrote one
+                why = f"{saved[key]}, not a count"
+            if why is not None:
+                raise ValueError(f"{cfg_path} is not a tournament config this code accepts ({key} is {why})")
+        checked = {**saved, **{k: v for k, v in defaults.items() if k in FREE_KEYS}}
     try:
-        TournamentConfig.from_json(saved)
+        TournamentConfig.from_json(checked)
     except ValueError as exc:
         raise ValueError(f"{cfg_path} is not a tournament config this code accepts ({exc})") from None
     return saved

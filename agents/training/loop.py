@@ -225,9 +225,9 @@ def _train(config, out: str, store: RunStore, resume: bool, progress: bool, echo
         except BaseException:
             pool.close()
             raise
-    bar = None
-    events = EventLog(out, echo)
+    bar = events = None
     try:
+        events = EventLog(out, echo)
         store.write_config(config)
         opponents = default_opponents(config.seed) if opponents is None else opponents
         bar = _progress(config.iterations, start, progress)
@@ -260,7 +260,8 @@ def _train(config, out: str, store: RunStore, resume: bool, progress: bool, echo
                                 vl=f"{row['value_loss']:.2f}")
     finally:
         pool.close()
-        events.close()
+        if events is not None:
+            events.close()
         if bar is not None:
             bar.close()
     return metrics

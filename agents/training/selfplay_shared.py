@@ -82,8 +82,8 @@ class SlotLayout:
 
     def fit(self, plane_shape: tuple, actions: int) -> int:
         """How many leaves of planes ``plane_shape (C, H, W)`` and ``actions`` moves one request holds."""
-        return min(self.rows * self.plane_floats // max(1, math.prod(plane_shape)),
-                   self.rows * self.actions // max(1, actions))
+        return min(self.rows, self.rows * self.plane_floats // max(1, math.prod(plane_shape)),
+                   self.rows * self.actions // max(1, actions))  # the values part holds ``rows`` leaves
 
     def request(self, buf, slot: int, shape: tuple, actions: int) -> tuple[np.ndarray, np.ndarray]:
         """Views of slot ``slot``'s request: planes of ``shape (n, C, H, W)`` and masks ``[n, actions]``."""
@@ -122,6 +122,13 @@ class InferenceServer:
     def serve(self, _=None) -> dict:
         """Answer the actors' requests and the learner's messages (``("weights", state_dict)``, ``("counts",)``,
         ``("stop",)``) until stop, or until the learner's pipe closes; returns the counts."""
+        try:
+            return self._serve()
+        finally:  # whatever ended it, the learner and the actors see the pipes close instead of waiting
+            for pipe in [self.control, *self.slots]:
+                pipe.close()
+
+    def _serve(self) -> dict:
         live = list(self.slots)
         while True:
             ready = connection.wait([self.control, *live])
@@ -145,7 +152,14 @@ class InferenceServer:
                 self.answer(asks)
 
     def handle(self, message):
-        """The answer to a learner's message: weights loaded (``"ok"``), or the counts."""
+        """The answer to a learner's message: weights loaded (``"ok"``), or the counts; a failure (the
+        evaluator cannot be built on this device or runtime) is answered as ``("error", why)``."""
+        try:
+            return self._handle(message)
+        except Exception as exc:  # noqa: BLE001 - the learner raises it
+            return ("error", f"{type(exc).__name__}: {exc}")
+
+    def _handle(self, message):
         if message[0] == "weights":
             self.net.load_state_dict(message[1])
             self.evaluator = NetworkEvaluator(self.net, self.device, runtime=self.runtime)
@@ -242,6 +256,9 @@ class SharedActor:
             self.slot = claim.value
             claim.value += 1
         self.config, self.layout = config, layout
+        if self.slot >= len(pipes):  # started in place of an actor that died: no slot is left for it, and a
+            self.pipe = self.shm = None  # failing start would only be started again, without end
+            return
         self.pipe = pipes[self.slot]
         for k, pipe in enumerate(pipes):
             if k != self.slot:
@@ -251,6 +268,8 @@ class SharedActor:
     def play(self, share) -> tuple[Samples, dict]:
         """``share`` = (iteration, start step, games[, board]): those games of the iteration (on ``board`` of
         a multi-size run)."""
+        if self.pipe is None:
+            raise RuntimeError("a self-play actor process ended; the shared-inference pool cannot replace it")
         iteration, start, games, *board = share
         config = self.config.for_board(board[0]) if board else self.config
         evaluator = SlotEvaluator(self.pipe, self.shm.buf, self.layout, self.slot, config.model.encoder)

@@ -267,7 +267,12 @@ class RunStore:
         try:
             os.link(os.path.join(folder, "checkpoint.pt"), tmp)
         except OSError:
-            shutil.copyfile(os.path.join(folder, "checkpoint.pt"), tmp)
+            try:
+                shutil.copyfile(os.path.join(folder, "checkpoint.pt"), tmp)
+            except OSError as exc:  # a full disk: the copy is named, and its part removed
+                if os.path.exists(tmp):
+                    os.remove(tmp)
+                raise OSError(exc.errno, exc.strerror, self._p("checkpoint.pt")) from exc
         os.replace(tmp, self._p("checkpoint.pt"))
         if os.path.lexists(tmp):  # already the same file (a refresh): rename leaves both names
             os.remove(tmp)

@@ -168,7 +168,7 @@ class PyExactSolver {
       try {
         solver_.save_table(path);
       } catch (const std::system_error& e) {
-        err = e.code().value();
+        err = e.code().value() != 0 ? e.code().value() : EIO;  // a failure the system gave no reason for
       }
     }
     if (err != 0) {  // OSError with its errno and the file's name (a full disk: ENOSPC)
