@@ -242,6 +242,20 @@ def masked_softmax(logits: np.ndarray, masks: np.ndarray) -> np.ndarray:
     return p / p.sum(axis=1, keepdims=True)
 
 
+class RemotePlanes:
+    """The evaluator interface over a network that lives elsewhere (another process, a Ray actor): a
+    subclass gives ``encoder`` and ``evaluate_planes(planes, masks)``, which counts its ``calls``; this
+    encodes the states for it."""
+
+    encoder: str
+    calls: int = 0
+
+    def evaluate(self, states):
+        planes = encode_batch(self.encoder, states)
+        masks = np.stack([s.legal_mask() for s in states]).astype(bool)
+        return self.evaluate_planes(planes, masks)
+
+
 class NetworkEvaluator:
     """``evaluate(states) -> (priors [B, A], values [B])`` with illegal moves given probability 0; values
     are in the network's units (``net.config.value``). ``evaluate_planes(planes, masks)`` does the same

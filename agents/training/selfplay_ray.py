@@ -20,10 +20,9 @@ import uuid
 import numpy as np
 
 from agents.models import build_model
-from agents.models.evaluator import NetworkEvaluator
+from agents.models.evaluator import NetworkEvaluator, RemotePlanes
 from agents.training.samples import Samples
 from agents.training.selfplay import merge_results, self_play, shares_of
-from dnb_env.observations import encode_batch
 
 __all__ = ["RaySelfPlay", "SelfPlayActor", "InferenceActor", "RemoteEvaluator"]
 
@@ -76,7 +75,7 @@ class InferenceActor:
         return {"requests": self.requests, "forwards": self.forwards}
 
 
-class RemoteEvaluator:
+class RemoteEvaluator(RemotePlanes):
     """:class:`NetworkEvaluator`'s interface (``evaluate``, ``evaluate_planes``, ``encoder``, ``calls``) over an
     :class:`InferenceActor`: each call is one ``ray.get`` of the actor's ``evaluate_planes`` with the weights'
     ``key``; when the actor holds other weights (restarted) the evaluator publishes ``weights`` to it and asks
@@ -87,11 +86,6 @@ class RemoteEvaluator:
 
         self.ray, self.actor, self.encoder, self.key, self.weights = ray, actor, encoder, key, weights
         self.calls = 0
-
-    def evaluate(self, states):
-        planes = encode_batch(self.encoder, states)
-        masks = np.stack([s.legal_mask() for s in states]).astype(bool)
-        return self.evaluate_planes(planes, masks)
 
     def evaluate_planes(self, planes, masks):
         self.calls += 1

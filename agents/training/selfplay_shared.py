@@ -31,12 +31,12 @@ from multiprocessing import connection, shared_memory
 import numpy as np
 
 from agents.models import build_model
-from agents.models.evaluator import NetworkEvaluator
+from agents.models.evaluator import NetworkEvaluator, RemotePlanes
 from agents.processes import call_worker, spawn_worker_pool
 from agents.training.samples import Samples
 from agents.training.selfplay import merge_results, self_play, shares_of
 from dnb_env.core import geometry
-from dnb_env.observations import encode_batch, encoder_shape
+from dnb_env.observations import encoder_shape
 
 __all__ = ["SharedInferencePool", "InferenceServer", "SharedActor", "SlotEvaluator", "SlotLayout"]
 
@@ -204,7 +204,7 @@ class InferenceServer:
                 pipe.send(("ok", priors.dtype.str, values.dtype.str))
 
 
-class SlotEvaluator:
+class SlotEvaluator(RemotePlanes):
     """:class:`~agents.models.evaluator.NetworkEvaluator`'s interface (``evaluate``, ``evaluate_planes``,
     ``encoder``, ``calls``) over slot ``slot`` of the shared block ``buf``: each call writes the leaves into
     the slot, asks the inference process on ``pipe`` and reads the answer from the slot (a batch bigger
@@ -213,11 +213,6 @@ class SlotEvaluator:
     def __init__(self, pipe, buf, layout: SlotLayout, slot: int, encoder: str):
         self.pipe, self.buf, self.layout, self.slot, self.encoder = pipe, buf, layout, slot, encoder
         self.calls = 0
-
-    def evaluate(self, states):
-        planes = encode_batch(self.encoder, states)
-        masks = np.stack([s.legal_mask() for s in states]).astype(bool)
-        return self.evaluate_planes(planes, masks)
 
     def evaluate_planes(self, planes, masks):
         self.calls += 1
