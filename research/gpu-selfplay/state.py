@@ -68,7 +68,7 @@ def _drop_moments(checkpoint: pathlib.Path) -> None:
 
     from agents.checkpoint import atomic_torch_save
 
-    payload = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    payload = torch.load(checkpoint, map_location="cpu", weights_only=True)  # tensors and plain data only
     optimizer = payload.get("extra", {}).get("optimizer")
     if not isinstance(optimizer, dict) or "param_groups" not in optimizer:
         raise StateError(f"{checkpoint} holds no optimiser state to make lean")
