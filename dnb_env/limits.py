@@ -17,10 +17,24 @@ import math
 import numbers
 import os
 
-__all__ = ["MAX_SEED", "machine_cpus", "machine_memory_mb", "check_cpus", "check_int", "check_number", "check_seed"]
+__all__ = ["INT_LIMIT", "MAX_SEED", "is_int", "is_number", "machine_cpus", "machine_memory_mb", "check_cpus", "check_int", "check_number", "check_seed"]
 
-#: The largest seed (numpy's and the native engine's seeds are 64-bit; a seed is never negative).
-MAX_SEED = 2**63 - 1
+#: The bound of the integers a saved file may hold (seeds and counts: numpy, torch and the native engine take
+#: 64 bits).
+INT_LIMIT = 2**63
+#: The largest seed (a seed is never negative).
+MAX_SEED = INT_LIMIT - 1
+
+
+def is_int(x) -> bool:
+    """Whether ``x`` is an integer below :data:`INT_LIMIT` in size, as a file read back may hold one (not a
+    bool: JSON's true is no number)."""
+    return isinstance(x, int) and not isinstance(x, bool) and abs(x) < INT_LIMIT
+
+
+def is_number(x) -> bool:
+    """Whether ``x`` is such an integer or a finite float."""
+    return is_int(x) or (isinstance(x, float) and math.isfinite(x))
 
 
 def machine_cpus() -> int:

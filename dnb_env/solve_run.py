@@ -30,7 +30,7 @@ import time
 
 from dnb_env.core import GameState
 from dnb_env.io import RunLock, atomic_write, read_json
-from dnb_env.limits import check_int, check_number
+from dnb_env.limits import INT_LIMIT, check_int, check_number, is_int, is_number
 
 __all__ = ["solve_board"]
 
@@ -48,10 +48,6 @@ def _problem(state: GameState, moves: list[int], rules: int) -> dict:
     return {"board": f"{state.rows}x{state.cols}", "moves": list(moves), "rules": int(rules)}
 
 
-def _is_int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
 def _shown(value, limit: int = 120) -> str:
     """``value`` for an error message: its repr, cut to ``limit`` characters."""
     text = repr(value)
@@ -64,26 +60,26 @@ def _state_problem(st) -> str | None:
     done, a ``value`` equal to both bounds, and the table's checksums (where the folder has them)."""
     if not isinstance(st, dict):
         return f"a JSON {type(st).__name__}, not an object"
-    if not _is_int(st.get("format")) or st["format"] != FORMAT:
+    if not is_int(st.get("format")) or st["format"] != FORMAT:
         return f"format {_shown(st.get('format'))}, not {FORMAT}"
     if not isinstance(st.get("board"), str):
         return f"board {_shown(st.get('board'))}, not a string"
-    if not isinstance(st.get("moves"), list) or not all(_is_int(a) for a in st["moves"]):
+    if not isinstance(st.get("moves"), list) or not all(is_int(a) for a in st["moves"]):
         return f"moves {_shown(st.get('moves'))}, not a list of integers"
     for key in ("rules", "nodes", "slices", "tests"):
-        if not _is_int(st.get(key)) or not 0 <= st[key] < 2 ** 63:
+        if not is_int(st.get(key)) or st[key] < 0:
             return f"{key} {_shown(st.get(key))}, not an integer >= 0"
     seconds = st.get("seconds")
-    if not (_is_int(seconds) or isinstance(seconds, float)) or not 0 <= seconds < 2 ** 63:
+    if not is_number(seconds) or not 0 <= seconds < INT_LIMIT:
         return f"seconds {_shown(seconds)}, not a finite number >= 0"
     for key in ("lo", "hi", "guess"):
-        if not _is_int(st.get(key)) or abs(st[key]) >= 2 ** 31:
+        if not is_int(st.get(key)) or abs(st[key]) >= 2 ** 31:
             return f"{key} {_shown(st.get(key))}, not an integer"
     if st["lo"] > st["hi"]:
         return f"bounds lo {st['lo']} > hi {st['hi']}"
     if not isinstance(st.get("done"), bool) or st["done"] != (st["lo"] == st["hi"]):
         return f"done {_shown(st.get('done'))}, with bounds {st['lo']}..{st['hi']}"
-    if st["done"] and (not _is_int(st.get("value")) or st["value"] != st["lo"]):
+    if st["done"] and (not is_int(st.get("value")) or st["value"] != st["lo"]):
         return f"value {_shown(st.get('value'))}, with bounds {st['lo']}..{st['hi']}"
     sums = st.get("table_sha256", [""])  # a folder saved before tables had checksums has none
     if "table_sha256" in st and not (isinstance(sums, list) and 1 <= len(sums) <= 2 and all(

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import json
 import os
 import random
 import sys
@@ -628,11 +627,12 @@ def _disk_full_message(args: argparse.Namespace, exc: OSError) -> str:
 def _committed(command: str, folder: str) -> str:
     """What the run folder ``folder`` of ``command`` holds committed, in words ("iteration 3", "12 finished
     games"), read without trusting it (a damaged file says only "its last commit")."""
+    from dnb_env.io import parse_json, read_json
+
     def load(name: str):
         try:
-            with open(os.path.join(folder, name), "rb") as f:
-                return json.load(f)
-        except (OSError, ValueError, RecursionError):
+            return read_json(os.path.join(folder, name))
+        except (OSError, ValueError):
             return None
 
     def rows(name: str) -> list:
@@ -641,13 +641,7 @@ def _committed(command: str, folder: str) -> str:
                 lines = f.read().splitlines()
         except OSError:
             return []
-        out = []
-        for line in lines:
-            try:
-                out.append(json.loads(line))
-            except (ValueError, RecursionError):
-                pass
-        return out
+        return [row for row, why in map(parse_json, lines) if why is None]
 
     if command == "teach":
         m = load("manifest.json")

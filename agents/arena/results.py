@@ -34,6 +34,7 @@ from agents.arena.play import seats
 from agents.arena.schedule import TournamentConfig, _shown, setting_problem
 from dnb_env.core import geometry
 from dnb_env.io import LOCK, JsonlAppender, RunLock, atomic_write, folder_locked, read_json, read_jsonl
+from dnb_env.limits import INT_LIMIT, is_int, is_number
 
 __all__ = ["RESULTS", "CONFIG", "LOCK", "FREE_KEYS", "FolderLock", "folder_locked", "game_problem",
            "tournament_problem", "check_or_save_config", "read_config", "open_results", "read_games"]
@@ -47,10 +48,6 @@ FREE_KEYS = ("workers", "threads", "bootstrap", "backend", "ray_address")
 _LATER_KEYS = ("time_per_move", "time_margin", "overrun", "time_per_game", "increment")
 
 
-def _is_int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
 def game_problem(rec) -> str | None:
     """Why ``rec`` (a parsed line of ``results.jsonl``) does not have the shape of a game record (None when
     it has): an id, integer moves, and where present string labels ``first``/``second``, two integer
@@ -62,13 +59,13 @@ def game_problem(rec) -> str | None:
     key = rec.get("id")
     if not isinstance(key, str):
         return f"no game id (a string), got {key!r}"
-    if not isinstance(rec.get("moves"), list) or not all(_is_int(a) for a in rec["moves"]):
+    if not isinstance(rec.get("moves"), list) or not all(is_int(a) for a in rec["moves"]):
         return f"game {key} has no list of integer moves"
     for side in ("first", "second"):
         if side in rec and not isinstance(rec[side], str):
             return f"game {key} has a {side} player that is not a label"
     scores = rec.get("scores")
-    if scores is not None and not (isinstance(scores, list) and len(scores) == 2 and all(map(_is_int, scores))):
+    if scores is not None and not (isinstance(scores, list) and len(scores) == 2 and all(map(is_int, scores))):
         return f"game {key} has scores that are not two integers"
     result = rec.get("result_first")
     if result is not None and (isinstance(result, bool) or not isinstance(result, (int, float))):
@@ -85,7 +82,7 @@ def game_problem(rec) -> str | None:
 
 def _is_seconds(x) -> bool:
     """A finite number of seconds (not a bool), below 2**63."""
-    return (_is_int(x) or isinstance(x, float)) and abs(x) < 2 ** 63
+    return is_number(x) and abs(x) < INT_LIMIT
 
 
 def _timing_problem(rec: dict) -> str | None:
@@ -95,7 +92,7 @@ def _timing_problem(rec: dict) -> str | None:
     key = rec["id"]
     for field in ("think_s", "max_s", "ready_s", "moves_by"):
         pair = rec.get(field)
-        ok = _is_int if field == "moves_by" else _is_seconds
+        ok = is_int if field == "moves_by" else _is_seconds
         if (field in rec or (field == "think_s" and "moves_by" in rec and "max_s" in rec)) and \
                 not (isinstance(pair, list) and len(pair) == 2 and all(map(ok, pair))):
             return f"game {key} has a {field} that is not two {'integers' if field == 'moves_by' else 'finite numbers'}"

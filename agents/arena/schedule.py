@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import math
 from dataclasses import dataclass
 
 from agents.arena.play import TimeControl, make_opening
 from agents.engine.protocol import TIME_MARGIN, check_time_control
 from agents.ray_cluster import check_backend
 from dnb_env.core import geometry
-from dnb_env.limits import check_seed
+from dnb_env.limits import check_seed, is_int, is_number
 
 __all__ = ["TournamentConfig", "MAX_GAMES", "MAX_WORKERS", "game_ids", "game_tasks"]
 
@@ -128,10 +127,6 @@ class TournamentConfig:
         return cls(**data)
 
 
-def _is_int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
 def setting_problem(kind: str, value) -> str | None:
     """What is wrong with ``value`` as a config setting of the annotated type ``kind`` (None when nothing
     is): strings, integers below 2**63 in size, finite numbers, a list of strings, or None where allowed."""
@@ -139,8 +134,8 @@ def setting_problem(kind: str, value) -> str | None:
         return None
     base = kind.removesuffix(" | None")
     checks = {"str": lambda v: isinstance(v, str),
-              "int": lambda v: _is_int(v) and abs(v) < 2 ** 63,
-              "float": lambda v: (_is_int(v) and abs(v) < 2 ** 63) or (isinstance(v, float) and math.isfinite(v)),
+              "int": is_int,
+              "float": is_number,
               "tuple[str, ...]": lambda v: isinstance(v, (list, tuple)) and all(isinstance(a, str) for a in v)}
     if checks[base](value):
         return None

@@ -25,7 +25,7 @@ from agents.models import config_from_dict, config_to_dict, family_of, get_famil
 from agents.search import SearchSettings
 from agents.search.settings import SELF_PLAY, default, settings_for
 from dnb_env.core import geometry
-from dnb_env.limits import check_number, check_seed
+from dnb_env.limits import INT_LIMIT, check_number, check_seed
 
 __all__ = ["SearchConfig", "ReplayConfig", "LossConfig", "CurriculumConfig", "TeacherMixConfig", "TrainConfig", "PRESETS",
            "make_train_config", "to_dict", "from_dict", "setting_types", "RESUMABLE", "field_problems",
@@ -403,9 +403,6 @@ LEGACY_DEFAULTS = {"search.solve_leaf": 0, "search.solve_root": 0, "selfplay_cac
 
 #: The most worker processes (and threads each) a run takes (``dnb train`` caps them by the machine's CPUs).
 MAX_PROCESSES = 1024
-
-#: The largest integer a saved setting may hold (seeds and counts; numpy and torch take 64 bits).
-INT_LIMIT = 2 ** 63
 
 
 def _type_problem(kind: str, value) -> str | None:

@@ -47,7 +47,7 @@ from baselines.greedy import GreedyAgent
 from dnb_env.core import GameState, geometry
 
 __all__ = ["self_play", "SelfPlayPool", "SelfPlayWorker", "internal_nodes", "opening_move", "shares_of",
-           "merge_results", "merge_stats"]
+           "merge_results", "merge_stats", "play_shares"]
 
 
 def opening_move(state: GameState, rng: np.random.Generator, random_share: float) -> int:
@@ -165,6 +165,16 @@ def shares_of(config, games: range | None = None) -> list[range]:
     return [range(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
 
 
+def play_shares(pool, config, head: tuple, iteration: int, start: int, board: str | None,
+                games: range | None) -> tuple[Samples, dict]:
+    """The iteration's ``games`` (all of them by default) played in shares (:func:`shares_of`) by the worker
+    objects of ``pool`` (:func:`agents.processes.spawn_worker_pool`), each task ``(*head, iteration, start,
+    share[, board])`` to their ``play``; the results merged in game order."""
+    tail = () if board is None else (board,)
+    shares = [(*head, iteration, start, part, *tail) for part in shares_of(config, games)]
+    return merge_results(config.board, pool.map(functools.partial(call_worker, "play"), shares))
+
+
 def merge_results(board: str, results: list[tuple[Samples, dict]]) -> tuple[Samples, dict]:
     """The shares' (samples, stats) in share order, as one."""
     samples = Samples.empty(board)
@@ -201,9 +211,7 @@ class SelfPlayPool:
         if self.pool is None:
             return self_play(net, cfg, iteration, start, games)
         state = {k: v.detach().cpu() for k, v in net.state_dict().items()}
-        tail = () if board is None else (board,)
-        shares = [(state, iteration, start, part, *tail) for part in shares_of(cfg, games)]
-        return merge_results(cfg.board, self.pool.map(functools.partial(call_worker, "play"), shares))
+        return play_shares(self.pool, cfg, (state,), iteration, start, board, games)
 
     def close(self) -> None:
         if self.pool is not None:

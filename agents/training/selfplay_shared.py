@@ -22,7 +22,6 @@ batches of every actor.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import multiprocessing
 import time
@@ -34,7 +33,7 @@ from agents.models import build_model
 from agents.models.evaluator import NetworkEvaluator, RemotePlanes
 from agents.processes import call_worker, spawn_worker_pool
 from agents.training.samples import Samples
-from agents.training.selfplay import merge_results, self_play, shares_of
+from agents.training.selfplay import play_shares, self_play
 from dnb_env.core import geometry
 from dnb_env.observations import encoder_shape
 
@@ -319,9 +318,7 @@ class SharedInferencePool:
         ``games``); the weights go to the inference process first."""
         cfg = self.config if board is None else self.config.for_board(board)
         self._tell(("weights", {k: v.detach().cpu() for k, v in net.state_dict().items()}))
-        tail = () if board is None else (board,)
-        shares = [(iteration, start, part, *tail) for part in shares_of(cfg, games)]
-        return merge_results(cfg.board, self.actors.map(functools.partial(call_worker, "play"), shares))
+        return play_shares(self.actors, cfg, (), iteration, start, board, games)
 
     def close(self) -> None:
         if self.actors is not None:

@@ -35,6 +35,7 @@ from agents.training.curriculum import BoardCurricula, Curriculum, curriculum_fr
 from agents.training.replay import BoardReplays, Replay, ReplayError, load_replay
 from dnb_env.io import RunLock, atomic_write, parse_json
 from dnb_env.io import read_json as io_read_json
+from dnb_env.limits import is_int
 
 __all__ = ["RunStore", "RunError", "Committed", "write_json_atomic", "read_json", "read_metrics", "export_weights"]
 
@@ -164,8 +165,7 @@ class RunStore:
         if why is not None:
             raise RunError(f"{path} is damaged ({why}); {recover}")
         iteration, folder = (data.get("iteration"), data.get("dir")) if isinstance(data, dict) else (None, None)
-        if (not isinstance(iteration, int) or isinstance(iteration, bool) or not 1 <= iteration < config_mod.INT_LIMIT
-                or not isinstance(folder, str)):
+        if not is_int(iteration) or iteration < 1 or not isinstance(folder, str):
             raise RunError(f"{path} is damaged (it holds {json.dumps(data)[:60]}, not an iteration of at least 1 and "
                            f"its folder); {recover}")
         top = os.path.realpath(self._p("iterations"))

@@ -59,7 +59,6 @@ import dataclasses
 import hashlib
 import io
 import json
-import math
 import os
 import random
 import re
@@ -74,7 +73,7 @@ from agents.training.samples import Record, Samples
 from dnb_env.analysis import realistic_move
 from dnb_env.core import GameState, geometry
 from dnb_env.io import RunLock, atomic_write, read_json
-from dnb_env.limits import check_seed
+from dnb_env.limits import INT_LIMIT, check_seed, is_int, is_number
 from dnb_env.solver import Solver, SolverTooLarge
 from dnb_env.symmetry import action_permutation, symmetries
 
@@ -170,15 +169,6 @@ class TeachConfig:
         return [(i, j) for i in range(n) for j in range(i, n)]
 
 
-def _is_int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-def _is_number(x) -> bool:
-    """An int or a finite float (not a bool: JSON's true is no number)."""
-    return _is_int(x) or (isinstance(x, float) and math.isfinite(x))
-
-
 def _setting_problem(value, default) -> str | None:
     """What is wrong with ``value`` as a setting whose default is ``default`` (None when nothing is): a
     string, an integer (below 2**63 in size), a finite number, or a list of strings, as the default is."""
@@ -187,9 +177,9 @@ def _setting_problem(value, default) -> str | None:
     elif isinstance(default, tuple):
         ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
     elif isinstance(default, float):
-        ok = _is_number(value) and abs(value) < 2 ** 63
+        ok = is_number(value) and abs(value) < INT_LIMIT
     else:
-        ok = _is_int(value) and abs(value) < 2 ** 63
+        ok = is_int(value)
     if ok:
         return None
     want = {str: "a string", tuple: "a list of agent specs", float: "a finite number"}.get(type(default), "an integer")
@@ -423,7 +413,7 @@ class TeacherData:
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
             raise TeacherError(f"{path} is not a {FORMAT} manifest")
         version = manifest.get("version")
-        if not _is_int(version) or version not in READABLE_VERSIONS:
+        if not is_int(version) or version not in READABLE_VERSIONS:
             raise TeacherError(f"{path} has version {_shown(version)}; this code reads versions "
                                f"{', '.join(map(str, READABLE_VERSIONS))}")
         if not isinstance(manifest.get("shards"), list) or not isinstance(manifest.get("config"), dict):
@@ -487,13 +477,13 @@ def _manifest_problem(manifest: dict) -> str | None:
         if not _SHARD_NAME.fullmatch(name):
             return f"shard file {_shown(name)} must be a plain .npz name inside the folder"
         for key in ("positions", "job"):
-            if not _is_int(entry.get(key)) or not 0 <= entry[key] < 2 ** 63:
+            if not is_int(entry.get(key)) or entry[key] < 0:
                 return f"shard {name} has {key} {_shown(entry.get(key))}, not an integer >= 0"
         if not isinstance(entry.get("sha256"), str) or not re.fullmatch(r"[0-9a-f]{64}", entry["sha256"]):
             return f"shard {name} has no sha256 (64 hex digits)"
         jobs.add(entry["job"])
     for key in ("positions", "next_job"):
-        if not _is_int(manifest.get(key)) or not 0 <= manifest[key] < 2 ** 63:
+        if not is_int(manifest.get(key)) or manifest[key] < 0:
             return f"{key} is {_shown(manifest.get(key))}, not an integer >= 0"
     if manifest["positions"] != sum(e["positions"] for e in manifest["shards"]):
         return f"positions is {manifest['positions']}, its shards hold {sum(e['positions'] for e in manifest['shards'])}"
@@ -504,7 +494,7 @@ def _manifest_problem(manifest: dict) -> str | None:
         return f"counts is {_shown(counts)}, not an object"
     for key in ("skipped", "duplicates", "games", "label_seconds"):
         value = counts.get(key)
-        if not (_is_number(value) if key == "label_seconds" else _is_int(value)) or not 0 <= value < 2 ** 63:
+        if not (is_number(value) if key == "label_seconds" else is_int(value)) or not 0 <= value < INT_LIMIT:
             return f"counts.{key} is {_shown(value)}, not a number >= 0"
     return None
 
