@@ -382,3 +382,14 @@ def test_nimstring_table_benchmark_plays_the_same_positions_both_ways(held_set):
     assert search_agent.nimstring_table is nimstring_table  # restored after the runs without it
     with pytest.raises(SystemExit):
         load("nimstring_table").main(["--held", str(held_set("teach5-nfar-held")), "--undrawn", "50"])
+
+
+def test_behaviour_fingerprints_repeat_and_compare():
+    """Two seeded runs give the same fingerprints; a changed or missing one is reported and fails."""
+    bench = load("behaviour")
+    first = bench.fingerprints(["envs"], quick=True)
+    assert first == bench.fingerprints(["envs"], quick=True) and len(first) >= 10
+    changed = dict(first, **{"env/chainloop6": "0" * 64})
+    del changed["env/edgequad4"]
+    assert bench.compare(first, first) == []
+    assert bench.compare(first, changed) == ["env/chainloop6: DIFFERENT", "env/edgequad4: missing after"]
