@@ -21,6 +21,7 @@ Everything runs on the CPU in one process; about two minutes on two cores (``--q
 from __future__ import annotations
 
 import argparse
+import csv
 import glob
 import hashlib
 import json
@@ -35,8 +36,12 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-#: Keys of a results line or a metrics line that read the clock.
-TIMED = ("think_s", "max_s", "move_s", "seconds", "time", "elapsed", "wall")
+#: Names of fields that read the clock, besides those in seconds (``*_s``, ``*_seconds``).
+TIMED = ("seconds", "time", "elapsed", "wall")
+
+
+def _timed(key: str) -> bool:
+    return key in TIMED or key.endswith(("_s", "_seconds", "_elapsed"))
 
 
 class Digest:
@@ -60,8 +65,7 @@ class Digest:
 def _untimed(record):
     """A JSON record without the clock's readings (at any depth)."""
     if isinstance(record, dict):
-        return {k: _untimed(v) for k, v in record.items()
-                if not any(k == t or k.endswith("_" + t) or k.endswith(t) for t in TIMED)}
+        return {k: _untimed(v) for k, v in record.items() if not _timed(str(k))}
     if isinstance(record, list):
         return [_untimed(v) for v in record]
     return record
@@ -102,8 +106,9 @@ def tournament(work: str, quick: bool) -> dict:
         for line in sorted(f):
             d.add(_untimed(json.loads(line)))
     for name in ("pairs.csv", "elo.csv"):
-        with open(os.path.join(out, name)) as f:
-            d.add(f.read())
+        with open(os.path.join(out, name), newline="") as f:
+            for row in csv.DictReader(f):
+                d.add(_untimed(row))
     return {"tournament": d.hexdigest()}
 
 
@@ -164,6 +169,17 @@ def envs(quick: bool) -> dict:
     return found
 
 
+def _npz_digest(path: str) -> str:
+    """The arrays of an ``.npz`` file by name, less those that read the clock."""
+    d = Digest()
+    with np.load(path) as z:
+        for k in sorted(z.files):
+            if not _timed(k):
+                d.add(k)
+                d.add(z[k])
+    return d.hexdigest()
+
+
 def _weights_digest(path: str) -> str:
     import torch
 
@@ -204,13 +220,7 @@ def train(work: str, quick: bool) -> dict:
     for ckpt in sorted(glob.glob(os.path.join(out, "iterations", "*", "checkpoint.pt"))):
         found[f"train/{os.path.basename(os.path.dirname(ckpt))}/weights"] = _weights_digest(ckpt)
     for name in sorted(glob.glob(os.path.join(out, "iterations", "*", "*.npz"))):
-        d = Digest()
-        with np.load(name) as z:
-            for k in sorted(z.files):
-                d.add(k)
-                d.add(z[k])
-        rel = os.path.relpath(name, out)
-        found[f"train/{rel}"] = d.hexdigest()
+        found[f"train/{os.path.relpath(name, out)}"] = _npz_digest(name)
     metrics = os.path.join(out, "metrics.jsonl")
     if os.path.exists(metrics):
         found["train/metrics"] = _jsonl_digest(metrics)
@@ -224,12 +234,7 @@ def teach_and_fit(work: str, quick: bool) -> dict:
           "--workers", "1", "--out", data, "--no-progress"])
     found = {}
     for name in sorted(glob.glob(os.path.join(data, "*.npz"))):
-        d = Digest()
-        with np.load(name) as z:
-            for k in sorted(z.files):
-                d.add(k)
-                d.add(z[k])
-        found[f"teach/{os.path.basename(name)}"] = d.hexdigest()
+        found[f"teach/{os.path.basename(name)}"] = _npz_digest(name)
     fit = os.path.join(work, "fit")
     _cli(["fit", "--model", "resnet", "--board", "3x3", "--data", data, "--steps", "5" if quick else "20",
           "--batch-size", "16", "--eval-every", "5", "--seed", "2", "--threads", "1", "--out", fit,
