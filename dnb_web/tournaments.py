@@ -21,7 +21,9 @@ from collections import OrderedDict
 
 from agents.arena import TournamentConfig
 from agents.arena.results import CONFIG, RESULTS, folder_locked, read_games
-from dnb_web.games import WebError, check_board, frames, inside, walk_within
+from dnb_web.checks import WebError, check_board
+from dnb_web.paths import inside, walk_within
+from dnb_web.positions import frames
 
 __all__ = ["PlayedCounts", "list_folders", "find_folder", "folder_view", "plot_file", "folder_game", "sorted_elo"]
 
