@@ -19,6 +19,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from agents.arena.record import GameRecord
 from dnb_env.core import GameState, IllegalActionError
 from dnb_web.checks import MAX_BOARD, WebError, check_board  # noqa: F401  (MAX_BOARD, check_board: their old home)
 from dnb_web.options import parse_spec  # noqa: F401  (its old home)
@@ -155,16 +156,10 @@ class Game:
         self.generation += 1
         self.touch()
 
-    def record(self) -> dict:
-        """The game as a JSON record (OpenSpiel action numbers) with its text form."""
-        s = self.state
-        return {
-            "format": "dnb-game", "version": 1, "board": f"{self.rows}x{self.cols}",
-            "players": list(self.labels), "actions": list(s.history),
-            "moves": [s.geometry.action_name(a) for a in s.history],
-            "scores": list(s.scores), "resigned": self.resigned, "winner": self.winner,
-            "finished": self.over, "text": str(s),
-        }
+    def record(self) -> GameRecord:
+        """The game's record: its JSON (OpenSpiel action numbers) with ``to_json()``, its text form with
+        ``text()``."""
+        return GameRecord.of_state(self.state, self.labels, self.resigned)
 
 
 class GameStore:

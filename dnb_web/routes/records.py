@@ -12,7 +12,7 @@ from pydantic import Field, StrictStr
 from dnb_web.checks import WebError
 from dnb_web.context import WebContext
 from dnb_web.positions import frames
-from dnb_web.records import read_record, record_text
+from dnb_web.records import read_record
 from dnb_web.routes.games import Body
 
 __all__ = ["Replay", "router"]
@@ -32,11 +32,11 @@ def router(ctx: WebContext) -> APIRouter:
     async def record(gid: str, format: Literal["json", "text"] = "json"):
         game = store.get(gid)
         rec = game.record()
-        name = f"dnb-{rec['board']}-{gid[:6]}"
+        name = f"dnb-{rec.board}-{gid[:6]}"
         if format == "text":
-            return PlainTextResponse(record_text(rec),
+            return PlainTextResponse(rec.text(),
                                      headers={"Content-Disposition": f'attachment; filename="{name}.txt"'})
-        return JSONResponse(rec, headers={"Content-Disposition": f'attachment; filename="{name}.json"'})
+        return JSONResponse(rec.to_json(), headers={"Content-Disposition": f'attachment; filename="{name}.json"'})
 
     @api.post("/api/records/replay", tags=["records"], summary="Check a saved game and return every position")
     async def replay(body: Replay):
