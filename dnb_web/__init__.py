@@ -6,16 +6,19 @@ page                   ``/``: board as SVG (click, tap or keyboard), scores, "ag
                        package data (``dnb_web/static``); the page makes no request to another host.
 API                    JSON under ``/api/`` (table in the README; OpenAPI at ``/openapi.json``, ``/docs``)
 games                  :mod:`dnb_web.games`: ``Game`` (seat, opponent, position, undo, resign, record) and
-                       ``GameStore`` (random ids from ``secrets.token_urlsafe``, a cap on live games)
+                       ``GameStore`` (random ids from ``secrets.token_urlsafe``, a cap on live games);
+                       :mod:`dnb_web.records` (the saved game, JSON or text), :mod:`dnb_web.positions`
+                       (positions as JSON), :mod:`dnb_web.checks` and :mod:`dnb_web.paths` (what a request
+                       may ask for)
 insight                :mod:`dnb_web.insight`: move classes and chains (``dnb_env.analysis``), the exact
                        solver under a node budget, the agent's own view (its ``analyse``)
-HTTP layer             :mod:`dnb_web.app`: ``create_app(WebConfig(...))``, the routes; bad input gets a 4xx
-                       JSON error and changes nothing
+HTTP layer             :mod:`dnb_web.app`: ``create_app(WebConfig(...))``; the routes, one module per area, in
+                       :mod:`dnb_web.routes`; bad input gets a 4xx JSON error and changes nothing
 server                 :mod:`dnb_web.server`: each agent move in a process of its own, killed at the time
                        limit; analyses on a few daemon threads (503 at once when abandoned ones fill
                        them); body-size and Host-header middleware
-options                :mod:`dnb_web.options`: time limits and search sizes forced on agents, the specs
-                       offered for a board
+options                :mod:`dnb_web.options`: the specs a request may name, time limits and search sizes
+                       forced on agents, the specs offered for a board
 tournaments            :mod:`dnb_web.tournaments`: tournament folders, read only, through the arena's
                        results reader (:func:`agents.arena.results.read_games`)
 =====================  ==================================================================================

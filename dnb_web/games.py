@@ -1,7 +1,10 @@
-"""Live games of the web app: who plays, whose turn it is, undo, resign, and the state as JSON.
+"""Live games of the web app: who plays, whose turn it is, undo, resign, the state as JSON, and the store
+that holds them.
 
 Framework-free (no Starlette import here): :mod:`dnb_web.app` is the HTTP layer over it. Rules come from
-:class:`dnb_env.core.GameState`, agents from the registry (a ``make_agent`` callable passed in).
+:class:`dnb_env.core.GameState`, agents from the registry (a ``make_agent`` callable passed in). Beside it:
+:mod:`dnb_web.checks` (WebError, boards), :mod:`dnb_web.options` (agent specs), :mod:`dnb_web.paths`,
+:mod:`dnb_web.positions` (positions as JSON) and :mod:`dnb_web.records` (the saved game).
 
     store = GameStore(max_games=64)
     game = store.add(Game(board=(3, 3), opponent="random", human=0, agent=agent))
@@ -11,178 +14,20 @@ Framework-free (no Starlette import here): :mod:`dnb_web.app` is the HTTP layer 
 
 from __future__ import annotations
 
-import os
 import secrets
 import threading
 import time
 from dataclasses import dataclass, field
 
-from dnb_env.core import GameState, IllegalActionError, parse_board
-from dnb_env.render import line_owners
+from agents.arena.record import GameRecord
+from dnb_env.core import GameState, IllegalActionError
+from dnb_web.checks import MAX_BOARD, WebError, check_board  # noqa: F401  (MAX_BOARD, check_board: their old home)
+from dnb_web.options import parse_spec  # noqa: F401  (its old home)
+from dnb_web.paths import allowed_path, inside  # noqa: F401  (their old home)
+from dnb_web.positions import frames, state_json  # noqa: F401  (frames: its old home)
 
 __all__ = ["WebError", "Game", "GameStore", "parse_spec", "check_board", "state_json", "frames", "MAX_BOARD",
            "allowed_path", "inside"]
-
-#: Largest rows / cols the web app offers (the native analysis and solver take boards up to 9x9).
-MAX_BOARD = 9
-
-
-class WebError(Exception):
-    """An error the API reports as ``{"error": code, "message": message}`` with HTTP ``status``."""
-
-    def __init__(self, status: int, code: str, message: str):
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
-
-
-def check_board(board) -> tuple[int, int]:
-    """``"RxC"`` with 1 <= R, C <= 9 -> (rows, cols); WebError 400 otherwise."""
-    if not isinstance(board, str):
-        raise WebError(400, "bad_board", f"board must be a string 'RxC', got {board!r}")
-    try:
-        rows, cols = parse_board(board)
-    except ValueError as exc:
-        raise WebError(400, "bad_board", str(exc)) from None
-    if not (1 <= rows <= MAX_BOARD and 1 <= cols <= MAX_BOARD):
-        raise WebError(400, "bad_board", f"board must be 1x1 .. {MAX_BOARD}x{MAX_BOARD}, got {board!r}")
-    return rows, cols
-
-
-#: Agents the web app does not offer: an ``engine`` runs a program of the request's choosing on the server,
-#: so it is built only where the program is on the server's allow-list (``dnb serve --allow-engine CMD``).
-REFUSED = ("engine",)
-#: Options of an ``engine`` spec the web app refuses: ``log`` would write a file of the request's choosing.
-ENGINE_REFUSED_OPTIONS = ("log",)
-
-
-def check_engine(kwargs: dict, allowed_engines) -> None:
-    """WebError 403 unless the program of the engine spec's ``cmd`` (its first word after ``shlex.split``)
-    is exactly one of ``allowed_engines``, and the spec has none of :data:`ENGINE_REFUSED_OPTIONS`."""
-    import shlex
-
-    if not allowed_engines:
-        raise WebError(403, "agent_refused", "the web app does not run 'engine' agents: they start programs on "
-                                             "the server (its operator may allow some with dnb serve "
-                                             "--allow-engine CMD)")
-    try:
-        argv = shlex.split(str(kwargs.get("cmd", "")))
-    except ValueError as exc:
-        raise WebError(400, "bad_agent", f"agent 'engine': cannot split cmd into arguments: {exc}") from None
-    if not argv or argv[0] not in allowed_engines:
-        program = argv[0] if argv else ""
-        raise WebError(403, "agent_refused", f"the engine program {program!r} is not on this server's allow-list "
-                                             f"({', '.join(allowed_engines)})")
-    refused = sorted(set(kwargs) & set(ENGINE_REFUSED_OPTIONS))
-    if refused:
-        raise WebError(403, "agent_refused", f"the web app does not take the engine option(s) {', '.join(refused)}")
-
-
-def parse_spec(spec, checkpoint_roots: list[str], allowed_engines=()) -> tuple[str, dict]:
-    """An agent spec ``name[:key=value,...]`` checked against the registry (name, option names and types)
-    and, for a ``checkpoint=`` option, against the allowed folders; an ``engine`` spec against
-    ``allowed_engines`` (:func:`check_engine`, before the registry looks for its program). WebError 400 / 403
-    otherwise."""
-    from registry.specs import check_agent_spec, parse_agent_spec
-
-    if not isinstance(spec, str) or not spec.strip() or len(spec) > 500:
-        raise WebError(400, "bad_agent", f"opponent must be an agent spec like 'alphabeta:depth=4', got {spec!r}")
-    try:
-        name, kwargs = parse_agent_spec(spec)
-    except ValueError as exc:
-        raise WebError(400, "bad_agent", str(exc)) from None
-    if name in REFUSED:
-        check_engine(kwargs, allowed_engines)
-    try:
-        name, kwargs = check_agent_spec(spec)
-    except ValueError as exc:
-        raise WebError(400, "bad_agent", str(exc)) from None
-    if "checkpoint" in kwargs and kwargs["checkpoint"] is not None:
-        kwargs["checkpoint"] = allowed_path(str(kwargs["checkpoint"]), checkpoint_roots, "checkpoint", want="file")
-    return name, kwargs
-
-
-def allowed_path(path: str, roots: list[str], what: str, want: str = "dir") -> str:
-    """``path`` (relative to the working directory) resolved, if it lies inside one of ``roots``; WebError
-    403 when outside them, 404 when it does not exist or is not a ``want`` ("dir" or "file"), 400 when it
-    cannot be a path at all (a NUL byte, an unencodable character)."""
-    try:
-        real = os.path.realpath(os.fsdecode(os.fsencode(path)))
-    except ValueError as exc:  # "embedded null byte"; UnicodeEncodeError (a lone surrogate) is one too
-        raise WebError(400, "bad_path", f"{what} {path!r} is not a usable path ({exc})") from None
-    for root in roots:
-        root = os.path.realpath(root)
-        try:
-            inside = os.path.commonpath([real, root]) == root
-        except ValueError:  # different drives
-            inside = False
-        if inside:
-            break
-    else:
-        raise WebError(403, "forbidden_path",
-                       f"{what} {path!r} is outside the allowed folders ({', '.join(roots) or 'none'})")
-    ok = os.path.isdir(real) if want == "dir" else os.path.isfile(real)
-    if not ok:
-        raise WebError(404, "not_found", f"{what} {path!r} is not an existing {'folder' if want == 'dir' else 'file'}")
-    return real
-
-
-def walk_within(root: str, levels: int = 3):
-    """``os.walk`` of ``root`` that goes at most ``levels`` folders deep (sub-folder lists sorted)."""
-    for dirpath, dirnames, files in os.walk(root):
-        if dirpath[len(root):].count(os.sep) >= levels:
-            dirnames[:] = []
-        dirnames.sort()
-        yield dirpath, dirnames, files
-
-
-def inside(path: str, folder: str, want: str = "file") -> str | None:
-    """The real path of ``path`` if it is an existing file (``want="file"``) or folder whose real path
-    lies inside ``folder``'s real path (symbolic links resolved); None otherwise."""
-    real, top = os.path.realpath(path), os.path.realpath(folder)
-    try:
-        if os.path.commonpath([real, top]) != top:
-            return None
-    except ValueError:
-        return None
-    return real if (os.path.isfile(real) if want == "file" else os.path.isdir(real)) else None
-
-
-def state_json(state: GameState) -> dict:
-    """The board as JSON: who drew each edge (-1: undrawn), who owns each box (-1: nobody), scores, mover."""
-    drawn_by = line_owners(state)
-    return {
-        "board": f"{state.rows}x{state.cols}",
-        "rows": state.rows,
-        "cols": state.cols,
-        "num_actions": state.num_actions,
-        "edges": [drawn_by.get(a, -1) for a in range(state.num_actions)],
-        "boxes": [-1 if (o := state.box_owner(b)) is None else o for b in range(state.rows * state.cols)],
-        "scores": list(state.scores),
-        "current_player": state.current_player,
-        "history": list(state.history),
-        "ply": len(state.history),
-        "last_move": state.history[-1] if state.history else None,
-        "terminal": state.is_terminal(),
-        "winner": state.winner,
-        "text": str(state),
-    }
-
-
-def frames(rows: int, cols: int, actions) -> list[dict]:
-    """The position after each prefix of ``actions`` (frame 0 = empty board), each with ``again``: the
-    player who made the last move moves again. WebError 400 for an illegal sequence."""
-    state = GameState.new(rows, cols)
-    out = [dict(state_json(state), again=False)]
-    for i, a in enumerate(actions):
-        if isinstance(a, bool) or not isinstance(a, int):
-            raise WebError(400, "bad_record", f"move {i + 1}: {a!r} is not an action number")
-        mover = state.current_player
-        try:
-            state = state.apply(a)
-        except IllegalActionError as exc:
-            raise WebError(400, "bad_record", f"move {i + 1}: {exc}") from None
-        out.append(dict(state_json(state), again=not state.is_terminal() and state.current_player == mover))
-    return out
 
 
 @dataclass(eq=False)
@@ -311,59 +156,10 @@ class Game:
         self.generation += 1
         self.touch()
 
-    def record(self) -> dict:
-        """The game as a JSON record (OpenSpiel action numbers) with its text form."""
-        s = self.state
-        return {
-            "format": "dnb-game", "version": 1, "board": f"{self.rows}x{self.cols}",
-            "players": list(self.labels), "actions": list(s.history),
-            "moves": [s.geometry.action_name(a) for a in s.history],
-            "scores": list(s.scores), "resigned": self.resigned, "winner": self.winner,
-            "finished": self.over, "text": str(s),
-        }
-
-
-def record_text(record: dict) -> str:
-    """The text form of a record: a header, one line of action numbers, the moves, the final board."""
-    lines = [f"# dnb game {record['board']}: player 0 = {record['players'][0]}, player 1 = {record['players'][1]}",
-             "actions: " + " ".join(map(str, record["actions"]))]
-    lines += [f"{i + 1}. {m}" for i, m in enumerate(record["moves"])]
-    if record.get("resigned") is not None:
-        lines.append(f"player {record['resigned']} resigned")
-    lines.append(record["text"])
-    return "\n".join(lines) + "\n"
-
-
-def read_record(data) -> tuple[int, int, list[int], list[str]]:
-    """(rows, cols, actions, players) of a JSON record (a dict) or of its text form (a str)."""
-    if isinstance(data, str):
-        board = actions = None
-        players = ["player 0", "player 1"]
-        for line in data.splitlines():
-            if line.startswith("# dnb game "):
-                head = line[len("# dnb game "):]
-                board = head.split(":")[0].strip()
-            elif line.startswith("actions:"):
-                try:
-                    actions = [int(t) for t in line[len("actions:"):].split()]
-                except ValueError:
-                    raise WebError(400, "bad_record", "the actions line holds something other than numbers") from None
-        if board is None or actions is None:
-            raise WebError(400, "bad_record", "a text record needs a '# dnb game RxC' line and an 'actions:' line")
-    elif isinstance(data, dict):
-        board, actions = data.get("board"), data.get("actions")
-        players = data.get("players") or ["player 0", "player 1"]
-        if not isinstance(actions, list):
-            raise WebError(400, "bad_record", "a record needs 'board' ('RxC') and 'actions' (a list of numbers)")
-        if not (isinstance(players, list) and len(players) == 2 and all(isinstance(p, str) for p in players)):
-            raise WebError(400, "bad_record", "'players' must be a list of two names")
-    else:
-        raise WebError(400, "bad_record", "a record is a JSON object or its text form")
-    try:
-        rows, cols = check_board(board)
-    except WebError as exc:
-        raise WebError(400, "bad_record", f"the record's board: {exc.message}") from None
-    return rows, cols, actions, [p[:200] for p in players]
+    def record(self) -> GameRecord:
+        """The game's record: its JSON (OpenSpiel action numbers) with ``to_json()``, its text form with
+        ``text()``."""
+        return GameRecord.of_state(self.state, self.labels, self.resigned)
 
 
 class GameStore:

@@ -1,6 +1,7 @@
-"""What the web app offers and allows of the agents: the caps on the options that size a search, the time
-limit forced on agents that take one, and the agent specs offered for a board (the registered names with a
-few presets, and the checkpoints found under the allowed folders).
+"""What the web app offers and allows of the agents: the specs a request may name (checked against the registry,
+engines only from the server's allow-list, checkpoints only from the allowed folders), the caps on the options
+that size a search, the time limit forced on agents that take one, and the agent specs offered for a board (the
+registered names with a few presets, and the checkpoints found under the allowed folders).
 """
 
 from __future__ import annotations
@@ -10,9 +11,64 @@ import math
 import os
 
 from dnb_env.core import geometry
-from dnb_web.games import REFUSED, WebError, inside, walk_within
+from dnb_web.checks import WebError
+from dnb_web.paths import allowed_path, inside, walk_within
 
-__all__ = ["option_caps", "NODE_BUDGETS", "limit_options", "CANDIDATES", "candidates", "find_checkpoints"]
+__all__ = ["REFUSED", "ENGINE_REFUSED_OPTIONS", "check_engine", "parse_spec", "option_caps", "NODE_BUDGETS",
+           "limit_options", "CANDIDATES", "candidates", "find_checkpoints"]
+
+
+#: Agents the web app does not offer: an ``engine`` runs a program of the request's choosing on the server,
+#: so it is built only where the program is on the server's allow-list (``dnb serve --allow-engine CMD``).
+REFUSED = ("engine",)
+#: Options of an ``engine`` spec the web app refuses: ``log`` would write a file of the request's choosing.
+ENGINE_REFUSED_OPTIONS = ("log",)
+
+
+def check_engine(kwargs: dict, allowed_engines) -> None:
+    """WebError 403 unless the program of the engine spec's ``cmd`` (its first word after ``shlex.split``)
+    is exactly one of ``allowed_engines``, and the spec has none of :data:`ENGINE_REFUSED_OPTIONS`."""
+    import shlex
+
+    if not allowed_engines:
+        raise WebError(403, "agent_refused", "the web app does not run 'engine' agents: they start programs on "
+                                             "the server (its operator may allow some with dnb serve "
+                                             "--allow-engine CMD)")
+    try:
+        argv = shlex.split(str(kwargs.get("cmd", "")))
+    except ValueError as exc:
+        raise WebError(400, "bad_agent", f"agent 'engine': cannot split cmd into arguments: {exc}") from None
+    if not argv or argv[0] not in allowed_engines:
+        program = argv[0] if argv else ""
+        raise WebError(403, "agent_refused", f"the engine program {program!r} is not on this server's allow-list "
+                                             f"({', '.join(allowed_engines)})")
+    refused = sorted(set(kwargs) & set(ENGINE_REFUSED_OPTIONS))
+    if refused:
+        raise WebError(403, "agent_refused", f"the web app does not take the engine option(s) {', '.join(refused)}")
+
+
+def parse_spec(spec, checkpoint_roots: list[str], allowed_engines=()) -> tuple[str, dict]:
+    """An agent spec ``name[:key=value,...]`` checked against the registry (name, option names and types)
+    and, for a ``checkpoint=`` option, against the allowed folders; an ``engine`` spec against
+    ``allowed_engines`` (:func:`check_engine`, before the registry looks for its program). WebError 400 / 403
+    otherwise."""
+    from registry.specs import check_agent_spec, parse_agent_spec
+
+    if not isinstance(spec, str) or not spec.strip() or len(spec) > 500:
+        raise WebError(400, "bad_agent", f"opponent must be an agent spec like 'alphabeta:depth=4', got {spec!r}")
+    try:
+        name, kwargs = parse_agent_spec(spec)
+    except ValueError as exc:
+        raise WebError(400, "bad_agent", str(exc)) from None
+    if name in REFUSED:
+        check_engine(kwargs, allowed_engines)
+    try:
+        name, kwargs = check_agent_spec(spec)
+    except ValueError as exc:
+        raise WebError(400, "bad_agent", str(exc)) from None
+    if "checkpoint" in kwargs and kwargs["checkpoint"] is not None:
+        kwargs["checkpoint"] = allowed_path(str(kwargs["checkpoint"]), checkpoint_roots, "checkpoint", want="file")
+    return name, kwargs
 
 
 def option_caps(rows: int, cols: int) -> dict[str, int]:

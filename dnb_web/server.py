@@ -23,7 +23,7 @@ from typing import Callable
 from fastapi import HTTPException
 from fastapi.responses import JSONResponse
 
-from dnb_web.games import WebError
+from dnb_web.checks import WebError
 
 __all__ = ["error_response", "BodyLimit", "HostCheck", "DaemonPool", "AgentFailed", "MoveRunner", "settle",
            "wait_for"]

@@ -20,8 +20,11 @@ import threading
 from collections import OrderedDict
 
 from agents.arena import TournamentConfig
+from agents.arena.record import GameRecord
 from agents.arena.results import CONFIG, RESULTS, folder_locked, read_games
-from dnb_web.games import WebError, check_board, frames, inside, walk_within
+from dnb_web.checks import WebError, check_board
+from dnb_web.paths import inside, walk_within
+from dnb_web.positions import frames
 
 __all__ = ["PlayedCounts", "list_folders", "find_folder", "folder_view", "plot_file", "folder_game", "sorted_elo"]
 
@@ -171,9 +174,9 @@ def folder_game(path: str, folder: str, game_id: str) -> dict:
     if not isinstance(cfg, dict) or "board" not in cfg:
         raise WebError(404, "not_found", f"{folder!r} has no readable config.json (its board)")
     rows, cols = check_board(cfg["board"])
-    for rec in _games(path):
-        if rec["id"] == game_id:
-            return {"board": f"{rows}x{cols}", "players": [str(rec.get("first")), str(rec.get("second"))],
-                    "actions": rec["moves"], "opening": len(rec.get("opening") or []),
-                    "frames": frames(rows, cols, rec["moves"])}
+    for line in _games(path):
+        if line["id"] == game_id:
+            rec = GameRecord.from_results_line(line, f"{rows}x{cols}")
+            return {"board": rec.board, "players": list(rec.players), "actions": list(rec.actions),
+                    "opening": len(line.get("opening") or []), "frames": frames(rows, cols, rec.actions)}
     raise WebError(404, "not_found", f"no game {game_id!r} in {folder!r}")

@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from agents.arena.record import GameRecord
 from agents.base import AgentFailure
 from agents.engine.protocol import TIME_MARGIN, check_time_control, clock_move_time
 from dnb_env.analysis import MoveClass, move_classes
@@ -175,7 +176,7 @@ def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_co
             clocks[p] += tc.increment - spent
             clock_s.append([round(c, 6) for c in clocks])
         s = s.apply(action)
-    rec = {"scores": list(s.scores), "moves": list(s.history), "think_s": think, "moves_by": count, "max_s": most,
+    rec = {**GameRecord.of_state(s).results_fields(), "think_s": think, "moves_by": count, "max_s": most,
            "move_s": move_s}
     if clocks is not None:
         rec["clock_s"] = clock_s
