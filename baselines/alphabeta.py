@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from agents.base import check_state
+from dnb_env.agent import Analysable, Seedable, Timed, check_state
 from dnb_env.analysis import double_deal_moves, endgame_value
 from dnb_env.core import GameState, MutableState
 from dnb_env.solver import Solver
@@ -42,7 +42,7 @@ class _Timeout(Exception):
     pass
 
 
-class AlphaBetaAgent:
+class AlphaBetaAgent(Seedable, Timed, Analysable):
     name = "alphabeta"
 
     def __init__(self, depth: int = 4, time_limit: float | None = None, chain_eval: bool = False,

@@ -33,9 +33,9 @@ import time
 
 import numpy as np
 
-from agents.base import check_state
 from baselines.alphabeta import AlphaBetaAgent
 from baselines.solver import best_solver_moves
+from dnb_env.agent import Seedable, Timed, check_state
 from dnb_env.analysis import (
     double_deal_moves,
     MoveClass,
@@ -58,7 +58,7 @@ def _parity_good(state: GameState, player: int) -> bool:
     return even if player == 0 else not even
 
 
-class PRsBoxesAgent:
+class PRsBoxesAgent(Seedable, Timed):
     name = "prsboxes"
 
     def __init__(self, seed: int | None = None, solver_edges: int = -1, search_safe: int = 9, search_depth: int = 40,

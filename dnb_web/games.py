@@ -17,6 +17,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from dnb_env.agent import Agent
 from dnb_env.core import GameState, IllegalActionError, parse_board
 from dnb_env.render import line_owners
 
@@ -301,7 +302,7 @@ class Game:
         self.last_again = False
         self.generation += 1
         self.error = None
-        if hasattr(self.agent, "reset"):
+        if isinstance(self.agent, Agent):
             self.agent.reset()  # a search tree kept for the old line is of no use
         self.touch()
 

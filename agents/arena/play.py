@@ -31,6 +31,7 @@ from typing import Callable, Sequence
 
 from agents.base import AgentFailure
 from agents.engine.protocol import TIME_MARGIN, check_time_control, clock_move_time
+from dnb_env.agent import Clocked, Closeable, Preparable, Seedable, Timed, Tolerant
 from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState
 
@@ -112,22 +113,21 @@ def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_co
     tc = time_control
     clocks = [tc.per_game, tc.per_game] if tc is not None and tc.per_game is not None else None
     for a in agents:
-        if tc is not None and tc.per_move is not None and hasattr(a, "set_move_time"):
+        if tc is not None and tc.per_move is not None and isinstance(a, Timed):
             a.set_move_time(tc.per_move)
-        if tc is not None and hasattr(a, "set_overrun"):  # an engine judges its lateness by the same rule
+        if tc is not None and isinstance(a, Tolerant):  # an engine judges its lateness by the same rule
             a.set_overrun(tc.margin, tc.overrun)
         a.reset()
     forfeit = None
     ready = [0.0, 0.0]
     prepared = False
     for p, a in enumerate(agents):  # start-up is not a move: timed apart, under the agent's own limit
-        prepare = getattr(a, "prepare", None)
-        if prepare is None:
+        if not isinstance(a, Preparable):
             continue
         prepared = True
         t = clock()
         try:
-            prepare(s)
+            a.prepare(s)
         except AgentFailure as exc:
             forfeit = {"player": p, "kind": exc.kind, "reason": str(exc)}
         ready[p] = clock() - t
@@ -140,9 +140,9 @@ def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_co
     while forfeit is None and not s.is_terminal():
         p = s.current_player
         if clocks is not None:
-            if hasattr(agents[p], "set_clock"):
+            if isinstance(agents[p], Clocked):
                 agents[p].set_clock(clocks[p], tc.increment)
-            elif hasattr(agents[p], "set_move_time"):
+            elif isinstance(agents[p], Timed):
                 agents[p].set_move_time(tc.move_time(clocks[p], len(s.legal_actions())))
         t = clock()
         try:
@@ -229,7 +229,7 @@ class GamePlayer:
         agent = self.agents.get(k)
         if agent is None:
             agent = _build(self.entries[k], self.board, seed, self.build)
-            if hasattr(agent, "seed"):
+            if isinstance(agent, Seedable):
                 self.agents[k] = agent
                 if entry_spec(self.entries[k]) is None:  # a factory's agent: seeded like every later game
                     agent.seed(seed)
@@ -247,7 +247,7 @@ class GamePlayer:
             rec = play_game(self.board, a, b, opening, time_control=self.time_control)
         finally:  # an agent built for this game only is done with
             for agent in (a, b):
-                if agent not in self.agents.values() and hasattr(agent, "close"):
+                if agent not in self.agents.values() and isinstance(agent, Closeable):
                     agent.close()
         rec.update(
             id=f"{i}-{j}-{g}", pair=[i, j], game=g, first=label(self.entries[first_idx]),
@@ -264,6 +264,5 @@ class GamePlayer:
         """Close every agent of the run that has ``close()`` (an engine's program is stopped)."""
         agents, self.agents = list(self.agents.values()), {}
         for agent in agents:
-            close = getattr(agent, "close", None)
-            if close is not None:
-                close()
+            if isinstance(agent, Closeable):
+                agent.close()

@@ -55,6 +55,7 @@ from agents.engine.protocol import (HELLO, MAX_LINE, TIME_MARGIN, VERSION, Proto
                                     check_seconds, check_time_control, format_go, parse_boards, parse_info,
                                     parse_move)
 from agents.processes import die_with_parent
+from dnb_env.agent import Clocked, Closeable, Preparable, Seedable, Timed, Tolerant
 from dnb_env.core import GameState, parse_board
 
 __all__ = ["EngineAgent", "check_engine_times"]
@@ -146,7 +147,7 @@ def _kill(proc: subprocess.Popen, grace: float = 1.0) -> None:
     _end_group(proc)
 
 
-class EngineAgent:
+class EngineAgent(Seedable, Timed, Clocked, Tolerant, Preparable, Closeable):
     """An engine program as an Agent (module docstring).
 
     Args:

@@ -20,13 +20,14 @@ from agents.base import check_state, value_unit
 from agents.search.api import Evaluator, visits_to_policy
 from agents.search.python import MCTS
 from agents.search.settings import SearchSettings
+from dnb_env.agent import Analysable, Probabilistic, Seedable, Timed
 from dnb_env.core import GameState
 from dnb_env.features import nimstring_table
 
 __all__ = ["MCTSAgent"]
 
 
-class MCTSAgent:
+class MCTSAgent(Seedable, Timed, Probabilistic, Analysable):
     """An Agent over a search (:class:`agents.search.python.MCTS` unless ``search`` is set to one of
     :func:`agents.search.make_search`); moves drawn from the visit distribution at ``config.temperature``
     (``greedy=True`` always takes the most visited move: ties drawn at random, or with ``selection="uct"``
