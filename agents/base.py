@@ -18,9 +18,9 @@ import time
 
 import numpy as np
 
-from baselines.clock import MeasuredRate
-from dnb_env.agent import (Agent, AgentFailure, AgentInputError, Analysable, FunctionAgent, Probabilistic, Timed,
+from dnb_env.agent import (Agent, AgentFailure, AgentInputError, Analysable, FunctionAgent, Probabilistic,
                            check_agent_action, check_state)
+from dnb_env.clock import MeasuredRate, MoveTimed
 from dnb_env.core import GameState
 
 __all__ = ["Agent", "AgentInputError", "AgentFailure", "agent_to_bot", "check_state", "SpielBotAgent",
@@ -112,13 +112,13 @@ class SpielBotAgent(Analysable):
         pass
 
 
-class SpielMCTSAgent(SpielBotAgent, Timed):
+class SpielMCTSAgent(SpielBotAgent, MoveTimed):
     """OpenSpiel's Python ``MCTSBot`` as an Agent that can also think to a clock (:meth:`set_move_time`).
 
     The bot cannot grow one tree in rounds (each ``mcts_search`` starts a new root), so on a clock its
     ``max_simulations`` is chosen from a measured rate: ``simulations = 0.9 x rate x seconds`` (at least 1),
     where ``rate`` (simulations a second) is measured on the agent's earlier searches (half the old rate,
-    half the last search's: :class:`baselines.clock.MeasuredRate`).
+    half the last search's: :class:`dnb_env.clock.MeasuredRate`).
     Before the first timed search a probe of ``probe`` simulations on the same position measures it (its
     tree is thrown away; its seconds come off the move's). Rollouts shorten as a game goes on, so the rate
     of the last move rarely overestimates the next one's. The bot's own ``max_simulations`` is back after
@@ -141,10 +141,6 @@ class SpielMCTSAgent(SpielBotAgent, Timed):
     def rate(self) -> float | None:
         """Simulations a second, measured on the earlier searches (None before the first)."""
         return self.measured.rate
-
-    def set_move_time(self, seconds: float) -> None:
-        """Think about ``seconds`` a move from now on (a tournament's time control)."""
-        self.move_time = seconds
 
     def _search(self, ps, simulations: int):
         """A search of ``simulations`` (fewer when the root is solved); the rate measured on it."""

@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 from dnb_env.agent import Analysable, Seedable, Timed, check_state
+from dnb_env.clock import MoveTimed
 from dnb_env.core import GameState
 from dnb_env.solver import DEFAULT_NODE_LIMIT, Solver, SolverBudgetExceeded, SolverTooLarge
 
@@ -41,7 +42,7 @@ def best_solver_moves(solver: Solver, state: GameState, move_time: float | None 
         solver.set_deadline(None)
 
 
-class SolverAgent(Seedable, Timed, Analysable):
+class SolverAgent(Seedable, MoveTimed, Analysable):
     """Plays an exactly optimal move (by margin); ties broken by its seeded generator. Where the position is
     beyond ``max_undrawn`` or the node budget runs out, the ``fallback`` plays instead and the move is
     counted in ``fallbacks``; without one, :class:`~dnb_env.solver.SolverTooLarge` is raised.
@@ -83,7 +84,7 @@ class SolverAgent(Seedable, Timed, Analysable):
     def set_move_time(self, seconds: float) -> None:
         """Play within ``seconds`` a move (a tournament's time control): the solver searches for half of
         them instead of its node budget, the fallback gets what is left."""
-        self.move_time = seconds
+        super().set_move_time(seconds)
 
     def select_action(self, state: GameState) -> int:
         check_state(self, state)

@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from agents.base import AgentFailure
-from agents.engine.protocol import TIME_MARGIN, check_time_control, clock_move_time
 from dnb_env.agent import Clocked, Closeable, Preparable, Seedable, Timed, Tolerant
 from dnb_env.analysis import MoveClass, move_classes
+from dnb_env.clock import TimeControl
 from dnb_env.core import GameState
 
 __all__ = ["TimeControl", "make_opening", "play_game", "seats", "label", "entry_spec", "GamePlayer"]
@@ -55,46 +54,6 @@ def make_opening(board: str, moves: int, mode: str, seed: int) -> list[int]:
         out.append(a)
         s = s.apply(a)
     return out
-
-
-@dataclass(frozen=True)
-class TimeControl:
-    """The same clock for every agent: ``per_move`` seconds a move, or a game clock of ``per_game`` seconds
-    a side that gains ``increment`` after each of its moves (the engine-match conventions; one of the two).
-
-    * ``per_move``: each agent that can think to a clock is told it before each game
-      (``agent.set_move_time(per_move)``; agents without that method play at their own budget). A move that
-      takes longer than ``per_move + margin`` seconds is an overrun.
-    * ``per_game``: before each move the mover is told its clock: an agent with ``set_clock(left, inc)``
-      (an engine: ``go left MS inc MS``) divides it itself, one with ``set_move_time`` gets
-      :meth:`move_time` (the rule of :func:`agents.engine.protocol.clock_move_time`: the clock over the
-      moves it has left, at least 10, plus the increment, capped by the clock less the margin). A move that
-      takes longer than the mover's clock plus ``margin`` is an overrun (its clock ran out); after a move
-      the clock loses the seconds spent and gains ``increment``.
-
-    With ``overrun="lose"`` the mover of an overrun loses the game on time (a ``forfeit`` of kind
-    ``"time"``; the move is not played), with ``"warn"`` the move stands and the record lists it under
-    ``overruns`` (a game clock then goes below zero, and the mover gets the least move time, 0.01 s plus
-    the increment capped like any other, until the increments bring it back).
-
-    ``margin`` defaults to :data:`agents.engine.protocol.TIME_MARGIN`, the project's one tolerance. An
-    agent with ``set_overrun(margin, overrun)`` (an engine, which stops waiting for a move on its own) is
-    told both before each game: with ``"lose"`` it gives up on a move ``margin`` seconds late, with
-    ``"warn"`` it waits for a late move up to its own hard cap (an engine's ``timeout``)."""
-
-    per_move: float | None = None
-    margin: float = TIME_MARGIN
-    overrun: str = "lose"
-    per_game: float | None = None
-    increment: float = 0.0
-
-    def __post_init__(self):
-        check_time_control(self.per_move, self.per_game, self.increment, self.margin, self.overrun, required=True)
-
-    def move_time(self, left: float, free_edges: int) -> float:
-        """The seconds an agent with ``set_move_time`` gets for a move on a game clock with ``left``
-        seconds (this move included) and ``free_edges`` edges still to draw."""
-        return clock_move_time(left, self.increment, free_edges, self.margin)
 
 
 def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_control: TimeControl | None = None,
