@@ -1,36 +1,13 @@
-"""The Agent protocol every player implements, and adapters to and from other ecosystems.
-
-```python
-class Agent(Protocol):
-    name: str
-    def select_action(self, state: GameState) -> int: ...
-    def reset(self) -> None: ...          # a new game starts
-# optional: action_probabilities(state) -> np.ndarray [num_actions]; seed(seed: int) -> None
-# optional: analyse(state, deadline=None) -> dict     its own view of a position (below)
-```
-
-``analyse`` shows what an agent thinks of a position without playing in it (the web app's insight view calls
-it on an agent of its own): a dict with ``kind`` and, where the agent has them, ``values`` (``[num_actions]``,
-one number per action, None where it has none), ``value`` (for the player to move, in ``unit``), ``unit``,
-``move`` (a move of its own choosing, e.g. alpha-beta's; else the reader takes the best of ``values``) and
-``message`` (why there is no view). Kinds: ``"visits"`` (a tree search's root visit counts), ``"policy"``
-(a network's raw policy and value head), ``"values"`` (exact move values), ``"search"`` (a depth-limited
-search's move and value, deepened until ``deadline``, a ``time.perf_counter()`` time), ``"probabilities"``
-and ``"none"``. An agent without ``analyse`` is read through ``action_probabilities`` where it has that.
-
-Adapters:
+"""Adapters of agents to and from other ecosystems. The agent contract itself (``Agent``, its optional
+capabilities, ``check_state``, ``AgentFailure`` ...) lives in :mod:`dnb_env.agent`; its names are re-exported
+here.
 
 * :func:`agent_to_bot` — any Agent as an OpenSpiel ``pyspiel.Bot`` (for ``evaluate_bots`` and friends).
 * :class:`SpielBotAgent` — an OpenSpiel bot (C++ or Python, e.g. ``open_spiel.python.algorithms.mcts.MCTSBot``)
   as an Agent; the position is replayed into the bot's own game. :class:`SpielMCTSAgent`: its ``MCTSBot``
   on a clock (simulations from a measured rate).
 * :class:`SB3Agent` — a stable-baselines3 / sb3-contrib model trained on our Gymnasium env as an Agent.
-* :class:`FunctionAgent` — a plain callable ``state -> action`` as an Agent (defined beside the envs'
-  opponents, :mod:`dnb_env.opponents`, which wrap callables with it).
-
-Every registered agent starts ``select_action`` with :func:`check_state`: a finished game, or a board
-other than the one the agent was built for (``board``, set by the registry's factory; ``None`` for an
-agent built directly skips only the board check), raises :class:`AgentInputError` (a ``ValueError``).
+* :class:`FunctionAgent` — a plain callable ``state -> action`` as an Agent (:mod:`dnb_env.agent`).
 
 Agents receive the public state only; nothing of an opponent's internals crosses an adapter.
 """
@@ -38,70 +15,23 @@ Agents receive the public state only; nothing of an opponent's internals crosses
 from __future__ import annotations
 
 import time
-from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from baselines.clock import MeasuredRate
-from dnb_env.core import GameState, IllegalActionError, geometry
-from dnb_env.opponents import FunctionAgent
+from dnb_env.agent import (Agent, AgentFailure, AgentInputError, Analysable, FunctionAgent, Probabilistic,
+                           check_agent_action, check_state)
+from dnb_env.clock import MeasuredRate, MoveTimed
+from dnb_env.core import GameState
 
 __all__ = ["Agent", "AgentInputError", "AgentFailure", "agent_to_bot", "check_state", "SpielBotAgent",
            "SpielMCTSAgent", "SB3Agent", "FunctionAgent",
            "check_agent_action", "value_unit"]
 
 
-@runtime_checkable
-class Agent(Protocol):
-    name: str
-
-    def select_action(self, state: GameState) -> int: ...
-
-    def reset(self) -> None: ...
-
-
 def value_unit(value: str) -> str:
     """How :meth:`analyse` names the unit of a value head or search trained on ``value`` (``"win"`` or
     ``"margin"``)."""
     return "margin / boxes" if value == "margin" else "win/loss"
-
-
-class AgentInputError(ValueError):
-    """A state an agent cannot play: the game is over, or the board is not the one it was built for."""
-
-
-class AgentFailure(RuntimeError):
-    """An agent that could not give a move (an engine that crashed, overran its time, answered an illegal
-    move or a line outside the protocol): the arena scores the game as lost by the agent to move and records
-    ``kind`` (``"crash"``, ``"time"``, ``"illegal"``, ``"protocol"``, ``"error"``) and the message."""
-
-    def __init__(self, kind: str, message: str):
-        super().__init__(message)
-        self.kind = kind
-
-
-def check_state(agent: Any, state: GameState) -> None:
-    """Raise :class:`AgentInputError` unless ``agent`` can choose a move in ``state``.
-
-    ``agent.board`` is the board it was built for (``(rows, cols)`` or ``"RxC"``), or ``None`` (no board
-    check).
-    """
-    name = getattr(agent, "name", agent)
-    board = getattr(agent, "board", None)
-    if board is not None and (state.rows, state.cols) != (built := geometry(board).size):
-        rows, cols = built
-        raise AgentInputError(f"agent {name!r} was built for a {rows}x{cols} board, got a {state.rows}x{state.cols} state")
-    if state.is_terminal():
-        raise AgentInputError(f"agent {name!r} got a finished game: there is no move to choose")
-
-
-def check_agent_action(agent: Any, state: GameState, action: Any) -> int:
-    """Validate an agent's chosen action; raise IllegalActionError naming the agent otherwise."""
-    if not state.is_legal(action):
-        raise IllegalActionError(
-            f"agent {getattr(agent, 'name', agent)!r} chose illegal action {action!r} in\n{state}"
-        )
-    return int(action)
 
 
 def agent_to_bot(agent: Agent):
@@ -123,7 +53,7 @@ def agent_to_bot(agent: Agent):
             pass
 
         def provides_policy(self):
-            return hasattr(self.agent, "action_probabilities")
+            return isinstance(self.agent, Probabilistic)
 
         def get_policy(self, state):
             probs = self.agent.action_probabilities(GameState.from_pyspiel(state))
@@ -138,7 +68,7 @@ def agent_to_bot(agent: Agent):
     return AgentBot(agent)
 
 
-class SpielBotAgent:
+class SpielBotAgent(Analysable):
     """An OpenSpiel bot as an Agent.
 
     Args:
@@ -182,13 +112,13 @@ class SpielBotAgent:
         pass
 
 
-class SpielMCTSAgent(SpielBotAgent):
+class SpielMCTSAgent(SpielBotAgent, MoveTimed):
     """OpenSpiel's Python ``MCTSBot`` as an Agent that can also think to a clock (:meth:`set_move_time`).
 
     The bot cannot grow one tree in rounds (each ``mcts_search`` starts a new root), so on a clock its
     ``max_simulations`` is chosen from a measured rate: ``simulations = 0.9 x rate x seconds`` (at least 1),
     where ``rate`` (simulations a second) is measured on the agent's earlier searches (half the old rate,
-    half the last search's: :class:`baselines.clock.MeasuredRate`).
+    half the last search's: :class:`dnb_env.clock.MeasuredRate`).
     Before the first timed search a probe of ``probe`` simulations on the same position measures it (its
     tree is thrown away; its seconds come off the move's). Rollouts shorten as a game goes on, so the rate
     of the last move rarely overestimates the next one's. The bot's own ``max_simulations`` is back after
@@ -211,10 +141,6 @@ class SpielMCTSAgent(SpielBotAgent):
     def rate(self) -> float | None:
         """Simulations a second, measured on the earlier searches (None before the first)."""
         return self.measured.rate
-
-    def set_move_time(self, seconds: float) -> None:
-        """Think about ``seconds`` a move from now on (a tournament's time control)."""
-        self.move_time = seconds
 
     def _search(self, ps, simulations: int):
         """A search of ``simulations`` (fewer when the root is solved); the rate measured on it."""
@@ -242,7 +168,7 @@ class SpielMCTSAgent(SpielBotAgent):
         return int(root.best_child().action)
 
 
-class SB3Agent:
+class SB3Agent(Probabilistic):
     """A stable-baselines3 / sb3-contrib model trained on ``DotsAndBoxes`` Gymnasium env as an Agent.
 
     Args:

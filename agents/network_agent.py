@@ -36,6 +36,7 @@ from agents.models import family_agents, family_for_agent, get_family
 from agents.models.evaluator import NetworkEvaluator
 from agents.search import MCTSAgent, SearchSettings, choose_backend, make_search
 from agents.search.settings import PLAY, default, settings_for
+from dnb_env.agent import Analysable, Probabilistic, Seedable
 from dnb_env.core import GameState, geometry
 
 SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "checkpoints")
@@ -67,7 +68,7 @@ def shipped_boards(agent: str) -> tuple[str, ...]:
     return tuple(sorted(f[len(prefix):-len(".pt")] for f in names if f.startswith(prefix) and f.endswith(".pt")))
 
 
-class PolicyAgent:
+class PolicyAgent(Seedable, Probabilistic, Analysable):
     """The raw policy of a network: its most probable legal move (ties broken by the seeded rng)."""
 
     def __init__(self, evaluator: NetworkEvaluator, seed=None, name: str = "policy",

@@ -28,8 +28,9 @@ import time
 
 import numpy as np
 
-from agents.base import check_state
+from dnb_env.agent import Analysable, Seedable, check_state
 from dnb_env.analysis import double_deal_moves, endgame_value
+from dnb_env.clock import MoveTimed
 from dnb_env.core import GameState, MutableState
 from dnb_env.solver import Solver
 
@@ -42,7 +43,7 @@ class _Timeout(Exception):
     pass
 
 
-class AlphaBetaAgent:
+class AlphaBetaAgent(Seedable, MoveTimed, Analysable):
     name = "alphabeta"
 
     def __init__(self, depth: int = 4, time_limit: float | None = None, chain_eval: bool = False,
@@ -217,7 +218,8 @@ class AlphaBetaAgent:
     def set_move_time(self, seconds: float) -> None:
         """Think ``seconds`` a move (a tournament's time control): the deepening goes on, past ``depth`` and
         any node budget, until that time or the end of the game."""
-        self.move_time = self.time_limit = seconds
+        super().set_move_time(seconds)
+        self.time_limit = seconds
         self.depth, self.node_limit = 10**6, None
 
     def analyse(self, state: GameState, deadline: float | None = None) -> dict:

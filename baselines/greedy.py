@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import check_state
+from dnb_env.agent import Seedable, check_state
 from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState, MutableState
 
@@ -30,7 +30,7 @@ def boxes_given_away(state: GameState, action: int) -> int:
     return taken
 
 
-class GreedyAgent:
+class GreedyAgent(Seedable):
     name = "greedy"
 
     def __init__(self, seed: int | None = None, board: tuple[int, int] | None = None):

@@ -33,9 +33,9 @@ import time
 
 import numpy as np
 
-from agents.base import check_state
 from baselines.alphabeta import AlphaBetaAgent
 from baselines.solver import best_solver_moves
+from dnb_env.agent import Seedable, check_state
 from dnb_env.analysis import (
     double_deal_moves,
     MoveClass,
@@ -45,6 +45,7 @@ from dnb_env.analysis import (
     long_chain_count,
     move_classes,
 )
+from dnb_env.clock import MoveTimed
 from dnb_env.core import GameState
 from dnb_env.solver import Solver, SolverBudgetExceeded, native_available
 
@@ -58,7 +59,7 @@ def _parity_good(state: GameState, player: int) -> bool:
     return even if player == 0 else not even
 
 
-class PRsBoxesAgent:
+class PRsBoxesAgent(Seedable, MoveTimed):
     name = "prsboxes"
 
     def __init__(self, seed: int | None = None, solver_edges: int = -1, search_safe: int = 9, search_depth: int = 40,
@@ -94,7 +95,7 @@ class PRsBoxesAgent:
         """Play within ``seconds`` a move (a tournament's time control): the exact solver searches for half
         of them instead of its node budget (:meth:`~dnb_env.solver.Solver.set_deadline`), and both
         alpha-beta searches deepen until the time left instead of ``search_depth`` / ``search_nodes``."""
-        self.move_time = seconds
+        super().set_move_time(seconds)
         self.searcher.set_move_time(seconds)
         self.safe_searcher.set_move_time(seconds)
 

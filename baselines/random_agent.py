@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import check_state
+from dnb_env.agent import Probabilistic, Seedable, check_state
 from dnb_env.core import GameState
 
 
-class RandomAgent:
+class RandomAgent(Seedable, Probabilistic):
     """Picks a legal move uniformly at random from its own ``numpy.random.Generator``."""
 
     name = "random"

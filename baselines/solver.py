@@ -18,7 +18,8 @@ from typing import Callable
 
 import numpy as np
 
-from agents.base import check_state
+from dnb_env.agent import Analysable, Seedable, Timed, check_state
+from dnb_env.clock import MoveTimed
 from dnb_env.core import GameState
 from dnb_env.solver import DEFAULT_NODE_LIMIT, Solver, SolverBudgetExceeded, SolverTooLarge
 
@@ -41,7 +42,7 @@ def best_solver_moves(solver: Solver, state: GameState, move_time: float | None 
         solver.set_deadline(None)
 
 
-class SolverAgent:
+class SolverAgent(Seedable, MoveTimed, Analysable):
     """Plays an exactly optimal move (by margin); ties broken by its seeded generator. Where the position is
     beyond ``max_undrawn`` or the node budget runs out, the ``fallback`` plays instead and the move is
     counted in ``fallbacks``; without one, :class:`~dnb_env.solver.SolverTooLarge` is raised.
@@ -71,7 +72,7 @@ class SolverAgent:
     def seed(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
         self._seed = seed
-        if self._fallback_agent is not None and hasattr(self._fallback_agent, "seed"):
+        if isinstance(self._fallback_agent, Seedable):
             self._fallback_agent.seed(seed)
 
     def value(self, state: GameState) -> int:
@@ -83,7 +84,7 @@ class SolverAgent:
     def set_move_time(self, seconds: float) -> None:
         """Play within ``seconds`` a move (a tournament's time control): the solver searches for half of
         them instead of its node budget, the fallback gets what is left."""
-        self.move_time = seconds
+        super().set_move_time(seconds)
 
     def select_action(self, state: GameState) -> int:
         check_state(self, state)
@@ -97,7 +98,7 @@ class SolverAgent:
             if self._fallback_agent is None:
                 self._fallback_agent = self.fallback(self._seed)
             self.fallbacks += 1
-            if move_time is not None and hasattr(self._fallback_agent, "set_move_time"):
+            if move_time is not None and isinstance(self._fallback_agent, Timed):
                 self._fallback_agent.set_move_time(max(0.01, move_time - (time.perf_counter() - start)))
             return self._fallback_agent.select_action(state)
         return choices[int(self.rng.integers(len(choices)))]

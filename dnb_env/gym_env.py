@@ -17,11 +17,12 @@ Options (keyword arguments of ``gym.make``):
 * ``opponent``: an Agent, a registered agent name (``"random"``, default) or spec (``"alphabeta:depth=3"``,
   an engine program as ``'engine:cmd="./my_engine",name=mine'``), or a callable ``state -> action`` (or
   ``(state, rng) -> action``); ``opponent_kwargs`` go to the named agent. ``env.close()`` closes an
-  opponent given by name (an engine's program is stopped). Names
-  are resolved by the registry (:mod:`dnb_env.opponents`): ``gym.make`` loads it through the ids' entry
-  points (:mod:`registry.envs`); constructing the classes here directly with a name needs ``import
-  registry`` first. Its randomness is seeded from ``self.np_random``. After a completed box the opponent keeps moving until
-  it is the learner's turn or the game ends, so every observation is the learner's turn.
+  opponent given by name (an engine's program is stopped). Names are resolved by the registry: the ids'
+  entry points (:mod:`registry.envs`) are these classes with the registry's names
+  (:attr:`DotsAndBoxesEnv.resolve_opponent`); the classes here, built directly, take an Agent or a
+  callable (a name is a ``ValueError``). Its randomness is seeded from ``self.np_random``. After a
+  completed box the opponent keeps moving until it is the learner's turn or the game ends, so every
+  observation is the learner's turn.
 * ``learner_player``: 0 (moves first), 1, or ``"random"`` (drawn at each reset).
 * ``reward``: ``"win"`` (+1/-1/0 at the end), ``"margin"`` (final box margin / boxes) or ``"boxes"``
   (each step: boxes won minus boxes lost since the last step, / boxes).
@@ -69,12 +70,12 @@ The backend is read when the env is built. ``env.state`` (and ``games[i].state``
 a ``GameState`` with its history on each access. Every step returns new arrays, which a caller may keep.
 
 Version history: v0 (this release). Native games (same episodes as before, faster). Opponent names
-resolved by the registry's resolver (:mod:`dnb_env.opponents`); the ids' entry points are in :mod:`registry.envs`.
+resolved by the registry through the ids' entry points (:mod:`registry.envs`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -89,6 +90,7 @@ with requires_extra("dnb_env.gym_env"):
 from dnb_env import native
 from dnb_env.core import GameState, IllegalActionError, _check_action, geometry, parse_board
 from dnb_env.observations import _bits_rows, encode, encode_batch, encoder_shape
+from dnb_env.agent import Closeable, Seedable
 from dnb_env.opponents import make_opponent
 
 __all__ = ["DotsAndBoxesEnv", "DotsAndBoxesVectorEnv", "make_opponent"]
@@ -151,7 +153,7 @@ class _Game:
         start = GameState.from_actions(*self.board, history)  # IllegalActionError (a ValueError) if illegal
         learner = options.get("learner_player", self.learner_option)
         self.learner = int(np_random.integers(2)) if learner == "random" else learner
-        if hasattr(self.opponent, "seed"):
+        if isinstance(self.opponent, Seedable):
             self.opponent.seed(int(np_random.integers(2**63 - 1)))
         self.opponent.reset()
         self.state = start
@@ -373,6 +375,9 @@ class DotsAndBoxesEnv(gym.Env):
     """Dots-and-Boxes for one learner; see the module docstring for every option."""
 
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
+    #: ``resolve(name, board, options) -> Agent`` of an opponent given by name: none here (the game layer
+    #: knows no names); the entry points' classes (:mod:`registry.envs`) set the registry's.
+    resolve_opponent: Callable | None = None
 
     def __init__(
         self,
@@ -396,7 +401,7 @@ class DotsAndBoxesEnv(gym.Env):
         self.obs_type = obs_type
         self.render_mode = render_mode
         self.observation_space, self.action_space = _spaces(obs_type, self.rows, self.cols)
-        self.opponent = make_opponent(opponent, (self.rows, self.cols), opponent_kwargs)
+        self.opponent = make_opponent(opponent, (self.rows, self.cols), opponent_kwargs, self.resolve_opponent)
         self._owns_opponent = isinstance(opponent, str)  # built here from a name: closed by close()
         board = (self.rows, self.cols)
         games = _native_games(board, obs_type, self.opponent, learner_player, reward, illegal_action, 1)
@@ -468,7 +473,7 @@ class DotsAndBoxesEnv(gym.Env):
         if self._window is not None:
             self._window.close()
             self._window = None
-        if self._owns_opponent and hasattr(self.opponent, "close"):
+        if self._owns_opponent and isinstance(self.opponent, Closeable):
             self.opponent.close()
 
 
@@ -482,6 +487,8 @@ class DotsAndBoxesVectorEnv(VectorEnv):
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4, "autoreset_mode": AutoresetMode.NEXT_STEP}
     # no "human": one window per game is not useful; render "rgb_array" frames and show or tile them
+    #: as :attr:`DotsAndBoxesEnv.resolve_opponent`
+    resolve_opponent: Callable | None = None
 
     def __init__(
         self,
@@ -515,7 +522,8 @@ class DotsAndBoxesVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, num_envs)
         board_rc = (self.rows, self.cols)
         if isinstance(opponent, str):
-            opponents = [make_opponent(opponent, board_rc, opponent_kwargs) for _ in range(num_envs)]
+            opponents = [make_opponent(opponent, board_rc, opponent_kwargs, self.resolve_opponent)
+                         for _ in range(num_envs)]
         else:
             opponents = [make_opponent(opponent, board_rc, opponent_kwargs)] * num_envs
         self._owned_opponents = opponents if isinstance(opponent, str) else []  # closed by close()
@@ -662,7 +670,7 @@ class DotsAndBoxesVectorEnv(VectorEnv):
     def close_extras(self, **kwargs):
         """Close the opponents built from a name where they have ``close()`` (engines' programs stopped)."""
         for opponent in self._owned_opponents:
-            if hasattr(opponent, "close"):
+            if isinstance(opponent, Closeable):
                 opponent.close()
 
     def render(self):

@@ -32,8 +32,8 @@ def register_gymnasium() -> bool:
     except ImportError:
         return False
     registered = gymnasium.envs.registry
-    # the entry points are the classes of dnb_env.gym_env, loaded through the registry so that agent names
-    # given as opponent= resolve (dnb_env knows no names; registry.envs imports the registry, then them)
+    # the entry points are the classes of dnb_env.gym_env with the registry's agent names as opponent= (dnb_env
+    # knows no names; registry.envs gives them)
     kw = dict(entry_point="registry.envs:DotsAndBoxesEnv", vector_entry_point="registry.envs:DotsAndBoxesVectorEnv")
     if f"DotsAndBoxes-v{GYM_VERSION}" not in registered:
         gymnasium.register(id=f"DotsAndBoxes-v{GYM_VERSION}", **kw)

@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 
 from agents.arena.record import GameRecord
+from dnb_env.agent import Agent
 from dnb_env.core import GameState, IllegalActionError
 from dnb_web.checks import MAX_BOARD, WebError, check_board  # noqa: F401  (MAX_BOARD, check_board: their old home)
 from dnb_web.options import parse_spec  # noqa: F401  (its old home)
@@ -146,7 +147,7 @@ class Game:
         self.last_again = False
         self.generation += 1
         self.error = None
-        if hasattr(self.agent, "reset"):
+        if isinstance(self.agent, Agent):
             self.agent.reset()  # a search tree kept for the old line is of no use
         self.touch()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from dnb_env import analysis
+from dnb_env.agent import Analysable, Probabilistic
 from dnb_env.core import GameState
 from dnb_env.solver import Solver, SolverBudgetExceeded, SolverTooLarge, native_available
 
@@ -137,9 +138,9 @@ def agent_view(agent, state: GameState, deadline: float | None = None) -> dict:
     legal = state.legal_actions()
     out = {"kind": "none", "values": None, "value": None, "unit": None, "player": mover, "move": None,
            "uniform": False}
-    if hasattr(agent, "analyse"):
+    if isinstance(agent, Analysable):
         view = agent.analyse(state, deadline=deadline)
-    elif hasattr(agent, "action_probabilities"):
+    elif isinstance(agent, Probabilistic):
         view = {"kind": "probabilities", "values": agent.action_probabilities(state)}
     else:
         return out

@@ -23,6 +23,7 @@ from typing import Callable
 from fastapi import HTTPException
 from fastapi.responses import JSONResponse
 
+from dnb_env.agent import Closeable
 from dnb_web.checks import WebError
 
 __all__ = ["error_response", "BodyLimit", "HostCheck", "DaemonPool", "AgentFailed", "MoveRunner", "settle",
@@ -164,7 +165,7 @@ def _move_process(conn, make_agent: Callable, name: str, kwargs: dict, rows: int
     except BaseException as exc:  # noqa: BLE001  (reported by the server)
         out = ("error", type(exc).__name__, str(exc))
     finally:
-        if hasattr(agent, "close"):  # an engine's program stopped (killed with this process: its input ends)
+        if isinstance(agent, Closeable):  # an engine's program stopped (killed with this process: its input ends)
             agent.close()
     try:
         conn.send(out)

@@ -37,9 +37,9 @@ import typing
 from dataclasses import dataclass
 from typing import Callable, Literal
 
-from agents.engine.protocol import TIME_MARGIN
 from agents.models import family_agents
 from agents.search.settings import PLAY, SearchSettings, option_parameters
+from dnb_env.clock import TIME_MARGIN
 from dnb_env.core import parse_board
 from registry.extras import extra_hint
 

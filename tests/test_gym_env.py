@@ -8,10 +8,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import dnb_env  # noqa: F401
-import registry  # noqa: F401  (installs the agent names: the classes below are built with opponent names)
 from dnb_env.core import GameState, IllegalActionError
-from dnb_env.gym_env import DotsAndBoxesEnv, DotsAndBoxesVectorEnv
 from dnb_env.observations import list_encoders
+from registry.envs import DotsAndBoxesEnv, DotsAndBoxesVectorEnv  # the classes with the registry's agent names
 
 pytestmark = pytest.mark.usefixtures("each_backend")  # the envs encode through the Python and the native engine
 
@@ -195,20 +194,19 @@ def test_bad_options():
 
 
 def test_opponent_names_come_from_the_registry_and_the_game_layer_imports_none():
-    """dnb_env resolves no names itself: the registry installs its resolver, gym.make loads it through the
-    ids' entry points, and without one a name is a clear error (an Agent or a callable still works)."""
+    """dnb_env resolves no names itself: gym.make's entry points are its classes with the registry's names
+    (registry.envs), and its own classes refuse a name clearly (an Agent or a callable still works)."""
     import subprocess
     import sys
 
-    from dnb_env import opponents
+    from dnb_env import gym_env, opponents
 
-    previous = opponents.set_name_resolver(None)
-    try:
-        with pytest.raises(ValueError, match="import registry"):
-            DotsAndBoxesEnv(2, 2, opponent="greedy")
-        assert DotsAndBoxesEnv(2, 2, opponent=lambda s: s.legal_actions()[0]).opponent.name == "<lambda>"
-    finally:
-        opponents.set_name_resolver(previous)
+    with pytest.raises(ValueError, match="gym.make"):
+        gym_env.DotsAndBoxesEnv(2, 2, opponent="greedy")
+    with pytest.raises(ValueError, match="gym.make"):
+        gym_env.DotsAndBoxesVectorEnv(2, 2, 2, opponent="greedy")
+    assert gym_env.DotsAndBoxesEnv(2, 2, opponent=lambda s: s.legal_actions()[0]).opponent.name == "<lambda>"
+    assert not hasattr(opponents, "set_name_resolver")
     code = ("import sys, gymnasium as gym, dnb_env, dnb_env.gym_env, dnb_env.solver\n"
             "up = [m for m in sys.modules if m.split('.')[0] in ('registry', 'agents', 'baselines', 'dnb_web')]\n"
             "assert not up, up\n"

@@ -8,11 +8,10 @@ import numpy as np
 import pytest
 
 import dnb_env  # noqa: F401
-import registry  # noqa: F401  (installs the agent names: the classes below are built with opponent names)
 from baselines.random_agent import RandomAgent
 from dnb_env import native
 from dnb_env.core import IllegalActionError
-from dnb_env.gym_env import DotsAndBoxesEnv, DotsAndBoxesVectorEnv
+from registry.envs import DotsAndBoxesEnv, DotsAndBoxesVectorEnv  # the classes with the registry's agent names
 
 pytestmark = pytest.mark.skipif(not native.available(), reason="the C++ extension is not built")
 

@@ -3,6 +3,7 @@ fake clocks (no test here depends on the machine's speed)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
@@ -82,8 +83,34 @@ def test_time_control_settings_are_checked():
         TournamentConfig(time_per_move=-0.5)
     with pytest.raises(ValueError, match="'lose' or 'warn'"):
         TournamentConfig(overrun="maybe")
-    assert TournamentConfig().time_control() is None
-    assert TournamentConfig(time_per_move=0.5, overrun="warn").time_control() == TimeControl(0.5, 0.25, "warn")
+    assert TournamentConfig().time_control is None
+    assert TournamentConfig(time_per_move=0.5, overrun="warn").time_control == TimeControl(0.5, 0.25, "warn")
+
+
+def test_a_config_holds_its_time_control_and_saves_it_flat_as_before(monkeypatch, tmp_path):
+    from agents.arena.results import check_or_save_config
+
+    tc = TimeControl(per_game=60.0, increment=0.5, overrun="warn")
+    cfg = TournamentConfig(time_control=tc)
+    assert cfg == TournamentConfig(time_per_game=60.0, increment=0.5, overrun="warn")  # the keywords of before
+    saved = cfg.to_json()
+    assert {k: saved[k] for k in ("time_per_move", "time_margin", "overrun", "time_per_game", "increment")} == {
+        "time_per_move": None, "time_margin": 0.25, "overrun": "warn", "time_per_game": 60.0, "increment": 0.5}
+    assert "time_control" not in saved and TournamentConfig.from_json(saved) == cfg
+    assert list(saved)[-5:] == ["time_per_move", "time_margin", "overrun", "time_per_game", "increment"]
+    assert dataclasses.replace(cfg, games=4).time_control is tc
+    with pytest.raises(ValueError, match="not both"):
+        TournamentConfig(time_control=tc, time_per_move=1.0)
+    assert (cfg.time_per_move, cfg.time_per_game, cfg.time_margin) == (None, 60.0, 0.25)  # read from it
+    checks = []
+    monkeypatch.setattr("dnb_env.clock.check_seconds", lambda *a, **k: checks.append(a))
+    TournamentConfig(time_per_move=0.5)
+    assert len(checks) == 3  # one check of the settings (time per move, increment, margin), not three checks
+    monkeypatch.undo()
+    # a folder saved with a margin but no clock (which the margin does not change) resumes
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**TournamentConfig().to_json(), "time_margin": 0.5}))
+    assert check_or_save_config(str(path), TournamentConfig(time_margin=0.5)) == ["random", "greedy"]
 
 
 def test_results_show_mean_and_max_think_time_and_forfeits(tmp_path):
@@ -314,7 +341,7 @@ def test_the_solver_on_a_clock_searches_half_of_it_whatever_its_node_budget():
 
 
 def test_a_measured_rate_of_simulations():
-    from baselines.clock import MeasuredRate
+    from dnb_env.clock import MeasuredRate
 
     sims = MeasuredRate()  # openspiel_mcts: no guess, a quick search counts as a millisecond
     assert sims.work_in(1.0) is None
@@ -358,7 +385,7 @@ def test_a_game_clock_loses_the_spent_seconds_gains_the_increment_and_is_recorde
 
 
 def test_the_move_time_rule_on_a_game_clock():
-    from agents.engine.protocol import clock_move_time
+    from dnb_env.clock import clock_move_time
 
     assert clock_move_time(60.0, 1.0, free_edges=60) == pytest.approx(60 / 30 + 1)  # 30 moves left
     assert clock_move_time(60.0, 1.0, free_edges=8) == pytest.approx(60 / 10 + 1)  # at least 10 moves
@@ -430,7 +457,7 @@ def test_time_per_game_settings_are_checked():
         TournamentConfig(time_per_move=1.0, time_per_game=60.0)
     with pytest.raises(ValueError, match="needs time_per_game"):
         TournamentConfig(increment=1.0)
-    assert TournamentConfig(time_per_game=60.0, increment=0.5).time_control() == TimeControl(
+    assert TournamentConfig(time_per_game=60.0, increment=0.5).time_control == TimeControl(
         None, 0.25, "lose", 60.0, 0.5)
 
 
@@ -480,7 +507,7 @@ def test_cli_game_clock_errors_change_nothing(tmp_path, capsys):
 
 
 def test_one_check_of_the_time_control_settings_in_each_ones_words():
-    from agents.engine.protocol import check_time_control
+    from dnb_env.clock import check_time_control
     from registry.specs import check_agent_spec
 
     assert check_time_control() is False and check_time_control(per_game=60.0, increment=1.0) is True

@@ -54,11 +54,12 @@ One module per job:
   or a task larger than the cluster is an error before any game is played or file written.
 * Every move is timed (``move_s`` in each record, each player's total ``think_s``, ``moves_by`` and
   ``max_s``); getting ready for a game (an agent's ``prepare``: an engine's start-up and ``isready``) is
-  timed apart (``ready_s``), before the first move's clock starts. ``time_per_move`` gives every agent the same clock (:class:`~agents.arena.play.TimeControl`):
-  agents with ``set_move_time`` think to it, and a move over ``time_per_move + time_margin`` loses the game
+  timed apart (``ready_s``), before the first move's clock starts. A config's ``time_control``
+  (:class:`~dnb_env.clock.TimeControl`, or its settings given flat) gives every agent the same clock: with
+  ``time_per_move`` agents with ``set_move_time`` think to it, and a move over ``time_per_move + time_margin`` loses the game
   on time (``overrun="lose"``) or is listed in the record (``"warn"``). ``time_per_game`` (with
   ``increment``) gives each side a game clock instead: the mover is told its clock before each move
-  (``set_clock`` for engines, else ``set_move_time`` of :meth:`~agents.arena.play.TimeControl.move_time`),
+  (``set_clock`` for engines, else ``set_move_time`` of :meth:`~dnb_env.clock.TimeControl.move_time`),
   a move past its clock plus ``time_margin`` is an overrun, and each record holds both clocks after every
   move (``clock_s``). An agent that cannot move
   (:class:`agents.base.AgentFailure`: an engine program that crashed, hung, answered an illegal move or

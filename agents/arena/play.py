@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from agents.arena.record import GameRecord
 from agents.base import AgentFailure
-from agents.engine.protocol import TIME_MARGIN, check_time_control, clock_move_time
+from dnb_env.agent import Clocked, Closeable, Preparable, Seedable, Timed, Tolerant
 from dnb_env.analysis import MoveClass, move_classes
+from dnb_env.clock import TimeControl
 from dnb_env.core import GameState
 
 __all__ = ["TimeControl", "make_opening", "play_game", "seats", "label", "entry_spec", "GamePlayer"]
@@ -57,46 +57,6 @@ def make_opening(board: str, moves: int, mode: str, seed: int) -> list[int]:
     return out
 
 
-@dataclass(frozen=True)
-class TimeControl:
-    """The same clock for every agent: ``per_move`` seconds a move, or a game clock of ``per_game`` seconds
-    a side that gains ``increment`` after each of its moves (the engine-match conventions; one of the two).
-
-    * ``per_move``: each agent that can think to a clock is told it before each game
-      (``agent.set_move_time(per_move)``; agents without that method play at their own budget). A move that
-      takes longer than ``per_move + margin`` seconds is an overrun.
-    * ``per_game``: before each move the mover is told its clock: an agent with ``set_clock(left, inc)``
-      (an engine: ``go left MS inc MS``) divides it itself, one with ``set_move_time`` gets
-      :meth:`move_time` (the rule of :func:`agents.engine.protocol.clock_move_time`: the clock over the
-      moves it has left, at least 10, plus the increment, capped by the clock less the margin). A move that
-      takes longer than the mover's clock plus ``margin`` is an overrun (its clock ran out); after a move
-      the clock loses the seconds spent and gains ``increment``.
-
-    With ``overrun="lose"`` the mover of an overrun loses the game on time (a ``forfeit`` of kind
-    ``"time"``; the move is not played), with ``"warn"`` the move stands and the record lists it under
-    ``overruns`` (a game clock then goes below zero, and the mover gets the least move time, 0.01 s plus
-    the increment capped like any other, until the increments bring it back).
-
-    ``margin`` defaults to :data:`agents.engine.protocol.TIME_MARGIN`, the project's one tolerance. An
-    agent with ``set_overrun(margin, overrun)`` (an engine, which stops waiting for a move on its own) is
-    told both before each game: with ``"lose"`` it gives up on a move ``margin`` seconds late, with
-    ``"warn"`` it waits for a late move up to its own hard cap (an engine's ``timeout``)."""
-
-    per_move: float | None = None
-    margin: float = TIME_MARGIN
-    overrun: str = "lose"
-    per_game: float | None = None
-    increment: float = 0.0
-
-    def __post_init__(self):
-        check_time_control(self.per_move, self.per_game, self.increment, self.margin, self.overrun, required=True)
-
-    def move_time(self, left: float, free_edges: int) -> float:
-        """The seconds an agent with ``set_move_time`` gets for a move on a game clock with ``left``
-        seconds (this move included) and ``free_edges`` edges still to draw."""
-        return clock_move_time(left, self.increment, free_edges, self.margin)
-
-
 def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_control: TimeControl | None = None,
               clock: Callable[[], float] = time.perf_counter) -> dict:
     """Play ``first`` (player 0) against ``second`` from the opening; returns a record: final ``scores``,
@@ -113,22 +73,21 @@ def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_co
     tc = time_control
     clocks = [tc.per_game, tc.per_game] if tc is not None and tc.per_game is not None else None
     for a in agents:
-        if tc is not None and tc.per_move is not None and hasattr(a, "set_move_time"):
+        if tc is not None and tc.per_move is not None and isinstance(a, Timed):
             a.set_move_time(tc.per_move)
-        if tc is not None and hasattr(a, "set_overrun"):  # an engine judges its lateness by the same rule
+        if tc is not None and isinstance(a, Tolerant):  # an engine judges its lateness by the same rule
             a.set_overrun(tc.margin, tc.overrun)
         a.reset()
     forfeit = None
     ready = [0.0, 0.0]
     prepared = False
     for p, a in enumerate(agents):  # start-up is not a move: timed apart, under the agent's own limit
-        prepare = getattr(a, "prepare", None)
-        if prepare is None:
+        if not isinstance(a, Preparable):
             continue
         prepared = True
         t = clock()
         try:
-            prepare(s)
+            a.prepare(s)
         except AgentFailure as exc:
             forfeit = {"player": p, "kind": exc.kind, "reason": str(exc)}
         ready[p] = clock() - t
@@ -141,9 +100,9 @@ def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_co
     while forfeit is None and not s.is_terminal():
         p = s.current_player
         if clocks is not None:
-            if hasattr(agents[p], "set_clock"):
+            if isinstance(agents[p], Clocked):
                 agents[p].set_clock(clocks[p], tc.increment)
-            elif hasattr(agents[p], "set_move_time"):
+            elif isinstance(agents[p], Timed):
                 agents[p].set_move_time(tc.move_time(clocks[p], len(s.legal_actions())))
         t = clock()
         try:
@@ -230,7 +189,7 @@ class GamePlayer:
         agent = self.agents.get(k)
         if agent is None:
             agent = _build(self.entries[k], self.board, seed, self.build)
-            if hasattr(agent, "seed"):
+            if isinstance(agent, Seedable):
                 self.agents[k] = agent
                 if entry_spec(self.entries[k]) is None:  # a factory's agent: seeded like every later game
                     agent.seed(seed)
@@ -248,7 +207,7 @@ class GamePlayer:
             rec = play_game(self.board, a, b, opening, time_control=self.time_control)
         finally:  # an agent built for this game only is done with
             for agent in (a, b):
-                if agent not in self.agents.values() and hasattr(agent, "close"):
+                if agent not in self.agents.values() and isinstance(agent, Closeable):
                     agent.close()
         rec.update(
             id=f"{i}-{j}-{g}", pair=[i, j], game=g, first=label(self.entries[first_idx]),
@@ -265,6 +224,5 @@ class GamePlayer:
         """Close every agent of the run that has ``close()`` (an engine's program is stopped)."""
         agents, self.agents = list(self.agents.values()), {}
         for agent in agents:
-            close = getattr(agent, "close", None)
-            if close is not None:
-                close()
+            if isinstance(agent, Closeable):
+                agent.close()

@@ -31,7 +31,7 @@ import os
 from typing import Callable, Sequence
 
 from agents.arena.play import seats
-from agents.arena.schedule import TournamentConfig, _shown, setting_problem
+from agents.arena.schedule import TournamentConfig, _shown, clock_json, setting_problem
 from dnb_env.core import geometry
 from dnb_env.io import LOCK, JsonlAppender, RunLock, atomic_write, folder_locked, read_json, read_jsonl
 from dnb_env.limits import INT_LIMIT, is_int, is_number
@@ -176,8 +176,9 @@ def check_or_save_config(cfg_path: str, config: TournamentConfig, identity: Call
 
 def read_config(cfg_path: str) -> dict:
     """The tournament config saved at ``cfg_path``, parsed and checked (:meth:`TournamentConfig.from_json`),
-    as JSON (a folder saved before a setting existed holds that setting's default); ValueError naming the
-    file when it cannot be read, is not JSON or is not a config this code accepts."""
+    as JSON (a folder saved before a setting existed holds that setting's default, and the clock's settings
+    are those of its ``time_control``); ValueError naming the file when it cannot be read, is not JSON or is
+    not a config this code accepts."""
     try:
         saved = read_json(cfg_path, "a tournament config")
     except FileNotFoundError as exc:
@@ -197,10 +198,10 @@ def read_config(cfg_path: str) -> dict:
                 raise ValueError(f"{cfg_path} is not a tournament config this code accepts ({key} is {why})")
         checked = {**saved, **{k: v for k, v in defaults.items() if k in FREE_KEYS}}
     try:
-        TournamentConfig.from_json(checked)
+        config = TournamentConfig.from_json(checked)
     except ValueError as exc:
         raise ValueError(f"{cfg_path} is not a tournament config this code accepts ({exc})") from None
-    return saved
+    return saved | clock_json(config.time_control)  # a margin or overrun rule saved without a clock: defaults
 
 
 def open_results(out: str, config: TournamentConfig, games: dict, labels: Sequence[str] | None = None,

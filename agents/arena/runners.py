@@ -74,7 +74,7 @@ def ray_games(ray, config: TournamentConfig, entries: Sequence, build: Callable 
         while True:
             for task in itertools.islice(todo, window - len(pending)):
                 pending.append(play.remote(run, config.board, entries_ref, build, config.threads, task,
-                                           config.time_control()))
+                                           config.time_control))
             if not pending:
                 return
             ready, pending = ray.wait(pending, num_returns=1)
@@ -98,11 +98,11 @@ def finished_games(config: TournamentConfig, entries: Sequence, build: Callable 
             finished = ray_games(session.ray, config, entries, build, tasks)
         elif config.workers > 1 and len(tasks) > 1:
             pool = worker_pool(min(config.workers, len(tasks)), config.threads, config.board, entries,
-                               build, config.time_control())  # no idle ones
+                               build, config.time_control)  # no idle ones
             finished = pool.imap_unordered(functools.partial(call_worker, "play"), tasks)
         else:
             in_process.enter_context(limit_threads(config.threads))
-            player = GamePlayer(config.board, entries, build, config.time_control())
+            player = GamePlayer(config.board, entries, build, config.time_control)
             in_process.callback(player.close)  # engines stopped at the end, on an error and on Ctrl-C
             finished = map(player.play, tasks)
         yield finished

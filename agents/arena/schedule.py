@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 
-from agents.arena.play import TimeControl, make_opening
-from agents.engine.protocol import TIME_MARGIN, check_time_control
+from agents.arena.play import make_opening
 from agents.ray_cluster import check_backend
+from dnb_env.clock import TIME_MARGIN, TimeControl, check_time_control
 from dnb_env.core import geometry
 from dnb_env.limits import check_seed, is_int, is_number
 
@@ -27,9 +27,16 @@ __all__ = ["TournamentConfig", "MAX_GAMES", "MAX_WORKERS", "game_ids", "game_tas
 #: Most games one tournament schedules, all pairs together (pairs x games per pair): the schedule is built
 #: in memory (about 200 bytes a game), so a typo such as ``--games 1000000000000`` is refused up front.
 MAX_GAMES = 1_000_000
-#: The config's names of the clock's settings, for :func:`agents.engine.protocol.check_time_control`.
+#: The config's names of the clock's settings (``config.json``'s keys and the constructor's keywords), for
+#: the errors of :func:`dnb_env.clock.check_time_control`.
 CONFIG_NAMES = {"per_move": "time_per_move", "per_game": "time_per_game", "increment": "increment",
                 "margin": "time_margin", "overrun": "overrun"}
+#: The types of those keys, as :func:`setting_problem` reads them.
+CLOCK_KEYS = {"time_per_move": "float | None", "time_margin": "float", "overrun": "str",
+              "time_per_game": "float | None", "increment": "float"}
+#: Those keys of a config without a clock (their defaults).
+NO_CLOCK = {"time_per_move": None, "time_margin": TIME_MARGIN, "overrun": "lose", "time_per_game": None,
+            "increment": 0.0}
 #: Most worker processes (``workers``) and threads per process (``threads``) a tournament accepts.
 MAX_WORKERS = 1024
 #: The most bootstrap samples of the Elo intervals.
@@ -38,7 +45,12 @@ MAX_BOOTSTRAP = 10_000
 
 @dataclass(frozen=True)
 class TournamentConfig:
-    """All that defines a tournament; saved as ``config.json`` beside the results."""
+    """All that defines a tournament; saved as ``config.json`` beside the results.
+
+    ``time_control``: the clock of every game (None: each agent at its own budget). Its settings may be given
+    flat instead, as ``config.json`` holds them (:data:`CONFIG_NAMES`: ``time_per_move``, ``time_margin``,
+    ``overrun``, ``time_per_game``, ``increment``; not with another ``time_control``): they are read into it,
+    and the config's attributes of those names read them back from it."""
 
     board: str = "5x5"
     agents: tuple[str, ...] = ("random", "greedy")
@@ -52,14 +64,18 @@ class TournamentConfig:
     bootstrap: int = 200  # bootstrap samples for the Elo intervals (0: none)
     backend: str = "local"  # "local" (processes of this machine) or "ray" (games as Ray tasks)
     ray_address: str | None = None  # with backend "ray": auto, HOST:PORT, or None (a local Ray instance)
-    time_per_move: float | None = None  # seconds a move for every agent (None: each at its own budget)
-    time_margin: float = TIME_MARGIN  # seconds past time_per_move, or the clock, before a move is an overrun
-    overrun: str = "lose"  # an overrun loses the game on time ("lose") or is listed in the record ("warn")
-    time_per_game: float | None = None  # seconds on each side's game clock (not with time_per_move)
-    increment: float = 0.0  # seconds added to a side's game clock after each of its moves
+    time_control: TimeControl | None = None  # the clock of every game (None: each agent at its own budget)
+    # or its settings, flat (TimeControl's per_move, margin, overrun, per_game, increment)
+    time_per_move: InitVar[float | None] = None
+    time_margin: InitVar[float] = TIME_MARGIN
+    overrun: InitVar[str] = "lose"
+    time_per_game: InitVar[float | None] = None
+    increment: InitVar[float] = 0.0
 
-    def __post_init__(self):
-        self.time_control()  # checks the clock's settings
+    def __post_init__(self, time_per_move, time_margin, overrun, time_per_game, increment):
+        flat = {"time_per_move": time_per_move, "time_margin": time_margin, "overrun": overrun,
+                "time_per_game": time_per_game, "increment": increment}
+        object.__setattr__(self, "time_control", _read_clock(self.time_control, flat))
         check_backend(self.backend)
         if self.ray_address is not None and self.backend != "ray":
             raise ValueError(f"ray_address is used only with backend 'ray', not {self.backend!r}")
@@ -90,15 +106,6 @@ class TournamentConfig:
             raise ValueError(f"bootstrap must be in 0..{MAX_BOOTSTRAP:,}, got {self.bootstrap:,}")
         check_seed(self.seed)
 
-    def time_control(self) -> TimeControl | None:
-        """The clock of every game (None without ``time_per_move`` or ``time_per_game``); ValueError for bad
-        settings."""
-        if not check_time_control(self.time_per_move, self.time_per_game, self.increment, self.time_margin,
-                                  self.overrun, names=CONFIG_NAMES):
-            return None
-        return TimeControl(self.time_per_move, self.time_margin, self.overrun, self.time_per_game,
-                           self.increment)
-
     def pairs(self) -> list[tuple[int, int]]:
         n = len(self.agents)
         if self.mode == "gauntlet":
@@ -106,7 +113,11 @@ class TournamentConfig:
         return list(itertools.combinations(range(n), 2))
 
     def to_json(self) -> dict:
-        return dataclasses.asdict(self)
+        """The config as ``config.json`` holds it: the clock's settings as the flat keys of
+        :data:`CONFIG_NAMES` (their defaults without a clock), as every version wrote them."""
+        data = dataclasses.asdict(self)
+        del data["time_control"]
+        return data | clock_json(self.time_control)
 
     @classmethod
     def from_json(cls, data: dict) -> "TournamentConfig":
@@ -114,7 +125,7 @@ class TournamentConfig:
         an unknown key, a value of the wrong type (:func:`setting_problem`) and one the config refuses."""
         if not isinstance(data, dict):
             raise ValueError(f"a tournament config is a JSON object, not a {type(data).__name__}")
-        known = {f.name: f.type for f in dataclasses.fields(cls)}
+        known = {f.name: f.type for f in dataclasses.fields(cls) if f.name != "time_control"} | CLOCK_KEYS
         unknown = set(data) - set(known)
         if unknown:
             raise ValueError(f"unknown tournament config keys: {sorted(unknown)}")
@@ -125,6 +136,45 @@ class TournamentConfig:
         data = dict(data)
         data["agents"] = tuple(data.get("agents", ()))
         return cls(**data)
+
+
+def _flat_setting(key: str) -> property:
+    """The config's ``key`` (of :data:`CLOCK_KEYS`), read from its ``time_control``."""
+    return property(lambda config: clock_json(config.time_control)[key],
+                    doc=f"``time_control``'s setting as ``config.json``'s ``{key}`` (read-only)")
+
+
+for _key in CLOCK_KEYS:  # after the dataclass took the defaults: the flat names read time_control from now on
+    setattr(TournamentConfig, _key, _flat_setting(_key))
+
+
+def _read_clock(time_control, flat: dict) -> TimeControl | None:
+    """The config's clock: ``time_control``, or one made of the ``flat`` settings (keys of
+    :data:`CLOCK_KEYS`; those of ``time_control`` or defaults when it is given); None without a clock, where
+    the other flat settings are still checked."""
+    if time_control is not None:
+        if not isinstance(time_control, TimeControl):
+            raise ValueError(f"time_control must be a TimeControl or None, got {_shown(time_control)}")
+        own = clock_json(time_control)
+        other = [key for key, value in flat.items() if value not in (NO_CLOCK[key], own[key])]
+        if other:
+            raise ValueError(f"give time_control or its settings ({', '.join(other)}), not both")
+        return time_control
+    if flat["time_per_move"] is None and flat["time_per_game"] is None:
+        check_time_control(increment=flat["increment"], margin=flat["time_margin"], overrun=flat["overrun"],
+                           names=CONFIG_NAMES)
+        return None
+    return TimeControl(flat["time_per_move"], flat["time_margin"], flat["overrun"], flat["time_per_game"],
+                       flat["increment"], names=CONFIG_NAMES)
+
+
+def clock_json(tc: TimeControl | None) -> dict:
+    """The time control ``tc`` as the flat keys of ``config.json`` (:data:`CLOCK_KEYS`); :data:`NO_CLOCK` for
+    None."""
+    if tc is None:
+        return dict(NO_CLOCK)
+    return {"time_per_move": tc.per_move, "time_margin": tc.margin, "overrun": tc.overrun,
+            "time_per_game": tc.per_game, "increment": tc.increment}
 
 
 def setting_problem(kind: str, value) -> str | None:

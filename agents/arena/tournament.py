@@ -16,6 +16,7 @@ from agents.arena.ratings import TournamentReport, summarise
 from agents.arena.results import open_results
 from agents.arena.runners import finished_games, ray_session
 from agents.arena.schedule import TournamentConfig, game_ids, game_tasks
+from dnb_env.agent import Closeable
 
 __all__ = ["run_tournament", "gauntlet"]
 
@@ -88,7 +89,7 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
             if check is not None:
                 check(config.board)
         finally:
-            if hasattr(agent, "close"):
+            if isinstance(agent, Closeable):
                 agent.close()
     games = game_ids(config)
     done: list[dict] = []

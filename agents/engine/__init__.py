@@ -9,7 +9,8 @@
 """
 
 from agents.engine.agent import EngineAgent
-from agents.engine.protocol import TIME_MARGIN, VERSION
+from agents.engine.protocol import VERSION
 from agents.engine.server import EngineServer, serve
+from dnb_env.clock import TIME_MARGIN
 
 __all__ = ["EngineAgent", "EngineServer", "serve", "VERSION", "TIME_MARGIN"]

@@ -51,10 +51,11 @@ import weakref
 from typing import Callable, Sequence
 
 from agents.base import AgentFailure, check_state
-from agents.engine.protocol import (HELLO, MAX_LINE, TIME_MARGIN, VERSION, ProtocolError, boards_text,
-                                    check_seconds, check_time_control, format_go, parse_boards, parse_info,
-                                    parse_move)
+from agents.engine.protocol import (HELLO, MAX_LINE, VERSION, ProtocolError, boards_text, format_go, parse_boards,
+                                    parse_info, parse_move)
 from agents.processes import die_with_parent
+from dnb_env.agent import Clocked, Closeable, Preparable, Seedable, Timed, Tolerant
+from dnb_env.clock import TIME_MARGIN, check_seconds, check_time_control
 from dnb_env.core import GameState, parse_board
 
 __all__ = ["EngineAgent", "check_engine_times"]
@@ -146,7 +147,7 @@ def _kill(proc: subprocess.Popen, grace: float = 1.0) -> None:
     _end_group(proc)
 
 
-class EngineAgent:
+class EngineAgent(Seedable, Timed, Clocked, Tolerant, Preparable, Closeable):
     """An engine program as an Agent (module docstring).
 
     Args:
@@ -158,7 +159,7 @@ class EngineAgent:
         timeout: seconds a move may take when no move time is given (a hung engine loses after it), and
             the seconds past the move time a late engine is waited for when overruns are only warned
         tolerance: seconds past the move time before the engine loses on time (default
-            :data:`~agents.engine.protocol.TIME_MARGIN`; a tournament's time control sets its own margin
+            :data:`~dnb_env.clock.TIME_MARGIN`; a tournament's time control sets its own margin
             with :meth:`set_overrun`)
         startup: seconds for the handshake and for each ``isready`` (its start-up limit), apart from the
             move times

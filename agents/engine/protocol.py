@@ -17,10 +17,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dnb_env.clock import MAX_MS, clock_move_time
 from dnb_env.core import parse_board
 
-__all__ = ["VERSION", "HELLO", "MAX_LINE", "MAX_MS", "MIN_MOVE_TIME", "TIME_MARGIN", "ProtocolError", "GoLimits",
-           "OVERRUN_RULES", "check_seconds", "check_time_control", "clock_move_time",
+# the time-control rules, imported from here by earlier code: their home is dnb_env.clock
+from dnb_env.clock import (MIN_MOVE_TIME, OVERRUN_RULES, TIME_MARGIN, check_seconds,  # noqa: F401
+                           check_time_control)
+
+__all__ = ["VERSION", "HELLO", "MAX_LINE", "MAX_MS", "ProtocolError", "GoLimits",
            "format_go", "parse_go", "parse_move", "parse_info", "format_info", "parse_int", "parse_boards",
            "boards_text"]
 
@@ -30,77 +34,6 @@ VERSION = 1
 HELLO = "dnbp"
 #: Longest line either side must accept (bytes); a longer line is not a line of the protocol.
 MAX_LINE = 65536
-#: Largest number of milliseconds a ``go`` key may give (2^31 - 1, about 24.8 days).
-MAX_MS = 2**31 - 1
-
-
-#: The least seconds a move is given on a game clock (a clock at or below zero, with overruns only warned).
-MIN_MOVE_TIME = 0.01
-#: Seconds a move may take past its move time, or past the mover's game clock, before it is late (an
-#: overrun): the one tolerance of the project's clocks. The arena's ``time_margin`` (``dnb tournament
-#: --time-margin``) and an ``engine:`` agent's ``tolerance`` default to it, and a tournament's time control
-#: hands its own margin to the engines it plays (:meth:`agents.engine.EngineAgent.set_overrun`).
-TIME_MARGIN = 0.25
-#: What a late move costs: the game on time ("lose"), or a line in the game's record ("warn").
-OVERRUN_RULES = ("lose", "warn")
-
-#: The names :func:`check_time_control` gives the settings in its errors, unless told others.
-_NAMES = {"per_move": "the time per move", "per_game": "the time per game", "increment": "the increment",
-          "margin": "the time margin", "overrun": "overrun"}
-
-
-def check_seconds(value, name: str, zero: bool = False) -> None:
-    """ValueError naming ``name`` unless ``value`` is a positive number of seconds (0 too with ``zero``), at
-    most :data:`MAX_MS` milliseconds (what the engine protocol can say: 24 days)."""
-    if zero and not value >= 0:
-        raise ValueError(f"{name} must be 0 or more seconds, got {value}")
-    if not zero and not value > 0:
-        raise ValueError(f"{name} must be a positive number of seconds, got {value}")
-    if not value <= MAX_MS / 1000:
-        raise ValueError(f"{name} must be at most {MAX_MS // 1000:,} seconds (24 days), got {value}")
-
-
-def check_time_control(per_move: float | None = None, per_game: float | None = None, increment: float = 0.0,
-                       margin: float = TIME_MARGIN, overrun: str = "lose", *, names: dict | None = None,
-                       required: bool = False) -> bool:
-    """The one check of a time control's settings (the arena's :class:`~agents.arena.play.TimeControl`
-    and ``TournamentConfig``, ``dnb tournament``'s options, an ``engine:`` agent's ``movetime`` and
-    ``tolerance``): ``per_move`` or ``per_game`` seconds (positive; one of them, or neither unless
-    ``required``), ``increment`` (0 or more, with ``per_game`` only), ``margin`` (0 or more) and
-    ``overrun`` (:data:`OVERRUN_RULES`). ValueError naming each setting as ``names`` does (keys as the
-    arguments; e.g. ``{"per_move": "--time-per-move"}``); returns whether there is a clock."""
-    n = {**_NAMES, **(names or {})}
-    if per_move is not None and per_game is not None:
-        raise ValueError(f"{n['per_move']} and {n['per_game']} are two kinds of clock: give one of them, not both")
-    if required and per_move is None and per_game is None:
-        raise ValueError(f"a time control needs {n['per_move']} or {n['per_game']} (with {n['increment']}), "
-                         "not neither")
-    for key, value in (("per_move", per_move), ("per_game", per_game)):
-        if value is not None:
-            check_seconds(value, n[key])
-    check_seconds(increment, n["increment"], zero=True)
-    if increment and per_game is None:
-        raise ValueError(f"{n['increment']} is added to a game clock: it needs {n['per_game']}")
-    check_seconds(margin, n["margin"], zero=True)
-    if overrun not in OVERRUN_RULES:
-        raise ValueError(f"{n['overrun']} must be 'lose' or 'warn', got {overrun!r}")
-    return per_move is not None or per_game is not None
-
-
-def clock_move_time(left: float, inc: float = 0.0, free_edges: int = 0, margin: float = 0.0) -> float:
-    """The seconds to think about a move on a game clock, the one rule of the project (the arena's
-    ``time_per_game`` and a served agent's ``go left ... inc ...``)::
-
-        moves  = max(10, ceil(free_edges / 2))        # the mover draws about half the edges left
-        time   = left / moves + inc
-        time   = min(time, max(left - margin, left / 2))
-        return max(time, MIN_MOVE_TIME)
-
-    ``left``: the mover's clock, this move included; ``inc``: added to it after the move; ``margin``: the
-    tolerance past the clock before a move is lost on time (kept in hand where the clock allows)."""
-    moves = max(10, -(-int(free_edges) // 2))
-    budget = min(left / moves + inc, max(left - margin, left / 2))
-    return max(budget, MIN_MOVE_TIME)
 
 
 class ProtocolError(ValueError):

@@ -28,6 +28,7 @@ from typing import Callable, Iterator, TextIO
 
 from agents.engine.protocol import (HELLO, MAX_LINE, VERSION, ProtocolError, boards_text, format_info,
                                     parse_boards, parse_go, parse_int)
+from dnb_env.agent import Seedable, Timed
 from dnb_env.core import GameState, parse_board
 
 __all__ = ["EngineServer", "serve", "move_info", "read_lines"]
@@ -145,7 +146,7 @@ class EngineServer:
             raise ProtocolError("the position is a finished game: there is no move to choose")
         agent = self._prepare()
         budget = limits.budget(len(self.state.legal_actions()))
-        if budget is not None and hasattr(agent, "set_move_time"):  # else: its own budget
+        if budget is not None and isinstance(agent, Timed):  # else: its own budget
             agent.set_move_time(budget)
         start = self.clock()
         action = int(agent.select_action(self.state))
@@ -162,7 +163,7 @@ class EngineServer:
             return self.agent
         if self.agent is None or self.agent_board != self.board:
             self.agent, self.agent_board = self.build(self.board, self.seed), self.board
-        elif hasattr(self.agent, "seed"):
+        elif isinstance(self.agent, Seedable):
             if self.seed is not None:
                 self.agent.seed(self.seed)
         else:

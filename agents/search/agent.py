@@ -20,13 +20,15 @@ from agents.base import check_state, value_unit
 from agents.search.api import Evaluator, visits_to_policy
 from agents.search.python import MCTS
 from agents.search.settings import SearchSettings
+from dnb_env.agent import Analysable, Probabilistic, Seedable
+from dnb_env.clock import MoveTimed
 from dnb_env.core import GameState
 from dnb_env.features import nimstring_table
 
 __all__ = ["MCTSAgent"]
 
 
-class MCTSAgent:
+class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
     """An Agent over a search (:class:`agents.search.python.MCTS` unless ``search`` is set to one of
     :func:`agents.search.make_search`); moves drawn from the visit distribution at ``config.temperature``
     (``greedy=True`` always takes the most visited move: ties drawn at random, or with ``selection="uct"``
@@ -67,7 +69,7 @@ class MCTSAgent:
         with the collector paused, the agent collects once at the end of the move, inside its own time, and
         the rounds stop :data:`COLLECT_RESERVE` times that collection's last duration early (the first
         timed move collects before its rounds to measure it). The native search does not need this."""
-        self.move_time = seconds
+        super().set_move_time(seconds)
 
     #: Timed rounds on the Python search end this many times the last move's garbage collection early.
     COLLECT_RESERVE = 1.5

@@ -18,6 +18,7 @@ import numpy as np
 from agents.models.evaluator import NetworkEvaluator
 from agents.search import SearchSettings, make_search, run_many
 from agents.search.settings import default
+from dnb_env.agent import Seedable
 from dnb_env.core import MIDDLE_GAME, MIDGAME_STEPS, GameState, geometry
 from dnb_env.solver import Solver, SolverBudgetExceeded, SolverTooLarge, native_available
 
@@ -192,7 +193,7 @@ def play_evaluation_games(player, opponents: dict, board: str, tasks, seed: int 
         opponent = opponents[name]
         player_seed, opponent_seed = np.random.SeedSequence([seed, names.index(name), g]).generate_state(2)
         for agent, agent_seed in ((player, player_seed), (opponent, opponent_seed)):
-            if hasattr(agent, "seed"):
+            if isinstance(agent, Seedable):
                 agent.seed(int(agent_seed))
         opening = make_opening(board, k, "guided", seed + g // 2)
         seat = g % 2  # the player's seat

@@ -11,7 +11,7 @@ from registry.cli.parsing import Defaults, backend_options
 
 def run(args: argparse.Namespace) -> int:
     from agents.arena import TournamentConfig
-    from agents.engine.protocol import check_time_control
+    from dnb_env.clock import TimeControl, check_time_control
     from registry.specs import split_agents
     from registry.tournaments import run_tournament
 
@@ -24,15 +24,21 @@ def run(args: argparse.Namespace) -> int:
     if args.backend == "local":  # on Ray they are the cluster's CPUs
         check_cpus(args.workers, "--workers")
         check_cpus(args.threads, "--threads")
-    check_time_control(args.time_per_move, args.time_per_game, args.increment, args.time_margin, args.overrun,
-                       names={"per_move": "--time-per-move", "per_game": "--time-per-game",
-                              "increment": "--increment", "margin": "--time-margin", "overrun": "--overrun"})
+    clock = dict(per_move=args.time_per_move, per_game=args.time_per_game, increment=args.increment,
+                 margin=args.time_margin, overrun=args.overrun)
+    flags = {"per_move": "--time-per-move", "per_game": "--time-per-game", "increment": "--increment",
+             "margin": "--time-margin", "overrun": "--overrun"}
+    # one check, in the options' own words: the clock's when there is one, else the other options'
+    control = None
+    if args.time_per_move is not None or args.time_per_game is not None:
+        control = TimeControl(**clock, names=flags)
+    else:
+        check_time_control(**clock, names=flags)
     cfg = TournamentConfig(
         board=args.board, agents=split_agents(args.agents),
         games=args.games, openings=moves, opening_mode=mode, mode=args.mode, workers=args.workers,
         threads=args.threads, seed=args.seed, bootstrap=args.bootstrap, backend=args.backend,
-        ray_address=args.ray_address, time_per_move=args.time_per_move, time_margin=args.time_margin,
-        overrun=args.overrun, time_per_game=args.time_per_game, increment=args.increment,
+        ray_address=args.ray_address, time_control=control,
     )
     run_tournament(cfg, out=args.out, progress=not args.no_progress)
     if args.out:
@@ -43,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """The ``dnb tournament`` subcommand's options."""
-    from agents.engine.protocol import TIME_MARGIN
+    from dnb_env.clock import TIME_MARGIN
 
     tour = sub.add_parser("tournament", help="round robin or gauntlet with Elo, win rates and plots",
                           formatter_class=Defaults)
