@@ -19,8 +19,9 @@ Options (keyword arguments of ``gym.make``):
   ``(state, rng) -> action``); ``opponent_kwargs`` go to the named agent. ``env.close()`` closes an
   opponent given by name (an engine's program is stopped). Names are resolved by the registry: the ids'
   entry points (:mod:`registry.envs`) are these classes with the registry's names
-  (:attr:`DotsAndBoxesEnv.resolve_opponent`); the classes here, built directly, take an Agent or a
-  callable (a name is a ``ValueError``). Its randomness is seeded from ``self.np_random``. After a
+  (:attr:`DotsAndBoxesEnv.resolve_opponent`); the classes here, built directly, take the default
+  ``"random"`` (:class:`dnb_env.opponents.RandomAgent`), an Agent or a callable (another name is a
+  ``ValueError``). Its randomness is seeded from ``self.np_random``. After a
   completed box the opponent keeps moving until it is the learner's turn or the game ends, so every
   observation is the learner's turn.
 * ``learner_player``: 0 (moves first), 1, or ``"random"`` (drawn at each reset).

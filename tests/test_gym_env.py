@@ -206,6 +206,14 @@ def test_opponent_names_come_from_the_registry_and_the_game_layer_imports_none()
     with pytest.raises(ValueError, match="gym.make"):
         gym_env.DotsAndBoxesVectorEnv(2, 2, 2, opponent="greedy")
     assert gym_env.DotsAndBoxesEnv(2, 2, opponent=lambda s: s.legal_actions()[0]).opponent.name == "<lambda>"
+    # the default opponent is the game layer's own: "random" needs no registry, and plays as the registry's
+    direct, made = gym_env.DotsAndBoxesEnv(2, 3), gym.make("DotsAndBoxes-2x3-v0").unwrapped
+    assert type(direct.opponent) is type(made.opponent) and direct.opponent.name == "random"
+    assert direct.reset(seed=4)[0]["observation"].tobytes() == made.reset(seed=4)[0]["observation"].tobytes()
+    steps = [env.step(1)[0]["observation"].tobytes() for env in (direct, made)]
+    assert steps[0] == steps[1]
+    with pytest.raises(ValueError, match="gym.make"):
+        gym_env.DotsAndBoxesEnv(2, 2, opponent="random", opponent_kwargs={"seed": 1})
     assert not hasattr(opponents, "set_name_resolver")
     code = ("import sys, gymnasium as gym, dnb_env, dnb_env.gym_env, dnb_env.solver\n"
             "up = [m for m in sys.modules if m.split('.')[0] in ('registry', 'agents', 'baselines', 'dnb_web')]\n"
