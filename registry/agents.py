@@ -17,8 +17,8 @@ family registered later) is an agent here too, with no registration of its own. 
 Each factory's docstring documents its agent: the first paragraph is the description (its first sentence
 the one-line summary ``dnb agents`` prints), and an ``Options:`` section holds one ``name: meaning`` entry
 per option (continuation lines indented deeper). Types and defaults come from the signature. The search
-settings that the network agents take are described once, in the ``Attributes:`` section of
-:class:`agents.search.settings.SearchSettings`. :func:`describe_agent` reads all of this,
+settings that the network agents take are described once, in the ``help`` of the fields of
+:class:`agents.search.settings.SearchSettings` (:func:`field_help`). :func:`describe_agent` reads all of this,
 :func:`agent_doc_problems` lists what is missing or documents no option, and :mod:`registry.docs` renders
 ``dnb agents NAME`` and the reference page from it. A factory's ``needs`` attribute is the import name of
 the library it needs from an extra (:func:`registry.extras.extra_hint` names the extra).
@@ -34,6 +34,7 @@ import os
 import re
 import types
 import typing
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Literal
 
@@ -493,7 +494,7 @@ def _network_factory(agent: str):
     what = NETWORK_AGENTS.get(agent) or f"PUCT search over a network of the model family that plays as {agent}."
     factory.__doc__ = _NETWORK_DOC.format(what=what, agent=agent)
     factory.needs = "torch"
-    factory.settings_doc = SearchSettings  # the search options are described in its Attributes section
+    factory.settings_doc = SearchSettings  # the search options are described by its fields' help
     return factory
 
 
@@ -557,6 +558,11 @@ def doc_entries(doc: str | None, section: str) -> tuple[str, dict[str, str]]:
     return " ".join(para), entries
 
 
+def field_help(cls) -> dict[str, str]:
+    """The ``help`` of each field of the dataclass ``cls`` that has one (its metadata), by name."""
+    return {f.name: f.metadata["help"] for f in dataclasses.fields(cls) if "help" in f.metadata}
+
+
 def _first_sentence(text: str) -> str:
     """``text`` up to the end of its first sentence (a full stop before a space, or the end)."""
     match = re.search(r"\.(\s|$)", text)
@@ -582,7 +588,7 @@ def describe_agent(name: str) -> AgentDoc:
     description, meanings = doc_entries(factory.__doc__, "Options")
     settings = getattr(factory, "settings_doc", None)
     if settings is not None:
-        meanings = {**doc_entries(settings.__doc__, "Attributes")[1], **meanings}
+        meanings = {**field_help(settings), **meanings}
     params = inspect.signature(factory).parameters
     try:
         hints = typing.get_type_hints(factory)
