@@ -9,7 +9,7 @@ a use's own defaults    :data:`PLAY` (agents over a network: ``make_agent("alpha
                         :data:`SELF_PLAY` (training's ``search.*``): only the settings whose defaults
                         differ there; :func:`default` reads a setting's default for a use
 auto solver zones       ``AUTO`` (-1) in ``solve_leaf`` / ``solve_root`` of a use, resolved for a board by
-                        :func:`solver_zone` in :func:`settings_for`
+                        :func:`solver_zone` in :func:`settings_for` and :meth:`SearchSettings.for_board`
 options by keyword      :func:`option_parameters`: keyword-only parameters built from the fields (type,
                         a use's default), e.g. for the registry's ``alphazero`` / ``dotsformer`` factories
 ======================  ==================================================================================
