@@ -16,9 +16,11 @@ family registered later) is an agent here too, with no registration of its own. 
 
 Each factory's docstring documents its agent: the first paragraph is the description (its first sentence
 the one-line summary ``dnb agents`` prints), and an ``Options:`` section holds one ``name: meaning`` entry
-per option (continuation lines indented deeper). Types and defaults come from the signature. The search
-settings that the network agents take are described once, in the ``Attributes:`` section of
-:class:`agents.search.settings.SearchSettings`. :func:`describe_agent` reads all of this,
+per option (continuation lines indented deeper). Types and defaults come from the signature, and an option
+that the agent's class takes has the default and type of the class's constructor there (:func:`options_of`,
+:func:`takes_options`): a factory declares only the registry's own options. The search
+settings that the network agents take are described once, in the ``help`` of the fields of
+:class:`agents.search.settings.SearchSettings` (:func:`field_help`). :func:`describe_agent` reads all of this,
 :func:`agent_doc_problems` lists what is missing or documents no option, and :mod:`registry.docs` renders
 ``dnb agents NAME`` and the reference page from it. A factory's ``needs`` attribute is the import name of
 the library it needs from an extra (:func:`registry.extras.extra_hint` names the extra).
@@ -34,12 +36,16 @@ import os
 import re
 import types
 import typing
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Literal
 
+from agents.engine.agent import EngineAgent
 from agents.models import family_agents
 from agents.search.settings import PLAY, SearchSettings, option_parameters
-from dnb_env.clock import TIME_MARGIN
+from baselines.alphabeta import AlphaBetaAgent
+from baselines.prsboxes import PRsBoxesAgent
+from baselines.solver import SolverAgent
 from dnb_env.core import parse_board
 from registry.extras import extra_hint
 
@@ -103,6 +109,30 @@ def list_agents() -> list[str]:
 def _options(factory: Callable) -> list[str]:
     params = inspect.signature(factory).parameters
     return [n for n, p in params.items() if n not in ("board", "seed") and p.kind == p.KEYWORD_ONLY]
+
+
+def options_of(target: Callable, names: tuple[str, ...], **kinds) -> list[inspect.Parameter]:
+    """Keyword-only parameters for the options ``names`` of ``target`` (an agent class or a function that
+    builds one): each with its default and type there, the one home of both, or the narrower type given
+    in ``kinds`` (e.g. a ``Literal`` of the values the registry accepts)."""
+    params = inspect.signature(target).parameters
+    hints = typing.get_type_hints(target.__init__ if isinstance(target, type) else target)
+    return [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=params[n].default,
+                              annotation=kinds.get(n, hints.get(n, params[n].annotation))) for n in names]
+
+
+def takes_options(factory: Callable, *groups) -> Callable:
+    """``factory(*, board, seed, ..., **options)`` with the signature and annotations of its options:
+    ``groups`` are its own keyword-only parameters by name (strings, the registry's own options) and lists
+    of :func:`options_of`, in the order the options are listed."""
+    own = inspect.signature(factory).parameters
+    params = [own["board"], own["seed"]]
+    for group in groups:
+        params += [own[group]] if isinstance(group, str) else group
+    factory.__signature__ = inspect.Signature(params)
+    factory.__annotations__ = {**factory.__annotations__,
+                               **{p.name: p.annotation for p in params if p.annotation is not p.empty}}
+    return factory
 
 
 _KIND_NAMES = {bool: "true or false", int: "an integer", float: "a number", type(None): "None"}
@@ -219,8 +249,7 @@ def _greedy(*, board, seed):
     return GreedyAgent(seed=seed, board=board)
 
 
-def _alphabeta(*, board, seed, depth: int = 4, time_limit: float | None = None, chain_eval: bool = False,
-               extend_captures: bool = True, solve_leaf: int = 0):
+def _alphabeta(*, board, seed, **options):
     """Depth-limited negamax with alpha-beta pruning. Iterative deepening over a transposition table keyed
     on the drawn edges, the table's move, captures and safe moves searched first (baselines.alphabeta). On
     a clock (a tournament's time control) it deepens until the move time, past ``depth``.
@@ -236,15 +265,14 @@ def _alphabeta(*, board, seed, depth: int = 4, time_limit: float | None = None, 
         solve_leaf: positions with at most this many undrawn edges get their exact value from the C++ solver
             (0: off)
     """
-    from baselines.alphabeta import AlphaBetaAgent
-
-    return AlphaBetaAgent(depth=depth, time_limit=time_limit, chain_eval=chain_eval,
-                          extend_captures=extend_captures, seed=seed, board=board, solve_leaf=solve_leaf)
+    return AlphaBetaAgent(seed=seed, board=board, **options)
 
 
-def _solver(*, board, seed, max_undrawn: int | None = None,
-            engine: Literal["auto", "alphabeta", "retrograde"] = "auto", node_limit: int = 20_000_000,
-            fallback: Literal["prsboxes", "none"] = "prsboxes"):
+takes_options(_alphabeta, options_of(AlphaBetaAgent, ("depth", "time_limit", "chain_eval", "extend_captures",
+                                                      "solve_leaf")))
+
+
+def _solver(*, board, seed, fallback: Literal["prsboxes", "none"] = "prsboxes", **options):
     """Exact play from the solver. A move of best margin (ties at random) from the native alpha-beta solver
     when the C++ extension is built, else from the retrograde table; beyond its reach or node budget the
     ``fallback`` plays (baselines.solver over dnb_env.solver). On a clock the solver searches for half the
@@ -259,12 +287,12 @@ def _solver(*, board, seed, max_undrawn: int | None = None,
         fallback: who plays beyond the solver: ``prsboxes`` (a PRsBoxes agent, built on first use with this
             agent's seed) or ``none`` (an error)
     """
-    from baselines.prsboxes import PRsBoxesAgent
-    from baselines.solver import SolverAgent
-
     backup = functools.partial(PRsBoxesAgent, board=board) if fallback == "prsboxes" else None
-    return SolverAgent(seed=seed, max_undrawn=max_undrawn, board=board, engine=engine, node_limit=node_limit,
-                       fallback=backup)
+    return SolverAgent(seed=seed, board=board, fallback=backup, **options)
+
+
+takes_options(_solver, options_of(SolverAgent, ("max_undrawn", "engine", "node_limit"),
+                                  engine=Literal["auto", "alphabeta", "retrograde"]), "fallback")
 
 
 def _mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0,
@@ -317,8 +345,7 @@ register_agent("solver", _solver)
 register_agent("mcts", _mcts)
 
 
-def _prsboxes(*, board, seed, solver_edges: int = -1, search_safe: int = 9, search_full: int = 4,
-              search_depth: int = 40, search_nodes: int = 300_000, solver_nodes: int = 6_000_000):
+def _prsboxes(*, board, seed, **options):
     """Chain-theory rules with searches, in the style of PRsBoxes. Berlekamp's long-chain rule
     and double-dealing decide the safe-move phase and the captures, alpha-beta searches the positions the
     rules leave open, and the exact solver plays every position within ``solver_edges`` undrawn edges
@@ -335,13 +362,11 @@ def _prsboxes(*, board, seed, solver_edges: int = -1, search_safe: int = 9, sear
         search_nodes: node budget of each search, so a game replays the same on any machine
         solver_nodes: the exact solver's node budget a move; past it the rules decide
     """
-    from baselines.prsboxes import PRsBoxesAgent
-
-    return PRsBoxesAgent(seed=seed, solver_edges=solver_edges, search_safe=search_safe, search_full=search_full,
-                         search_depth=search_depth, search_nodes=search_nodes, board=board,
-                         solver_nodes=solver_nodes)
+    return PRsBoxesAgent(seed=seed, board=board, **options)
 
 
+takes_options(_prsboxes, options_of(PRsBoxesAgent, ("solver_edges", "search_safe", "search_full", "search_depth",
+                                                    "search_nodes", "solver_nodes")))
 register_agent("prsboxes", _prsboxes)
 
 
@@ -385,9 +410,7 @@ _openspiel_mcts.needs = "pyspiel"
 register_agent("openspiel_mcts", _openspiel_mcts)
 
 
-def _engine(*, board, seed, cmd: str = "", name: str | None = None, movetime: float | None = None,
-            timeout: float = 60.0, tolerance: float = TIME_MARGIN, startup: float = 30.0,
-            log: str | None = None):
+def _engine(*, board, seed, cmd: str = "", **options):
     """A program that speaks the engine protocol. The protocol is docs/engine-protocol.md; the program is
     run with the arguments of ``cmd`` (split like a shell's words, never run by a shell). A crash, an
     illegal move or a line outside the protocol loses the game, and the program restarts for the next one.
@@ -404,10 +427,7 @@ def _engine(*, board, seed, cmd: str = "", name: str | None = None, movetime: fl
         startup: seconds for its handshake and ``isready``
         log: file its standard error is appended to (None: a file in the temporary folder)
     """
-    from agents.engine import EngineAgent
-
-    return EngineAgent(_engine_argv(cmd), name=name, board=board, seed=seed, movetime=movetime,
-                       timeout=timeout, tolerance=tolerance, startup=startup, log=log)
+    return EngineAgent(_engine_argv(cmd), board=board, seed=seed, **options)
 
 
 def _engine_argv(cmd: str) -> list[str]:
@@ -435,6 +455,7 @@ def _check_engine(options: dict) -> None:
                           if key in options}, prefix="agent 'engine': option")
 
 
+takes_options(_engine, "cmd", options_of(EngineAgent, ("name", "movetime", "timeout", "tolerance", "startup", "log")))
 _engine.check_options = _check_engine
 _engine.label_option = "name"  # its label in a tournament's tables and files (registry.specs.describe_spec)
 _engine.neutral_options = ("log",)  # options that do not change play: not part of its identity on resume
@@ -484,16 +505,12 @@ def _network_factory(agent: str):
 
     # the options as before: checkpoint, the search's simulations, c_puct, prune, then device, symmetrize,
     # search, then the solver's zones and budget (their defaults from the one settings type)
-    own = inspect.signature(factory).parameters
     first, last = (option_parameters(names, PLAY) for names in _NETWORK_SEARCH_OPTIONS)
-    params = [own["board"], own["seed"], own["checkpoint"], *first, own["device"], own["symmetrize"], own["search"],
-              *last]
-    factory.__signature__ = inspect.Signature(params)
-    factory.__annotations__ = {**factory.__annotations__, **{p.name: p.annotation for p in first + last}}
+    takes_options(factory, "checkpoint", first, "device", "symmetrize", "search", last)
     what = NETWORK_AGENTS.get(agent) or f"PUCT search over a network of the model family that plays as {agent}."
     factory.__doc__ = _NETWORK_DOC.format(what=what, agent=agent)
     factory.needs = "torch"
-    factory.settings_doc = SearchSettings  # the search options are described in its Attributes section
+    factory.settings_doc = SearchSettings  # the search options are described by its fields' help
     return factory
 
 
@@ -557,6 +574,11 @@ def doc_entries(doc: str | None, section: str) -> tuple[str, dict[str, str]]:
     return " ".join(para), entries
 
 
+def field_help(cls) -> dict[str, str]:
+    """The ``help`` of each field of the dataclass ``cls`` that has one (its metadata), by name."""
+    return {f.name: f.metadata["help"] for f in dataclasses.fields(cls) if "help" in f.metadata}
+
+
 def _first_sentence(text: str) -> str:
     """``text`` up to the end of its first sentence (a full stop before a space, or the end)."""
     match = re.search(r"\.(\s|$)", text)
@@ -582,7 +604,7 @@ def describe_agent(name: str) -> AgentDoc:
     description, meanings = doc_entries(factory.__doc__, "Options")
     settings = getattr(factory, "settings_doc", None)
     if settings is not None:
-        meanings = {**doc_entries(settings.__doc__, "Attributes")[1], **meanings}
+        meanings = {**field_help(settings), **meanings}
     params = inspect.signature(factory).parameters
     try:
         hints = typing.get_type_hints(factory)

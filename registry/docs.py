@@ -5,8 +5,8 @@
     python -m registry.docs --ratings FOLDER    registry/strength.json from a finished round robin's folder, then the page
 
 Everything on the page is read from the code: each agent's description and options from its factory
-(:func:`registry.agents.describe_agent`: the factory's docstring and signature, the search settings'
-``Attributes:``), its strength from :data:`STRENGTH`, ``registry/strength.json``. That file holds the
+(:func:`registry.agents.describe_agent`: the factory's docstring and signature, the search settings' fields'
+``help``), its strength from :data:`STRENGTH`, ``registry/strength.json``. That file holds the
 ratings of one published round robin (``round_robin``: the command, board, time control, and per entrant its
 Elo, 95% interval and rank; null until one has been run, and every agent shows "not rated yet") and the
 results measured against external engines (``external``). :func:`round_robin_ratings` builds the first from

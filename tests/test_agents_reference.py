@@ -71,8 +71,9 @@ def test_doc_entries_reads_the_first_paragraph_and_one_section():
 
 def test_search_settings_are_documented_where_they_are_defined():
     from agents.search.settings import SearchSettings
+    from registry.agents import field_help
 
-    documented = doc_entries(SearchSettings.__doc__, "Attributes")[1]
+    documented = field_help(SearchSettings)
     assert set(documented) == {f.name for f in dataclasses.fields(SearchSettings)}
     assert all(documented.values())
     # the network agents read them from there

@@ -59,30 +59,31 @@ def test_plot_attention_errors_name_the_command(tmp_path, capsys):
 
 
 def test_every_set_key_has_a_description():
-    """A setting added to the training config or to a model family's config needs a line in
-    agents/training/settings_doc.py; a description of a key that no longer exists is stale."""
+    """A setting added to the training config, to the search settings or to a model family's config needs
+    its ``help`` in the field's metadata: one line, no full stop at the end."""
     pytest.importorskip("torch")  # the model families' configs live beside their networks
     import dataclasses
 
     from agents.models import get_family, list_families
-    from agents.training.config import setting_types
-    from agents.training.settings_doc import DESCRIPTIONS
+    from agents.search import SearchSettings
+    from agents.training.config import setting_fields
 
-    keys = set(setting_types())
+    fields = dict(setting_fields())
+    fields |= {f"search.{f.name}": f for f in dataclasses.fields(SearchSettings)}  # value too: the agents' option
     for name in list_families():
         config = get_family(name).config
         if config.__module__.startswith("agents.models."):  # the package's families, not ones registered by tests
-            keys |= {f"model.{f.name}" for f in dataclasses.fields(config) if f.name != "board"}
-    assert sorted(keys - set(DESCRIPTIONS)) == [], "settings without a description"
-    assert sorted(set(DESCRIPTIONS) - keys) == [], "descriptions of settings that do not exist"
-    assert all(text.strip() and not text.endswith(".") for text in DESCRIPTIONS.values())
+            fields |= {f"model.{f.name} [{name}]": f for f in dataclasses.fields(config)}
+    texts = {key: f.metadata.get("help", "") for key, f in fields.items()}
+    assert sorted(key for key, text in texts.items() if not text.strip()) == [], "settings without a description"
+    assert [key for key, text in texts.items() if text.endswith(".") or "\n" in text] == []
 
 
 def test_train_help_describes_each_key(capsys, monkeypatch):
     pytest.importorskip("torch")
     monkeypatch.setenv("COLUMNS", "200")
     out = _help(["train"], capsys)
-    assert "search.simulations (int): cpu 100, paper 800\n      search simulations per move" in out
+    assert "search.simulations (int): cpu 100, paper 800\n      leaf evaluations (or exact leaves) per search" in out
     assert "model.dim [dotsformer]: cpu 32, paper 84\n      embedding width D" in out
 
 

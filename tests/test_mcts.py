@@ -181,12 +181,12 @@ def test_one_settings_type_holds_every_search_default():
     from agents.network_agent import make_network_agent
     from agents.search import SearchSettings
     from agents.search.settings import PLAY, SELF_PLAY, default, settings_for
-    from agents.training.config import SearchConfig
+    from agents.training.config import TrainConfig
     from registry.agents import _FACTORIES
 
     assert agents.mcts.MCTSConfig is SearchSettings
     for A in (12, 60):
-        assert SearchConfig().mcts("win", A) == settings_for(A, SELF_PLAY)
+        assert TrainConfig().search.for_board(A) == settings_for(A, SELF_PLAY)
     params = inspect.signature(_FACTORIES["alphazero"]).parameters
     assert list(params)[2:] == ["checkpoint", "simulations", "c_puct", "prune", "device", "symmetrize", "search",
                                 "solve_leaf", "solve_root", "solve_nodes"]

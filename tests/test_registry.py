@@ -71,7 +71,7 @@ def test_cli_help_shows_defaults(command, shown, capsys, monkeypatch):
 
 
 def test_cli_train_settings_are_typed_and_checked():
-    from agents.training.config import parse_settings
+    from agents.training.settings_cli import parse_settings
 
     assert parse_settings("resnet", ["epochs=3", "value=margin", "prune=false", "lr=0.01", "model.width=16",
                                      "curriculum.start_step=none", "start_step=4"]) == {
@@ -183,3 +183,26 @@ def test_spiel_extra_runs_openspiel_pytorch_dqn_on_our_game():
         for a in agents:
             a.step(ts)
     assert agents[0].loss is not None
+
+
+def test_factories_take_the_defaults_of_their_agent_classes():
+    """An option that the agent's class takes has its default there alone (registry.agents.options_of):
+    the factory's signature shows the class's, and the registry narrows a type where it checks more."""
+    import inspect
+    import typing
+
+    from agents.engine import EngineAgent
+    from baselines.alphabeta import AlphaBetaAgent
+    from baselines.prsboxes import PRsBoxesAgent
+    from baselines.solver import SolverAgent
+    from registry.agents import _FACTORIES
+
+    for name, cls, registry_only in (("alphabeta", AlphaBetaAgent, set()), ("solver", SolverAgent, {"fallback"}),
+                                     ("prsboxes", PRsBoxesAgent, set()), ("engine", EngineAgent, {"cmd"})):
+        options = dict(inspect.signature(_FACTORIES[name]).parameters)
+        del options["board"], options["seed"]
+        own = inspect.signature(cls).parameters
+        taken = set(options) - registry_only  # e.g. the solver's fallback is a name here, an agent there
+        assert taken <= set(own) and {n: options[n].default for n in taken} == {n: own[n].default for n in taken}
+    engine = typing.get_type_hints(_FACTORIES["solver"])["engine"]
+    assert typing.get_args(engine) == ("auto", "alphabeta", "retrograde")

@@ -517,7 +517,9 @@ def test_solver_leaves_are_exact_values():
 
 def test_solver_options_are_checked():
     with pytest.raises(ValueError, match="solve_leaf and solve_root"):
-        MCTSConfig(solve_leaf=-1)
+        MCTSConfig(solve_leaf=-2)
+    with pytest.raises(ValueError, match="for_board"):  # auto (-1) is resolved for the board before a search
+        MCTS(UniformEvaluator(), MCTSConfig(solve_root=-1))
     with pytest.raises(ValueError, match="solve_nodes"):
         MCTSConfig(solve_nodes=0)
     from dnb_env import _native

@@ -543,6 +543,24 @@ def test_positions_in_the_solver_zone_are_labelled_with_every_optimal_move():
     assert from_dict(to_dict(cfg)) == cfg
 
 
+def test_a_config_of_before_the_renames_loads_the_same():
+    """A run folder's config.json of before the search section was the search settings: ``search.batch`` is
+    ``search.batch_size``, ``search.temperature_moves`` the top-level ``temperature_moves``, and the search
+    settings it lacks take their self-play defaults; ``--set`` takes the old keys too."""
+    from agents.training.settings_cli import parse_settings
+
+    cfg = tiny(**{"search.batch_size": 4, "temperature_moves": 3})
+    old = to_dict(cfg)
+    search = old["search"]
+    search["batch"], search["temperature_moves"] = search.pop("batch_size"), old.pop("temperature_moves")
+    for key in ("selection", "add_noise", "virtual_loss", "reuse_tree", "solve_root_nodes", "solve_tt_mb"):
+        del search[key]
+    assert from_dict(old) == cfg and from_dict(old).mcts() == cfg.mcts()
+    assert cfg.mcts().value == cfg.model.value and "value" not in to_dict(cfg)["search"]
+    assert parse_settings("resnet", ["search.batch=4", "search.temperature_moves=3", "batch=2"]) == {
+        "search.batch_size": 2, "temperature_moves": 3}
+
+
 def test_a_run_starts_from_the_weights_of_init(tmp_path, monkeypatch):
     """``init`` loads a checkpoint of the same model before the first iteration (and only then: a resume
     keeps the run's own weights); a checkpoint of another model is refused before anything is written."""

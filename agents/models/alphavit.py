@@ -113,14 +113,14 @@ take half the time in a profile), where the dotsformer cpu preset has one transf
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from agents.models import Family
-from agents.models.common import check_common
+from agents.models.common import SHARED_HELP, check_common
 from dnb_env.core import MAX_SIZE, geometry
 from dnb_env.observations import encoder_shape
 
@@ -142,25 +142,35 @@ def _positive_int(name: str, v) -> None:
 
 @dataclass(frozen=True)
 class AlphaViTConfig:
-    board: str = "5x5"
-    encoder: str = "chainloop6"
-    value: str = "win"
-    variant: str = "vit"
-    dim: int = 512
-    heads: int = 8
-    layers: int | None = None
-    mlp_ratio: float = 2.0
-    patch: int = 3
-    pos_embedding: str = "learned"
-    pos_size: int = 11
-    pos_interp: str = "bilinear"
-    decoder_dim: int = 512
-    decoder_heads: int = 8
-    decoder_layers: int = 1
-    decoder_input: str = "resize"
-    action_embeddings: int = 256
-    dropout: float = 0.1
-    aux_heads: bool = False
+    board: str = field(default="5x5", metadata={"help": SHARED_HELP["board"]})
+    encoder: str = field(default="chainloop6", metadata={"help": SHARED_HELP["encoder"]})
+    value: str = field(default="win", metadata={"help": SHARED_HELP["value"]})
+    variant: str = field(default="vit", metadata={
+        "help": "alphavit: vit (encoder, a policy logit per edge token), vid (+ a decoder over the encoder's "
+                "outputs) or vda (+ a decoder over learnable action embeddings)"})
+    dim: int = field(default=512, metadata={"help": SHARED_HELP["dim"]})
+    heads: int = field(default=8, metadata={"help": SHARED_HELP["heads"]})
+    layers: int | None = field(default=None, metadata={"help": SHARED_HELP["layers"]})
+    mlp_ratio: float = field(default=2.0, metadata={"help": SHARED_HELP["mlp_ratio"]})
+    patch: int = field(default=3, metadata={
+        "help": "alphavit: kernel of the patch-embedding convolution (odd; stride 1, one token per grid cell)"})
+    pos_embedding: str = field(default="learned", metadata={
+        "help": "alphavit: learned (a table resized to each board's grid) or sincos (fixed 2D sine-cosine of the "
+                "grid coordinates)"})
+    pos_size: int = field(default=11, metadata={
+        "help": "alphavit: side of the learned position table (11: the 5x5 grid)"})
+    pos_interp: str = field(default="bilinear", metadata={
+        "help": "alphavit: how the learned position table is resized to the board: bilinear or bicubic"})
+    decoder_dim: int = field(default=512, metadata={"help": "alphavit vid/vda: embedding width of the decoder"})
+    decoder_heads: int = field(default=8, metadata={"help": "alphavit vid/vda: attention heads per decoder layer"})
+    decoder_layers: int = field(default=1, metadata={"help": "alphavit vid/vda: transformer decoder layers"})
+    decoder_input: str = field(default="resize", metadata={
+        "help": "alphavit vid: decoder inputs resized from the encoder's outputs to the action count (resize) or "
+                "taken at the edge cells (edges)"})
+    action_embeddings: int = field(default=256, metadata={
+        "help": "alphavit vda: learnable action embeddings, resized to the action count"})
+    dropout: float = field(default=0.1, metadata={"help": "alphavit: dropout in the transformer layers"})
+    aux_heads: bool = field(default=False, metadata={"help": SHARED_HELP["aux_heads"]})
 
     def __post_init__(self):
         check_common(self, grid_only=True)

@@ -10,6 +10,24 @@ from dnb_env.observations import encoder_layout, encoder_shape
 
 VALUE_UNITS = ("win", "margin")
 
+#: The help of the config fields that several families share (one text for every family that has it).
+SHARED_HELP = {
+    "board": "the board the network is built for (RxC; --board)",
+    "encoder": "input encoder (dnb_env.observations), e.g. alphazero4, chainloop6",
+    "value": "unit of the value head: win (results +1/-1/0) or margin (final box margin / boxes)",
+    "paper_heads": "Dotsformer Table 3's policy and value heads (resnet: instead of the AlphaZero heads, needs a "
+                   "grid encoder; dotsformer: always)",
+    "aux_heads": "the initiative and move-class heads (Dotsformer 4.3)",
+    "future_head": "the head of an auxiliary target per move (model.future_target)",
+    "future_target": "what the future head learns: safe_phase (each move's safe-phase value) or nimstring (whether "
+                     "each move wins Nimstring, that is gets control)",
+    "dim": "embedding width D (a multiple of heads; dotsformer: also of the qkv kernel count)",
+    "heads": "attention heads per transformer block",
+    "layers": "blocks of the trunk (dotsformer: a multiple of the order's unit; alphavit: encoder layers, None: 4 "
+              "for vit, 1 for vid and vda)",
+    "mlp_ratio": "hidden width of the transformer MLP, as a multiple of dim",
+}
+
 
 def check_common(config, *, grid_only: bool = False) -> None:
     """Validate ``board``, ``encoder`` and ``value`` of a family config (``ValueError`` naming the field).

@@ -99,7 +99,7 @@ the ranges): ``paper`` 12-16 ms at batch 1, 255-330 ms at batch 64; ``cpu`` 3.6-
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -107,7 +107,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from agents.models import Family
-from agents.models.common import ResidualBlock, check_common, check_future_target, input_shape
+from agents.models.common import SHARED_HELP, ResidualBlock, check_common, check_future_target, input_shape
 from agents.models.heads import AuxHeads, FutureHead, PolicyHead, ValueHead
 from dnb_env.core import geometry
 
@@ -122,21 +122,25 @@ QKV_KERNELS = {"multiscale4": (1, 3, 5, 7), "multiscale2": (1, 3), "linear": Non
 
 @dataclass(frozen=True)
 class DotsformerConfig:
-    board: str = "5x5"
-    encoder: str = "chainloop6"
-    value: str = "win"
-    dim: int = 84
-    heads: int = 4
-    order: str = "TR"
-    layers: int = 6
-    qkv: str = "multiscale4"
-    topo_bias: bool = True
-    rel_pos_bias: bool = True
-    mlp_ratio: float = 2.0
-    aux_heads: bool = True
-    paper_heads: bool = True
-    future_head: bool = False
-    future_target: str = "safe_phase"
+    board: str = field(default="5x5", metadata={"help": SHARED_HELP["board"]})
+    encoder: str = field(default="chainloop6", metadata={"help": SHARED_HELP["encoder"]})
+    value: str = field(default="win", metadata={"help": SHARED_HELP["value"]})
+    dim: int = field(default=84, metadata={"help": SHARED_HELP["dim"]})
+    heads: int = field(default=4, metadata={"help": SHARED_HELP["heads"]})
+    order: str = field(default="TR", metadata={
+        "help": "block order: TR (T R R repeated), RT (R R T), TT (transformers only) or baseline (residual "
+                "blocks only)"})
+    layers: int = field(default=6, metadata={"help": SHARED_HELP["layers"]})
+    qkv: str = field(default="multiscale4", metadata={
+        "help": "Q, K, V projections: multiscale4 (kernels 1, 3, 5, 7), multiscale2 (1, 3) or linear"})
+    topo_bias: bool = field(default=True, metadata={
+        "help": "the topological attention bias (the four edges of a box are strongly related)"})
+    rel_pos_bias: bool = field(default=True, metadata={"help": "Swin Transformer's relative position bias"})
+    mlp_ratio: float = field(default=2.0, metadata={"help": SHARED_HELP["mlp_ratio"]})
+    aux_heads: bool = field(default=True, metadata={"help": SHARED_HELP["aux_heads"]})
+    paper_heads: bool = field(default=True, metadata={"help": SHARED_HELP["paper_heads"]})
+    future_head: bool = field(default=False, metadata={"help": SHARED_HELP["future_head"]})
+    future_target: str = field(default="safe_phase", metadata={"help": SHARED_HELP["future_target"]})
 
     def __post_init__(self):
         check_common(self, grid_only=True)

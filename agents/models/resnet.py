@@ -14,29 +14,29 @@ Dotsformer's 1.42M baseline) and ``cpu`` (3 x 32).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
 from agents.models import Family
-from agents.models.common import ResidualBlock, check_common, check_future_target, input_shape
+from agents.models.common import SHARED_HELP, ResidualBlock, check_common, check_future_target, input_shape
 from agents.models.heads import AuxHeads, FutureHead, PolicyHead, ValueHead
 from dnb_env.core import geometry
 
 
 @dataclass(frozen=True)
 class ResNetConfig:
-    board: str = "5x5"
-    encoder: str = "alphazero4"
-    value: str = "win"
-    blocks: int = 6
-    width: int = 112
-    value_hidden: int = 64
-    paper_heads: bool = False
-    aux_heads: bool = False
-    future_head: bool = False
-    future_target: str = "safe_phase"
+    board: str = field(default="5x5", metadata={"help": SHARED_HELP["board"]})
+    encoder: str = field(default="alphazero4", metadata={"help": SHARED_HELP["encoder"]})
+    value: str = field(default="win", metadata={"help": SHARED_HELP["value"]})
+    blocks: int = field(default=6, metadata={"help": "residual blocks of the tower"})
+    width: int = field(default=112, metadata={"help": "channels of the tower"})
+    value_hidden: int = field(default=64, metadata={"help": "hidden units of the AlphaZero value head"})
+    paper_heads: bool = field(default=False, metadata={"help": SHARED_HELP["paper_heads"]})
+    aux_heads: bool = field(default=False, metadata={"help": SHARED_HELP["aux_heads"]})
+    future_head: bool = field(default=False, metadata={"help": SHARED_HELP["future_head"]})
+    future_target: str = field(default="safe_phase", metadata={"help": SHARED_HELP["future_target"]})
 
     def __post_init__(self):
         check_common(self, grid_only=self.paper_heads or self.aux_heads or self.future_head)

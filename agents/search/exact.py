@@ -45,6 +45,7 @@ class ExactRoot:
     None outside the zone or when ``solve_root_nodes`` do not suffice. Used by both search backends."""
 
     def __init__(self, config: SearchSettings):
+        config.check_resolved()
         self.config = config
         self._solver = None
 

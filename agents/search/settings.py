@@ -9,16 +9,16 @@ a use's own defaults    :data:`PLAY` (agents over a network: ``make_agent("alpha
                         :data:`SELF_PLAY` (training's ``search.*``): only the settings whose defaults
                         differ there; :func:`default` reads a setting's default for a use
 auto solver zones       ``AUTO`` (-1) in ``solve_leaf`` / ``solve_root`` of a use, resolved for a board by
-                        :func:`solver_zone` in :func:`settings_for`
+                        :func:`solver_zone` in :func:`settings_for` and :meth:`SearchSettings.for_board`
 options by keyword      :func:`option_parameters`: keyword-only parameters built from the fields (type,
                         a use's default), e.g. for the registry's ``alphazero`` / ``dotsformer`` factories
 ======================  ==================================================================================
 
-How a setting travels, e.g. ``solve_nodes``: ``dnb train --set search.solve_nodes=N`` ->
-:class:`agents.training.config.SearchConfig` (the run's ``config.json``) -> :class:`SearchSettings` (its
-``mcts()``) -> the search: :class:`agents.search.python.MCTS` reads it, :class:`agents.search.native.NativeMCTS`
-passes it to the C++ ``SearchTree`` (whose ``Settings`` have no defaults of their own: every value is
-passed).
+How a setting travels, e.g. ``solve_nodes``: ``dnb train --set search.solve_nodes=N`` -> the
+:class:`SearchSettings` of the training config's ``search`` section (the run's ``config.json``) -> the same
+settings with the model's value unit and the board's solver zones (``TrainConfig.mcts()``) -> the search:
+:class:`agents.search.python.MCTS` reads them, :class:`agents.search.native.NativeMCTS` passes them to the C++
+``SearchTree`` (whose ``Settings`` have no defaults of their own: every value is passed).
 
     SearchSettings(simulations=200)                       # the defaults of everything else
     settings_for(60, PLAY, value="margin")                # how agents play on 5x5, zones resolved
@@ -31,7 +31,7 @@ import math
 import dataclasses
 import inspect
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
@@ -45,31 +45,8 @@ __all__ = ["SearchSettings", "AUTO", "PLAY", "SELF_PLAY", "SOLVE_ROOT_CAP", "SOL
 @dataclass(frozen=True)
 class SearchSettings:
     """Settings of one search (either backend); defaults are Dotsformer Table A1 (c_puct 1.0,
-    temperature 0.4, 800 simulations).
-
-    Attributes:
-        simulations: leaf evaluations (or exact leaves) per search
-        selection: the rule that picks a child edge on the way down: ``"puct"`` (AlphaZero) or ``"uct"``
-            (plain UCT), below
-        c_puct: exploration weight of the selection rule (``c`` of UCB1 with ``"uct"``)
-        temperature: agents that draw take moves from ``N^(1/T)`` over the root visits (0: the most visited)
-        dirichlet_alpha: alpha of the Dirichlet noise on the root priors
-        dirichlet_epsilon: weight of the Dirichlet noise in the root priors
-        add_noise: Dirichlet ``(dirichlet_alpha, dirichlet_epsilon)`` noise on the root priors (refused with
-            ``selection="uct"``)
-        batch_size: leaves per evaluator call, kept apart by ``virtual_loss``
-        virtual_loss: visits, each a loss, counted on the path of a leaf awaiting its evaluation, so that the
-            leaves of one batch spread out
-        prune: BoxesZero's pruning: exact simple-endgame leaves, forced captures in opened chains
-        reuse_tree: keep the subtree of the move played for the next search
-        value: ``"win"`` (results +1/-1/0, AlphaZero) or ``"margin"`` (final box margin / boxes)
-        solve_leaf: leaves with at most this many undrawn edges get the exact solver's value (0: off; -1:
-            auto, resolved for the board by ``solver_zone``)
-        solve_root: a root with at most this many undrawn edges is not searched: its policy is uniform over
-            the moves of best margin (0: off; -1: auto, resolved for the board by ``solver_zone``)
-        solve_nodes: the exact solver's node budget for each leaf
-        solve_root_nodes: the exact solver's node budget for the root
-        solve_tt_mb: megabytes of the exact solver's tables, kept across searches
+    temperature 0.4, 800 simulations). What each setting means is its field's ``help`` (metadata), which
+    ``dnb agents`` and ``dnb train --help`` print.
 
     Selection rules, for a child edge ``a`` of a position ``s``: ``"puct"`` (AlphaZero) takes
     ``argmax Q(s, a) + c_puct * P(s, a) * sqrt(sum N) / (1 + N(s, a))``. ``"uct"`` (plain UCT, Kocsis &
@@ -82,26 +59,44 @@ class SearchSettings:
 
     The exact solver (:mod:`dnb_env.solver`, alpha-beta; needs the C++ extension): a leaf solve that runs
     out of ``solve_nodes`` lowers the leaf zone to one edge below that leaf for the rest of the search; the
-    root's policy comes from :class:`agents.search.exact.ExactRoot` when ``solve_root_nodes`` suffice.
+    root's policy comes from :class:`agents.search.exact.ExactRoot` when ``solve_root_nodes`` suffice. A
+    zone of :data:`AUTO` (-1) is a use's, resolved for a board by :meth:`for_board` before a search takes
+    the settings.
     """
 
-    simulations: int = 800
-    selection: str = "puct"
-    c_puct: float = 1.0
-    temperature: float = 0.4
-    dirichlet_alpha: float = 0.3
-    dirichlet_epsilon: float = 0.25
-    add_noise: bool = False
-    batch_size: int = 8
-    virtual_loss: float = 1.0
-    prune: bool = True
-    reuse_tree: bool = True
-    value: str = "win"
-    solve_leaf: int = 0
-    solve_root: int = 0
-    solve_nodes: int = 1_000_000
-    solve_root_nodes: int = 6_000_000
-    solve_tt_mb: float = 16.0
+    simulations: int = field(default=800, metadata={"help": "leaf evaluations (or exact leaves) per search"})
+    selection: str = field(default="puct", metadata={
+        "help": 'the rule that picks a child edge on the way down: ``"puct"`` (AlphaZero) or ``"uct"`` (plain '
+                'UCT), below'})
+    c_puct: float = field(default=1.0, metadata={
+        "help": 'exploration weight of the selection rule (``c`` of UCB1 with ``"uct"``)'})
+    temperature: float = field(default=0.4, metadata={
+        "help": "moves that are drawn are drawn from ``N^(1/T)`` over the root visits N (0: the most visited)"})
+    dirichlet_alpha: float = field(default=0.3, metadata={"help": "alpha of the Dirichlet noise on the root priors"})
+    dirichlet_epsilon: float = field(default=0.25, metadata={
+        "help": "weight of the Dirichlet noise in the root priors"})
+    add_noise: bool = field(default=False, metadata={
+        "help": 'Dirichlet ``(dirichlet_alpha, dirichlet_epsilon)`` noise on the root priors (refused with '
+                '``selection="uct"``)'})
+    batch_size: int = field(default=8, metadata={"help": "leaves per evaluator call, kept apart by ``virtual_loss``"})
+    virtual_loss: float = field(default=1.0, metadata={
+        "help": "visits, each a loss, counted on the path of a leaf awaiting its evaluation, so that the leaves "
+                "of one batch spread out"})
+    prune: bool = field(default=True, metadata={
+        "help": "BoxesZero's pruning: exact simple-endgame leaves, forced captures in opened chains"})
+    reuse_tree: bool = field(default=True, metadata={"help": "keep the subtree of the move played for the next search"})
+    value: str = field(default="win", metadata={
+        "help": '``"win"`` (results +1/-1/0, AlphaZero) or ``"margin"`` (final box margin / boxes)'})
+    solve_leaf: int = field(default=0, metadata={
+        "help": "leaves with at most this many undrawn edges get the exact solver's value (0: off; -1: auto, "
+                "resolved for the board by ``solver_zone``)"})
+    solve_root: int = field(default=0, metadata={
+        "help": "a root with at most this many undrawn edges is not searched: its policy is uniform over the "
+                "moves of best margin (0: off; -1: auto, resolved for the board by ``solver_zone``)"})
+    solve_nodes: int = field(default=1_000_000, metadata={"help": "the exact solver's node budget for each leaf"})
+    solve_root_nodes: int = field(default=6_000_000, metadata={"help": "the exact solver's node budget for the root"})
+    solve_tt_mb: float = field(default=16.0, metadata={
+        "help": "megabytes of the exact solver's tables, kept across searches"})
 
     def __post_init__(self):
         if self.value not in ("win", "margin"):
@@ -114,10 +109,23 @@ class SearchSettings:
             raise ValueError(f"simulations must be in 1..{MAX_SIMULATIONS:,} and batch_size >= 1")
         if not 0 < self.c_puct < math.inf or not 0 <= self.temperature < math.inf:
             raise ValueError("c_puct must be a finite number > 0 and temperature a finite number >= 0")
-        if self.solve_leaf < 0 or self.solve_root < 0:
-            raise ValueError("solve_leaf and solve_root must be >= 0 (0 = no exact solving)")
+        if self.solve_leaf < AUTO or self.solve_root < AUTO:
+            raise ValueError("solve_leaf and solve_root must be >= 0 (0 = no exact solving), or -1 (auto)")
         if self.solve_nodes < 1 or self.solve_root_nodes < 1 or not 1 <= self.solve_tt_mb <= 65536:
             raise ValueError("solve_nodes and solve_root_nodes must be >= 1 and solve_tt_mb in 1..65536")
+
+    def for_board(self, num_actions: int | Geometry) -> "SearchSettings":
+        """These settings with the :data:`AUTO` solver zones resolved for a board of ``num_actions`` edges
+        (:func:`solver_zone`): what a search takes."""
+        zones = {name: solver_zone(getattr(self, name), num_actions, cap, ZONE_FRACTIONS[name])
+                 for name, cap in _ZONE_CAPS.items()}
+        return dataclasses.replace(self, **zones)
+
+    def check_resolved(self) -> None:
+        """ValueError when a solver zone is still :data:`AUTO` (a search needs :meth:`for_board`)."""
+        if self.solve_leaf < 0 or self.solve_root < 0:
+            raise ValueError("solve_leaf and solve_root must be >= 0 (0 = no exact solving) in a search: resolve "
+                             "-1 (auto) for the board with SearchSettings.for_board")
 
 
 #: The most simulations a search takes per move (its tree grows with them: about 100 bytes each).
@@ -130,7 +138,7 @@ AUTO = -1
 #: ``alphazero`` / ``dotsformer``, the web app): 200 simulations and the auto solver zones.
 PLAY: Mapping = MappingProxyType({"simulations": 200, "solve_leaf": AUTO, "solve_root": AUTO})
 
-#: Self-play training (``agents.training.config.SearchConfig``, ``--set search.*``): AlphaZero's search
+#: Self-play training (``agents.training.config.TrainConfig.search``, ``--set search.*``): AlphaZero's search
 #: without pruning, with root noise and no tree reuse, and the auto solver zones.
 SELF_PLAY: Mapping = MappingProxyType({"prune": False, "add_noise": True, "reuse_tree": False,
                                        "solve_leaf": AUTO, "solve_root": AUTO})
@@ -142,6 +150,7 @@ SELF_PLAY: Mapping = MappingProxyType({"prune": False, "add_noise": True, "reuse
 SOLVE_ROOT_CAP, SOLVE_LEAF_CAP = 38, 36
 #: Fraction of a board's edges an auto zone covers at most, per zone option.
 ZONE_FRACTIONS = {"solve_leaf": (3, 5), "solve_root": (2, 3)}
+_ZONE_CAPS = {"solve_leaf": SOLVE_LEAF_CAP, "solve_root": SOLVE_ROOT_CAP}
 
 _FIELDS = {f.name: f for f in dataclasses.fields(SearchSettings)}
 _NO_CHANGES: Mapping = MappingProxyType({})
@@ -173,7 +182,7 @@ def settings_for(num_actions: int | Geometry, use: Mapping = _NO_CHANGES, **chan
     """:class:`SearchSettings` with ``use``'s defaults and ``changes``, the solver zones (:data:`AUTO` or a
     number, checked by :func:`solver_zone`) resolved for a board of ``num_actions`` edges."""
     values = {**use, **changes}
-    for name, cap in (("solve_leaf", SOLVE_LEAF_CAP), ("solve_root", SOLVE_ROOT_CAP)):
+    for name, cap in _ZONE_CAPS.items():
         if name in values:
             values[name] = solver_zone(values[name], num_actions, cap, ZONE_FRACTIONS[name])
     return SearchSettings(**values)

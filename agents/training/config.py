@@ -2,7 +2,7 @@
 
     cfg = make_train_config("dotsformer", preset="cpu", board="3x3", **{"search.simulations": 64})
     cfg.model        # the model family's config (board, encoder, value unit, architecture)
-    cfg.search       # self-play search (simulations, c_puct, noise, temperature, pruning)
+    cfg.search       # self-play search: agents.search.SearchSettings, the defaults of agents.search.settings.SELF_PLAY
     cfg.replay       # buffer window, experience decay, augmentation
     cfg.loss         # loss weights (Dotsformer Appendix B.1)
     cfg.curriculum   # backward training: start step, rollback rule, extra internal-node samples
@@ -12,7 +12,8 @@
 Defaults are the papers' (Dotsformer Table A1 and A2, BoxesZero Table 2 and A2). Overrides are given by
 dotted path (``"search.simulations"``) or, where a name is unique across the sections, by the bare name
 (``"simulations"``, ``"width"``). ``to_dict``/``from_dict`` round-trip a config through JSON
-(``config.json`` in every run folder).
+(``config.json`` in every run folder). Every setting's meaning is its field's ``help`` (metadata), which
+``dnb train --help`` prints (:mod:`agents.training.settings_cli`, which also parses ``--set KEY=VALUE``).
 """
 
 from __future__ import annotations
@@ -23,57 +24,23 @@ from dataclasses import dataclass, field
 
 from agents.models import config_from_dict, config_to_dict, family_of, get_family, list_families, make_model_config
 from agents.search import SearchSettings
-from agents.search.settings import SELF_PLAY, default, settings_for
+from agents.search.settings import SELF_PLAY
 from dnb_env.core import geometry
 from dnb_env.limits import INT_LIMIT, check_number, check_seed
 
-__all__ = ["SearchConfig", "ReplayConfig", "LossConfig", "CurriculumConfig", "TeacherMixConfig", "TrainConfig", "PRESETS",
-           "make_train_config", "to_dict", "from_dict", "setting_types", "RESUMABLE", "field_problems",
-           "model_from_dict"]
-
-
-@dataclass(frozen=True)
-class SearchConfig:
-    """The self-play search (``search.*``): :class:`agents.search.SearchSettings` with the defaults of
-    :data:`agents.search.settings.SELF_PLAY` (Dotsformer Table A1: 800 simulations, c_puct 1.0,
-    temperature 0.4; pure AlphaZero: no pruning; root noise, no tree reuse), under the names the run
-    folders' ``config.json`` use. No search default is declared here: each is read from the settings module.
-    ``batch`` is ``batch_size`` (leaves per network call per game); ``temperature_moves`` is self-play's
-    own: searched moves played at ``temperature``, the most visited after that. The exact solver's zones
-    ``solve_leaf`` / ``solve_root`` are in undrawn edges, -1 = auto (min(36, 60% of the edges) /
-    min(38, two thirds of the edges)), 0 = off; positions in the root zone are not searched: their label is uniform over the moves of best margin.
-    Runs saved before these options existed load with 0 (off). ``solve_nodes``: the budget per leaf. The
-    value unit is the model's."""
-
-    simulations: int = default("simulations", SELF_PLAY)
-    c_puct: float = default("c_puct", SELF_PLAY)
-    temperature: float = default("temperature", SELF_PLAY)
-    temperature_moves: int = 8  # self-play's own, not a search setting
-    dirichlet_alpha: float = default("dirichlet_alpha", SELF_PLAY)
-    dirichlet_epsilon: float = default("dirichlet_epsilon", SELF_PLAY)
-    batch: int = default("batch_size", SELF_PLAY)
-    prune: bool = default("prune", SELF_PLAY)
-    solve_leaf: int = default("solve_leaf", SELF_PLAY)
-    solve_root: int = default("solve_root", SELF_PLAY)
-    solve_nodes: int = default("solve_nodes", SELF_PLAY)
-
-    def __post_init__(self):
-        self.mcts(value="win")  # validates
-
-    def mcts(self, value: str, num_actions: int = 0) -> SearchSettings:
-        """The search settings; the auto solver zones resolved for a board of ``num_actions`` edges."""
-        return settings_for(num_actions, SELF_PLAY, simulations=self.simulations, c_puct=self.c_puct,
-                            temperature=self.temperature, dirichlet_alpha=self.dirichlet_alpha,
-                            dirichlet_epsilon=self.dirichlet_epsilon, batch_size=self.batch, prune=self.prune,
-                            value=value, solve_leaf=self.solve_leaf, solve_root=self.solve_root,
-                            solve_nodes=self.solve_nodes)
+__all__ = ["ReplayConfig", "LossConfig", "CurriculumConfig", "TeacherMixConfig", "TrainConfig", "PRESETS",
+           "make_train_config", "to_dict", "from_dict", "setting_fields", "setting_types", "resolve_key", "RESUMABLE",
+           "field_problems", "model_from_dict"]
 
 
 @dataclass(frozen=True)
 class ReplayConfig:
-    buffer_iterations: int = 10  # samples of the last N iterations are kept
-    gamma_decay: float = 0.9  # Dotsformer's experience decay: weight gamma^(iteration - sample iteration)
-    augment: bool = True  # each drawn batch is mapped by a random board symmetry
+    buffer_iterations: int = field(default=10, metadata={
+        "help": "samples of the last N iterations are kept in the replay"})
+    gamma_decay: float = field(default=0.9, metadata={
+        "help": "Dotsformer's experience decay: a sample is drawn with weight gamma^(iteration - its iteration)"})
+    augment: bool = field(default=True, metadata={
+        "help": "each drawn batch is mapped by a random symmetry of the board"})
 
     def __post_init__(self):
         if self.buffer_iterations < 1 or not 0 < self.gamma_decay <= 1:
@@ -87,13 +54,19 @@ class LossConfig:
     "11" in our copy and the class weight as 10.0 (its class loss sums over the actions); ours averages
     the class loss over the edge cells, and the defaults are 1.0 for all three."""
 
-    value_weight: float = 1.0
-    initiative_weight: float = 1.0  # used when the model has aux heads
-    move_class_weight: float = 1.0  # likewise
-    future_weight: float = 1.0  # the safe-phase target of a model with the future head
-    l2: float = 1e-4  # Table A1's lambda_reg, applied as Adam weight decay
-    focal_gamma: float = 2.0  # (1 - p)^gamma focusing of the initiative loss
-    focal_alpha: str = "balanced"  # class weights: "balanced" (inverse class frequency in the batch) or "none"
+    value_weight: float = field(default=1.0, metadata={
+        "help": "weight of the value loss (MSE) beside the policy cross-entropy"})
+    initiative_weight: float = field(default=1.0, metadata={
+        "help": "weight of the initiative loss (focal), for models with aux heads"})
+    move_class_weight: float = field(default=1.0, metadata={
+        "help": "weight of the move-class loss (cross-entropy over the edge cells), for models with aux heads"})
+    future_weight: float = field(default=1.0, metadata={"help": "weight of the future head's loss, for models with it"})
+    l2: float = field(default=1e-4, metadata={
+        "help": "L2 regularisation (lambda_reg of Dotsformer Table A1), applied as Adam weight decay"})
+    focal_gamma: float = field(default=2.0, metadata={
+        "help": "focusing exponent gamma of the focal initiative loss: (1 - p)^gamma"})
+    focal_alpha: str = field(default="balanced", metadata={
+        "help": "class weights of the initiative loss: balanced (inverse class frequency in the batch) or none"})
 
     def __post_init__(self):
         if min(self.value_weight, self.initiative_weight, self.move_class_weight, self.future_weight, self.l2,
@@ -132,24 +105,39 @@ class CurriculumConfig:
     ``q_mix``: value target ``(1 - q_mix) z + q_mix Q`` for searched positions (BoxesZero: 0.25 once S = 0).
     """
 
-    rule: str = "dotsformer"
-    start_step: int | None = None
-    step_size: int = 1
-    min_gap: int = 10
-    epsilon: float | None = None
-    tau_root: float = 0.7
-    tau_step: float = 0.7
-    step_interval: int = 4
-    mq_threshold: float = 0.85
-    nv_threshold: float = 0.75
-    mqr_threshold: float = 0.75
-    nvr_threshold: float = 0.85
-    max_gap: int = 150
-    opening_random: float = 0.05
-    extra_nodes: bool = True
-    node_visits: float = 0.125  # 100 of 800 simulations
-    node_q: float = 0.8
-    q_mix: float = 0.0
+    rule: str = field(default="dotsformer", metadata={
+        "help": "when the start step S moves earlier: dotsformer (accuracy thresholds), boxeszero (mqr/nvr "
+                "thresholds) or none (S stays)"})
+    start_step: int | None = field(default=None, metadata={
+        "help": "first searched move S at the start of training (None: 32 of 60 moves on 5x5, scaled to the "
+                "board; 0: ordinary AlphaZero self-play)"})
+    step_size: int = field(default=1, metadata={"help": "moves S goes back at each rollback"})
+    min_gap: int = field(default=10, metadata={"help": "dotsformer rule: fewest iterations between two rollbacks"})
+    epsilon: float | None = field(default=None, metadata={
+        "help": "dotsformer rule: a prediction is right when Q has the result's sign and |Q| >= epsilon (None: "
+                "0.7 in win units, half a box in margin units)"})
+    tau_root: float = field(default=0.7, metadata={"help": "dotsformer rule: root accuracy needed for a rollback"})
+    tau_step: float = field(default=0.7, metadata={"help": "dotsformer rule: step accuracy needed for a rollback"})
+    step_interval: int = field(default=4, metadata={
+        "help": "dotsformer rule: the step positions are those at S + k * step_interval"})
+    mq_threshold: float = field(default=0.85, metadata={
+        "help": "boxeszero rule: |Q| above which a searched position counts in mqr"})
+    nv_threshold: float = field(default=0.75, metadata={
+        "help": "boxeszero rule: |v| from which a position counts in nvr (with v * Q >= 0)"})
+    mqr_threshold: float = field(default=0.75, metadata={"help": "boxeszero rule: mqr needed for a rollback"})
+    nvr_threshold: float = field(default=0.85, metadata={"help": "boxeszero rule: nvr needed for a rollback"})
+    max_gap: int = field(default=150, metadata={
+        "help": "boxeszero rule: a rollback after this many iterations whatever the ratios"})
+    opening_random: float = field(default=0.05, metadata={
+        "help": "probability of a random legal move instead of the greedy policy before S"})
+    extra_nodes: bool = field(default=True, metadata={
+        "help": "while S > 0, well-visited internal tree nodes off the played move become samples too "
+                "(BoxesZero 4.3)"})
+    node_visits: float = field(default=0.125, metadata={  # 100 of 800 simulations
+        "help": "extra samples: fewest visits of a node, as a share of the simulations"})
+    node_q: float = field(default=0.8, metadata={"help": "extra samples: smallest |Q| of a node"})
+    q_mix: float = field(default=0.0, metadata={
+        "help": "value target (1 - q_mix) z + q_mix Q of searched positions (z: the game's result)"})
 
     def __post_init__(self):
         if self.rule not in ("dotsformer", "boxeszero", "none"):
@@ -185,9 +173,14 @@ class TeacherMixConfig:
     replay. With a dataset and no ``curriculum.start_step``, backward training starts where the teacher
     zone ends: S = num_actions - the largest undrawn count of the datasets."""
 
-    data: str = ""
-    fraction: float = 0.0
-    temperature: float = 0.0
+    data: str = field(default="", metadata={
+        "help": "teacher dataset folder (dnb teach) whose samples are mixed into the batches; several folders "
+                "joined by commas"})
+    fraction: float = field(default=0.0, metadata={
+        "help": "share of every batch drawn from the teacher dataset, in [0, 1)"})
+    temperature: float = field(default=0.0, metadata={
+        "help": "policy target of teacher samples: 0 uniform over the best moves, else a softmax of the move "
+                "labels"})
 
     def __post_init__(self):
         if not 0 <= self.fraction < 1:
@@ -211,34 +204,69 @@ def _model_default():
 
 @dataclass(frozen=True)
 class TrainConfig:
+    """A training run. ``search`` is the self-play search (:class:`agents.search.SearchSettings`, the
+    defaults of :data:`agents.search.settings.SELF_PLAY`: Dotsformer Table A1's 800 simulations, c_puct 1.0
+    and temperature 0.4; pure AlphaZero: no pruning; root noise, no tree reuse); its value unit is the
+    model's (set from ``model.value``), its solver zones ``solve_leaf`` / ``solve_root`` are in undrawn edges,
+    -1 = auto (min(36, 60% of the edges) / min(38, two thirds of the edges)), 0 = off, resolved for the board
+    by :meth:`mcts`; positions in the root zone are not searched: their label is uniform over the moves of
+    best margin. Runs saved before the zones existed load with 0 (off). ``temperature_moves`` is self-play's
+    own: searched moves played at ``search.temperature``, the most visited after that."""
+
     model: object = field(default_factory=_model_default)
-    search: SearchConfig = SearchConfig()
+    search: SearchSettings = SearchSettings(**SELF_PLAY)
     replay: ReplayConfig = ReplayConfig()
     loss: LossConfig = LossConfig()
     curriculum: CurriculumConfig = CurriculumConfig()
     teacher: TeacherMixConfig = TeacherMixConfig()
-    iterations: int = 100
-    games_per_iteration: int = 32
-    batch_size: int = 1024  # Table A1
-    epochs: int = 5  # Table A1
-    lr: float = 1e-3
-    lr_halving: int = 0  # halve the learning rate every N iterations (Table A1's I_decay = 80); 0: never
-    seed: int = 0
-    init: str = ""  # checkpoint whose weights start a new run (e.g. a `dnb fit` on teacher data); "" = random
-    device: str = "cpu"
-    workers: int = 1  # self-play processes; each plays its share of the games with its own copy of the net
-    threads: int = 1  # torch threads of the training process and of every self-play process
-    backend: str = "local"  # where self-play runs: "local" (processes here) or "ray" (`workers` Ray actors)
-    inference: str = "local"  # "local" (each self-play process its own net) or "shared" (one inference process)
-    selfplay_cache: str = "exact"  # self-play's evaluation cache: "off", "exact" or "canonical" (agents.search.cache)
-    selfplay_runtime: str = "auto"  # self-play's forward passes: auto, eager, jit, nnpack, int8 or onnx (NetworkEvaluator)
-    eval_every: int = 5  # iterations between evaluations (games against the opponents, search accuracy)
-    eval_positions: int = 200  # labelled positions for the accuracy metrics (5x5 and larger: the last 34 undrawn edges)
-    eval_games: int = 20  # raw-policy games against each evaluation opponent (0: none)
-    boards: str = ""  # weighted boards of self-play, "2x2:1,3x3:2" (agents.training.boards); "" = model.board alone
+    iterations: int = field(default=100, metadata={
+        "help": "training iterations (each: self-play games, then epochs over the replay)"})
+    games_per_iteration: int = field(default=32, metadata={"help": "self-play games per iteration"})
+    temperature_moves: int = field(default=8, metadata={
+        "help": "searched moves per game drawn at the temperature; later moves take the most visited child"})
+    batch_size: int = field(default=1024, metadata={"help": "samples per gradient step"})  # Table A1
+    epochs: int = field(default=5, metadata={"help": "passes over the replay per iteration"})  # Table A1
+    lr: float = field(default=1e-3, metadata={"help": "Adam learning rate"})
+    lr_halving: int = field(default=0, metadata={  # Table A1's I_decay = 80
+        "help": "halve the learning rate every N iterations (0: never)"})
+    seed: int = field(default=0, metadata={"help": "seed of the network, the self-play games and the batches"})
+    init: str = field(default="", metadata={
+        "help": "checkpoint whose weights start a new run (a dnb fit on teacher data, a run's export); its model "
+                "config must equal the run's (a family that plays every board: but for its board); empty: random "
+                "weights"})
+    device: str = field(default="cpu", metadata={"help": "device of the learner: cpu or cuda"})
+    workers: int = field(default=1, metadata={
+        "help": "self-play processes (or Ray actors with --backend ray), each with its own copy of the network"})
+    threads: int = field(default=1, metadata={
+        "help": "torch threads of the training process and of every self-play process"})
+    backend: str = field(default="local", metadata={
+        "help": "where self-play runs: local (processes here) or ray (workers Ray actors)"})
+    inference: str = field(default="local", metadata={
+        "help": "local (each self-play process or Ray actor its own network) or shared (one inference process, "
+                "or Ray actor, batches every self-play process's leaves)"})
+    selfplay_cache: str = field(default="exact", metadata={  # agents.search.cache
+        "help": "self-play's evaluation cache, one per iteration: off, exact (a position's planes evaluated once) "
+                "or canonical (once per symmetry class, evaluated in its canonical image)"})
+    selfplay_runtime: str = field(default="auto", metadata={  # NetworkEvaluator
+        "help": "what runs self-play's forward passes: auto (nnpack for a resnet on the CPU, else eager), eager, "
+                "jit (a frozen TorchScript copy), nnpack (batch norms folded, 3x3 convolutions by NNPACK's "
+                "Winograd), int8 (linear layers quantised; changes the outputs) or onnx (ONNX Runtime; pip "
+                "install 'dnb-env[onnx]')"})
+    eval_every: int = field(default=5, metadata={
+        "help": "iterations between evaluations (games against the opponents, search accuracy)"})
+    eval_positions: int = field(default=200, metadata={  # 5x5 and larger: the last 34 undrawn edges
+        "help": "solver-labelled positions for the accuracy metrics (boards the solver covers)"})
+    eval_games: int = field(default=20, metadata={
+        "help": "raw-policy games against each evaluation opponent, random and greedy (0: none)"})
+    boards: str = field(default="", metadata={  # agents.training.boards
+        "help": "multi-size training (a family that plays every board, alphavit): each iteration's games split "
+                "over the boards by weight, e.g. 2x2:1,3x3:2,5x5:4; each board its own search settings, start "
+                "step and evaluation; empty: --board alone"})
 
     def __post_init__(self):
         family = family_of(self.model)  # a registered family's config
+        object.__setattr__(self, "search", dataclasses.replace(self.search, value=self.model.value))
+        self.search.for_board(0)  # validates the solver zones
         if self.boards:
             from agents.training.boards import BoardMix
 
@@ -285,13 +313,14 @@ class TrainConfig:
         return dataclasses.replace(self, model=dataclasses.replace(self.model, board=board), boards="")
 
     def mcts(self) -> SearchSettings:
-        return self.search.mcts(self.model.value, geometry(self.board).num_actions)
+        """The self-play search's settings, the auto solver zones resolved for the board."""
+        return self.search.for_board(geometry(self.board).num_actions)
 
     def lr_at(self, iteration: int) -> float:
         return self.lr * 0.5 ** ((iteration - 1) // self.lr_halving) if self.lr_halving else self.lr
 
 
-_SECTIONS = {"search": SearchConfig, "replay": ReplayConfig, "loss": LossConfig, "curriculum": CurriculumConfig,
+_SECTIONS = {"search": SearchSettings, "replay": ReplayConfig, "loss": LossConfig, "curriculum": CurriculumConfig,
              "teacher": TeacherMixConfig}
 
 # Training presets per model family: (model preset, overrides of the training defaults).
@@ -305,50 +334,46 @@ PRESETS = {
 }
 
 
-def setting_types() -> dict[str, type]:
-    """Every settable path -> its type (model fields for the default family are under ``model.``)."""
+#: Search settings that are no ``search.*`` keys: the value unit is the model's (``model.value``).
+_FROM_MODEL = ("value",)
+
+#: Keys of before their rename -> their keys now (``--set`` and the ``config.json`` of older runs).
+RENAMED = {"search.batch": "search.batch_size", "search.temperature_moves": "temperature_moves"}
+
+
+def _section_fields(name: str) -> list[dataclasses.Field]:
+    """The settable fields of section ``name``."""
+    return [f for f in dataclasses.fields(_SECTIONS[name]) if name != "search" or f.name not in _FROM_MODEL]
+
+
+def setting_fields() -> dict[str, dataclasses.Field]:
+    """Every settable path -> its dataclass field (its ``type``, and its ``help`` in the metadata); the model
+    fields, which differ by family, are left out."""
     out = {}
     for f in dataclasses.fields(TrainConfig):
         if f.name == "model":
             continue
         if f.name in _SECTIONS:
-            for g in dataclasses.fields(_SECTIONS[f.name]):
-                out[f"{f.name}.{g.name}"] = g.type
+            out.update({f"{f.name}.{g.name}": g for g in _section_fields(f.name)})
         else:
-            out[f.name] = f.type
+            out[f.name] = f
     return out
 
 
-def settings_help() -> str:
-    """The ``--set`` keys for ``dnb train --help``: each with its type, its default under the cpu and
-    paper presets (model fields per family) and its description (:mod:`agents.training.settings_doc`)."""
-    from agents.training.settings_doc import describe
-
-    def flat(model: str, preset: str) -> dict:
-        d = to_dict(make_train_config(model, preset))
-        out = {f"model.{k}": v for k, v in d.pop("model").items() if k not in ("family", "board")}
-        for key, value in d.items():
-            out.update({f"{key}.{k}": v for k, v in value.items()} if isinstance(value, dict) else {key: value})
-        return out
-
-    lines = []
-    cpu, paper = flat("resnet", "cpu"), flat("resnet", "paper")
-    for key, kind in setting_types().items():
-        lines.append(f"{key} ({getattr(kind, '__name__', kind)}): cpu {cpu[key]!r}, paper {paper[key]!r}")
-        lines.append(describe(key))
-    for family in list_families():
-        cpu, paper = flat(family, "cpu"), flat(family, "paper")
-        for k in (k for k in cpu if k.startswith("model.")):
-            lines += [f"model.{k[6:]} [{family}]: cpu {cpu[k]!r}, paper {paper[k]!r}", describe(k)]
-    return "\n".join(line for line in lines if line)
+def setting_types() -> dict[str, type]:
+    """Every settable path -> its type (model fields for the default family are under ``model.``)."""
+    return {key: f.type for key, f in setting_fields().items()}
 
 
-def _resolve(key: str, model_fields: set[str]) -> str:
-    """A dotted path for ``key`` (a path already, or a bare name unique across sections)."""
+def resolve_key(key: str, model_fields: set[str]) -> str:
+    """A dotted path for ``key`` (a path already, or a bare name unique across sections; a key of
+    :data:`RENAMED` is its new one)."""
+    key = RENAMED.get(key, key)
     paths = list(setting_types()) + [f"model.{n}" for n in model_fields]
     if key in paths:
         return key
     matches = [p for p in paths if p.rsplit(".", 1)[-1] == key]
+    matches += [new for old, new in RENAMED.items() if old.rsplit(".", 1)[-1] == key and new not in matches]
     if len(matches) == 1:
         return matches[0]
     if matches:
@@ -367,7 +392,7 @@ def make_train_config(model: str = "resnet", preset: str = "cpu", **overrides) -
     settings = dict(base)
     for key, value in overrides.items():
         if value is not None:
-            settings[_resolve(key, model_fields)] = value
+            settings[resolve_key(key, model_fields)] = value
     model_kw = {k[6:]: v for k, v in settings.items() if k.startswith("model.")}
     model_kw = {k: v for k, v in model_kw.items() if k in model_fields}  # preset keys other families lack
     model_cfg = make_model_config(model, preset=model_preset if model_preset in fam.presets else None, **model_kw)
@@ -385,7 +410,8 @@ def _assemble(model_cfg, settings: dict) -> TrainConfig:
             sections[head][tail] = value
         else:
             top[key] = value
-    return TrainConfig(model=model_cfg, **{n: cls(**sections[n]) for n, cls in _SECTIONS.items()}, **top)
+    search = SearchSettings(**{**SELF_PLAY, **sections.pop("search")})
+    return TrainConfig(model=model_cfg, search=search, **{n: _SECTIONS[n](**kw) for n, kw in sections.items()}, **top)
 
 
 def to_dict(config: TrainConfig) -> dict:
@@ -393,7 +419,8 @@ def to_dict(config: TrainConfig) -> dict:
     for f in dataclasses.fields(TrainConfig):
         if f.name != "model":
             value = getattr(config, f.name)
-            out[f.name] = dataclasses.asdict(value) if f.name in _SECTIONS else value
+            out[f.name] = {g.name: getattr(value, g.name) for g in _section_fields(f.name)} if f.name in _SECTIONS \
+                else value
     return out
 
 
@@ -470,7 +497,7 @@ def from_dict(data: dict) -> TrainConfig:
         if key in _SECTIONS:
             if not isinstance(value, dict):
                 raise ValueError(f"training config section {key!r} must be a mapping")
-            settings.update({f"{key}.{k}": v for k, v in value.items()})
+            settings.update({RENAMED.get(f"{key}.{k}", f"{key}.{k}"): v for k, v in value.items()})
         else:
             settings[key] = value
     for key, value in LEGACY_DEFAULTS.items():
@@ -493,37 +520,3 @@ def from_dict(data: dict) -> TrainConfig:
 RESUMABLE = ("iterations", "init", "lr", "lr_halving", "workers", "threads", "backend", "inference", "selfplay_cache",
              "selfplay_runtime", "device", "eval_every",
              "eval_games", "eval_positions", "games_per_iteration", "epochs", "batch_size", "curriculum.epsilon")
-
-
-def _convert(kind: str, key: str, text: str):
-    """``text`` as the field type ``kind`` (a type annotation string: bool, int, float, str, X | None)."""
-    kind = str(kind).replace("typing.", "")
-    parts = [p.strip() for p in kind.split("|")]
-    if "None" in parts and text.lower() in ("none", "null"):
-        return None
-    base = next(p for p in parts if p != "None")
-    if base == "bool":
-        if text.lower() not in ("true", "false", "1", "0"):
-            raise ValueError(f"--set {key}: expected true or false, got {text!r}")
-        return text.lower() in ("true", "1")
-    if base in ("int", "float"):
-        try:
-            return int(text) if base == "int" else float(text)
-        except ValueError:
-            raise ValueError(f"--set {key}: expected {'an integer' if base == 'int' else 'a number'}, got {text!r}") from None
-    return text
-
-
-def parse_settings(model: str, items: list[str]) -> dict:
-    """``KEY=VALUE`` strings (dotted paths or unique bare names) -> ``{path: typed value}``."""
-    fam = get_family(model)
-    model_types = {f.name: f.type for f in dataclasses.fields(fam.config)}
-    types = setting_types() | {f"model.{k}": v for k, v in model_types.items()}
-    out = {}
-    for item in items or []:
-        key, sep, text = item.partition("=")
-        if not sep:
-            raise ValueError(f"--set takes KEY=VALUE, got {item!r}")
-        path = _resolve(key.strip(), set(model_types))
-        out[path] = _convert(types[path], path, text.strip())
-    return out

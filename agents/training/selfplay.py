@@ -114,7 +114,7 @@ def self_play(net, config, iteration: int, start: int, games: range | None = Non
                 continue
             c = counts[i]
             q = search.root_value()
-            if len(s.history) - start < config.search.temperature_moves:
+            if len(s.history) - start < config.temperature_moves:
                 p = visits_to_policy(c, config.search.temperature)
                 a = int(rngs[i].choice(len(p), p=p))
             else:

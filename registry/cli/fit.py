@@ -10,7 +10,8 @@ from registry.cli.train import model_family
 
 
 def run(args: argparse.Namespace) -> int:
-    from agents.training.config import make_train_config, parse_settings
+    from agents.training.config import make_train_config
+    from agents.training.settings_cli import parse_settings
     from agents.training.supervised import FitConfig, fit
 
     model = model_family(args.algorithm, args.model)

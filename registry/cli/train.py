@@ -24,7 +24,8 @@ def model_family(algorithm: str | None, model: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from agents.training.config import make_train_config, parse_settings
+    from agents.training.config import make_train_config
+    from agents.training.settings_cli import parse_settings
     from agents.training.loop import train
 
     model = model_family(args.algorithm, args.model)
@@ -51,7 +52,7 @@ def _settings_epilog() -> str:
     families' keys need PyTorch, so this is built when the help is shown)."""
     head = "--set keys (dotted, or the bare name where unique), with their defaults under --preset cpu and paper:"
     try:
-        from agents.training.config import settings_help
+        from agents.training.settings_cli import settings_help
 
         return head + "\n  " + settings_help().replace("\n", "\n  ")
     except ModuleNotFoundError as exc:
