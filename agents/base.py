@@ -44,6 +44,7 @@ import numpy as np
 
 from baselines.clock import MeasuredRate
 from dnb_env.core import GameState, IllegalActionError, geometry
+from dnb_env.observations import DEFAULT_ENCODER
 from dnb_env.opponents import FunctionAgent
 
 __all__ = ["Agent", "AgentInputError", "AgentFailure", "agent_to_bot", "check_state", "SpielBotAgent",
@@ -256,7 +257,7 @@ class SB3Agent:
     available); the count of such fall-backs is kept in ``illegal_choices``.
     """
 
-    def __init__(self, model, obs_type: str = "chainloop6", deterministic: bool = True, name: str = "sb3"):
+    def __init__(self, model, obs_type: str = DEFAULT_ENCODER, deterministic: bool = True, name: str = "sb3"):
         self.model, self.obs_type, self.deterministic, self.name = model, obs_type, deterministic, name
         self.illegal_choices = 0
 

@@ -122,7 +122,7 @@ from torch.nn import functional as F
 from agents.models import Family
 from agents.models.common import check_common
 from dnb_env.core import MAX_SIZE, geometry
-from dnb_env.observations import encoder_shape
+from dnb_env.observations import DEFAULT_ENCODER, encoder_shape
 
 __all__ = ["AlphaViTConfig", "AlphaViT", "FAMILY", "VARIANTS", "PAPER_LAYERS", "sincos_embedding",
            "resize_sequence"]
@@ -143,7 +143,7 @@ def _positive_int(name: str, v) -> None:
 @dataclass(frozen=True)
 class AlphaViTConfig:
     board: str = "5x5"
-    encoder: str = "chainloop6"
+    encoder: str = DEFAULT_ENCODER
     value: str = "win"
     variant: str = "vit"
     dim: int = 512

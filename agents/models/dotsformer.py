@@ -110,6 +110,7 @@ from agents.models import Family
 from agents.models.common import ResidualBlock, check_common, check_future_target, input_shape
 from agents.models.heads import AuxHeads, FutureHead, PolicyHead, ValueHead
 from dnb_env.core import geometry
+from dnb_env.observations import DEFAULT_ENCODER
 
 __all__ = ["DotsformerConfig", "Dotsformer", "FAMILY", "ORDERS", "QKV_KERNELS", "block_kinds", "topology_mask",
            "relative_position_index", "to_tokens", "to_map", "MultiScaleQKV", "MSAttention", "TransformerBlock"]
@@ -123,7 +124,7 @@ QKV_KERNELS = {"multiscale4": (1, 3, 5, 7), "multiscale2": (1, 3), "linear": Non
 @dataclass(frozen=True)
 class DotsformerConfig:
     board: str = "5x5"
-    encoder: str = "chainloop6"
+    encoder: str = DEFAULT_ENCODER
     value: str = "win"
     dim: int = 84
     heads: int = 4
