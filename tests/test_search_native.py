@@ -348,6 +348,10 @@ def test_backend_choice():
         make_search(UniformEvaluator(), cfg, backend="native", board=(10, 9))
     with pytest.raises(ValueError, match="backend must be one of"):
         make_search(UniformEvaluator(), cfg, backend="cuda")
+    from agents.search import MCTSAgent
+
+    assert isinstance(MCTSAgent(UniformEvaluator(), cfg, backend="native").search, NativeMCTS)
+    assert isinstance(MCTSAgent(UniformEvaluator(), cfg).search, MCTS)
 
 
 def test_rollout_evaluator_in_cpp():
