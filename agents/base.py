@@ -22,6 +22,7 @@ from dnb_env.agent import (Agent, AgentFailure, AgentInputError, Analysable, Fun
                            check_agent_action, check_state)
 from dnb_env.clock import MeasuredRate, MoveTimed
 from dnb_env.core import GameState
+from dnb_env.observations import DEFAULT_ENCODER
 
 __all__ = ["Agent", "AgentInputError", "AgentFailure", "agent_to_bot", "check_state", "SpielBotAgent",
            "SpielMCTSAgent", "SB3Agent", "FunctionAgent",
@@ -182,7 +183,7 @@ class SB3Agent(Probabilistic):
     available); the count of such fall-backs is kept in ``illegal_choices``.
     """
 
-    def __init__(self, model, obs_type: str = "chainloop6", deterministic: bool = True, name: str = "sb3"):
+    def __init__(self, model, obs_type: str = DEFAULT_ENCODER, deterministic: bool = True, name: str = "sb3"):
         self.model, self.obs_type, self.deterministic, self.name = model, obs_type, deterministic, name
         self.illegal_choices = 0
 

@@ -34,7 +34,7 @@ from agents.base import check_state, value_unit
 from agents.checkpoint import CheckpointError, load_network
 from agents.models import family_agents, family_for_agent, get_family
 from agents.models.evaluator import NetworkEvaluator
-from agents.search import MCTSAgent, SearchSettings, choose_backend, make_search
+from agents.search import MCTSAgent, SearchSettings, choose_backend
 from agents.search.settings import PLAY, default, settings_for
 from dnb_env.agent import Analysable, Probabilistic, Seedable
 from dnb_env.core import GameState, geometry
@@ -130,6 +130,4 @@ def make_network_agent(board: str, agent: str = "alphazero", checkpoint: str | N
     if simulations == 0:
         return PolicyAgent(evaluator, seed=seed, name=f"{agent}-policy", board=rows_cols)
     config = settings_for(g, PLAY, **settings, value=net.config.value)
-    out = MCTSAgent(evaluator, config, seed=seed, greedy=True, name=agent, board=rows_cols)
-    out.search = make_search(evaluator, config, out.rng, backend=backend, board=rows_cols)
-    return out
+    return MCTSAgent(evaluator, config, seed=seed, greedy=True, name=agent, board=rows_cols, backend=backend)

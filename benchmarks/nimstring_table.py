@@ -1,8 +1,8 @@
 """Think time of the network agents' searches with and without one Nimstring table a move, side by side.
 
-The ``chainloop6_nim*`` encoders search Nimstring at every leaf a search evaluates. The agents open
-:func:`dnb_env.features.nimstring_table` around each move's search, so the leaves' Nimstring searches share
-one table; without it each starts from an empty one. This plays one move in each position of a teacher
+The ``chainloop6_nim*`` encoders search Nimstring at every leaf a search evaluates. The agents open their
+evaluator's ``move_scope`` (:func:`dnb_env.features.nimstring_table`) around each move's search, so the
+leaves' Nimstring searches share one table; without it each starts from an empty one. This plays one move in each position of a teacher
 dataset at the chosen undrawn counts (at most ``--per-count`` each), for each agent, alternately without
 and with the shared table, after a first pass that warms the process up and is not counted; every move
 starts with the cache of Nimstring answers (``nimstring_move_wins``'s, kept across calls outside a block)
@@ -50,10 +50,10 @@ def main(argv=None) -> dict:
     if not positions:
         p.error("no position of the dataset has that many undrawn edges")
     board = f"{positions[0][1].rows}x{positions[0][1].cols}"
-    shared_table = search_agent.nimstring_table
+    shared_table = search_agent.move_scope  # opens the evaluator's table around each move
 
     def play(spec: str, shared: bool):
-        search_agent.nimstring_table = shared_table if shared else contextlib.nullcontext
+        search_agent.move_scope = shared_table if shared else (lambda evaluator: contextlib.nullcontext())
         try:
             name, kw = parse_agent_spec(spec)
             agent = make_agent(name, board=board, seed=0, **kw)
@@ -66,7 +66,7 @@ def main(argv=None) -> dict:
                 times[u].append(time.perf_counter() - t)
             return times, moves
         finally:
-            search_agent.nimstring_table = shared_table
+            search_agent.move_scope = shared_table
 
     out = {}
     print(f"{board}, {len(positions)} positions of {args.held}; think time in s a move, mean / longest")

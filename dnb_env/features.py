@@ -28,8 +28,8 @@ backend (:mod:`dnb_env.native`) the safe-phase search runs in C++ (``ExactSolver
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
-import threading
 
 import numpy as np
 
@@ -42,7 +42,8 @@ from dnb_env.symmetry import action_permutation, symmetries
 __all__ = ["safe_phase_values", "safe_phase_value", "long_chain_rule_moves", "handout", "SAFE_PHASE_NODES",
            "SAFE_PHASE_MAX_SAFE", "SACRIFICE_BOXES", "SACRIFICE_MAX_SAFE", "SACRIFICE_DEEP_NODES",
            "SACRIFICE_WIDE_NODES", "endgame_values", "nimstring_value", "nimstring_move_wins",
-           "NIMSTRING_POSITIONS", "NIMSTRING_MAX_UNDRAWN", "LOONY", "nimstring_table"]
+           "NIMSTRING_POSITIONS", "NIMSTRING_MAX_UNDRAWN", "LOONY", "nimstring_table",
+           "NimstringTable"]
 
 #: Positions a safe-phase search may visit before it gives up (the feature is then unavailable).
 SAFE_PHASE_NODES = 20_000
@@ -298,7 +299,9 @@ def nimstring_value(state: GameState, positions: int = NIMSTRING_POSITIONS,
         return None
     _, edges = _canonical_edges(state.rows, state.cols, state.edges)
     if _nim_in_cpp(state):
-        return _nimstring(state.rows, state.cols).value(edges, positions, keep=_nim_scope.depth > 0)
+        table = _TABLE.get()
+        search = table.search(state.rows, state.cols) if table is not None else _nimstring(state.rows, state.cols)
+        return search.value(edges, positions, keep=table is not None)
     return _NimstringReference(state.rows, state.cols, positions).position(edges)
 
 
@@ -313,12 +316,9 @@ def nimstring_move_wins(state: GameState, positions: int = NIMSTRING_POSITIONS,
         return None
     perm, edges = _canonical_edges(state.rows, state.cols, state.edges)
     in_cpp = _nim_in_cpp(state)
-    if in_cpp and _nim_scope.depth:  # inside nimstring_table(): its table, and its own answers
-        key = (state.rows, state.cols, edges, positions)
-        if key not in _nim_scope.answers:
-            found = _nimstring(state.rows, state.cols).move_wins(edges, positions, keep=True)
-            _nim_scope.answers[key] = _nim_found(found)
-        found = _nim_scope.answers[key]
+    table = _TABLE.get()
+    if in_cpp and table is not None:  # inside nimstring_table(): its table, and its own answers
+        found = table.move_wins(state.rows, state.cols, edges, positions)
     else:
         found = _nim_moves(state.rows, state.cols, edges, positions, in_cpp)
     if found is None:
@@ -346,37 +346,64 @@ def _nim_found(found: dict | None) -> tuple[int, int] | None:
     return sum(1 << a for a, w in found.items() if w), sum(1 << a for a in found)
 
 
-class _NimScope(threading.local):
+class NimstringTable:
+    """The table that the Nimstring searches in C++ of a :func:`nimstring_table` block share: one search of
+    the native engine per board size, and the answers of :func:`nimstring_move_wins` found in the block. A
+    network evaluator owns one for the searches of its encoder (``chainloop6_nim``) and opens it for each
+    move (:meth:`agents.models.evaluator.NetworkEvaluator.move_scope`)."""
+
     def __init__(self):
-        self.depth = 0  # nimstring_table() blocks open in this thread
-        self.answers: dict = {}  # the block's move_wins answers
+        self._searches: dict[tuple[int, int], object] = {}  # (rows, cols) -> dnb_env._native.Nimstring
+        self._answers: dict = {}  # (rows, cols, edges, positions) -> _nim_found of move_wins
+
+    def clear(self) -> None:
+        """Empty the table: no answer and no searched position kept."""
+        self._answers = {}
+        for nim in self._searches.values():
+            nim.clear()
+
+    def search(self, rows: int, cols: int):
+        """This table's native Nimstring search of the rows x cols board (made on first use)."""
+        nim = self._searches.get((rows, cols))
+        if nim is None:
+            nim = self._searches[(rows, cols)] = _nimstring(rows, cols)
+        return nim
+
+    def move_wins(self, rows: int, cols: int, edges: int, positions: int) -> tuple[int, int] | None:
+        """:func:`_nim_found` of the search of ``edges`` (canonical) in this table, asked once a block."""
+        key = (rows, cols, edges, positions)
+        if key not in self._answers:
+            self._answers[key] = _nim_found(self.search(rows, cols).move_wins(edges, positions, keep=True))
+        return self._answers[key]
 
 
-_nim_scope = _NimScope()
+#: The table of the :func:`nimstring_table` block open in this context (None: none is).
+_TABLE: contextvars.ContextVar[NimstringTable | None] = contextvars.ContextVar("dnb_env_nimstring_table",
+                                                                               default=None)
 
 
 @contextlib.contextmanager
-def nimstring_table():
+def nimstring_table(table: NimstringTable | None = None):
     """Within the block, this thread's Nimstring searches in C++ (:func:`nimstring_value`,
-    :func:`nimstring_move_wins` and the encoders built on them) share one table, emptied when the outermost block starts: each search goes
+    :func:`nimstring_move_wins` and the encoders built on them) share one table (``table``, or a new
+    :class:`NimstringTable`), emptied when the outermost block starts: each search goes
     on from what the searches before it in the block found, so that many related positions (the leaves of a
     game-tree search) cost far less. The answers are the same. What can change is whether a search finishes
     within its ``positions``, which then counts only the positions not already in the table: that depends on
     the searches made before it in the block, and is the same from one run to the next when they are made in
-    the same order. The network agents' searches open one block a move. Blocks nest (the outermost one
-    counts); outside every block each search starts from an empty table."""
-    outer = _nim_scope.depth == 0
-    if outer:
-        _nim_scope.answers = {}
-        for nim in _NIM_SEARCHES.values():
-            nim.clear()
-    _nim_scope.depth += 1
+    the same order. The network agents' searches open one block a move (their evaluator's ``move_scope``).
+    Blocks nest (the outermost one counts: an inner block goes on with its table); outside every block each
+    search starts from an empty table."""
+    if _TABLE.get() is not None:
+        yield
+        return
+    table = NimstringTable() if table is None else table
+    table.clear()
+    token = _TABLE.set(table)
     try:
         yield
     finally:
-        _nim_scope.depth -= 1
-        if outer:
-            _nim_scope.answers = {}
+        _TABLE.reset(token)
 
 
 def _nim_searched(state: GameState, positions, max_undrawn: int | None) -> bool:
@@ -390,14 +417,9 @@ def _nim_in_cpp(state: GameState) -> bool:
     return native.handles(None, state.geometry) and state.num_actions <= 64
 
 
-_NIM_SEARCHES: dict[tuple[int, int], object] = {}
-
-
 def _nimstring(rows: int, cols: int):
-    nim = _NIM_SEARCHES.get((rows, cols))
-    if nim is None:
-        nim = _NIM_SEARCHES[(rows, cols)] = native._require().Nimstring(rows, cols)
-    return nim
+    """A new native Nimstring search of the rows x cols board (its table empty)."""
+    return native._require().Nimstring(rows, cols)
 
 
 class _NimstringReference:

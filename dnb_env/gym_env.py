@@ -90,8 +90,9 @@ with requires_extra("dnb_env.gym_env"):
 
 from dnb_env import native
 from dnb_env.core import GameState, IllegalActionError, _check_action, geometry, parse_board
-from dnb_env.observations import _bits_rows, encode, encode_batch, encoder_shape
 from dnb_env.agent import Closeable, Seedable
+from dnb_env.encoders_paper import _bits_rows
+from dnb_env.observations import DEFAULT_ENCODER, encode, encode_batch, encoder_shape
 from dnb_env.opponents import make_opponent
 
 __all__ = ["DotsAndBoxesEnv", "DotsAndBoxesVectorEnv", "make_opponent"]
@@ -386,7 +387,7 @@ class DotsAndBoxesEnv(gym.Env):
         cols: int = 5,
         *,
         board: str | None = None,
-        obs_type: str = "chainloop6",
+        obs_type: str = DEFAULT_ENCODER,
         opponent="random",
         opponent_kwargs: dict | None = None,
         learner_player=0,
@@ -498,7 +499,7 @@ class DotsAndBoxesVectorEnv(VectorEnv):
         cols: int = 5,
         *,
         board: str | None = None,
-        obs_type: str = "chainloop6",
+        obs_type: str = DEFAULT_ENCODER,
         opponent="random",
         opponent_kwargs: dict | None = None,
         learner_player=0,

@@ -75,8 +75,6 @@ __all__ = ["available", "backend", "set_backend", "use_backend", "NativeBoards",
 
 #: Largest number of box rows/columns the native engine takes (180 edges fit its 3 x 64-bit bitsets).
 MAX_SIZE = 9
-#: Encoders the native engine implements (bit-identical to :mod:`dnb_env.observations`).
-ENCODERS = ("baseline4", "chainloop6", "chainloop64", "alphazero4")
 
 
 def available() -> bool:
@@ -145,8 +143,16 @@ def _require():
 def handles(name: str | None, g) -> bool:
     """Whether the native backend is selected and does the work ``name`` (an encoder, or None for the
     board analysis of :mod:`dnb_env.analysis`) on board geometry ``g``."""
-    return (backend() == "native" and (name is None or name in ENCODERS)
+    return (backend() == "native" and (name is None or name in _native_encoders())
             and g.rows <= MAX_SIZE and g.cols <= MAX_SIZE)
+
+
+@functools.lru_cache(maxsize=1)
+def _native_encoders() -> tuple[str, ...]:
+    """The names of the records of :data:`dnb_env.observations.ENCODERS` marked ``native``."""
+    from dnb_env.observations import native_encoders  # the registry sits above this module
+
+    return native_encoders()
 
 
 def analysis(function: str, states: Sequence[GameState], *args):
@@ -160,6 +166,8 @@ def analysis(function: str, states: Sequence[GameState], *args):
 def __getattr__(name):
     if name == "NativeBoards":
         return _require().Boards
+    if name == "ENCODERS":  # the encoders the native engine implements (bit-identical to dnb_env.observations)
+        return _native_encoders()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -227,8 +235,8 @@ def states_from_native(boards, histories: Sequence[Sequence[int]] | None = None)
 def encode_batch(name: str, states: Sequence[GameState]) -> np.ndarray:
     """``[N, C, H, W]`` float32, equal to :func:`dnb_env.observations.encode_batch` for the native
     encoders (``ENCODERS``); ``ValueError`` for any other name."""
-    if name not in ENCODERS:
-        raise ValueError(f"the native engine has no encoder {name!r}; it has {', '.join(ENCODERS)}")
+    if name not in _native_encoders():
+        raise ValueError(f"the native engine has no encoder {name!r}; it has {', '.join(_native_encoders())}")
     states, g = _one_board(states, "encode_batch")
     return _require().encode_states(name, g.rows, g.cols, states)
 

@@ -22,12 +22,12 @@ with requires_extra("dnb_env.openspiel_game"):
     import pyspiel
 
 from dnb_env.core import GameState, geometry
-from dnb_env.observations import encode, encoder_shape
+from dnb_env.observations import DEFAULT_ENCODER, encode, encoder_shape
 
 __all__ = ["DotsAndBoxesGame", "DotsAndBoxesState", "register"]
 
 GAME_NAME = "python_dots_and_boxes"
-_DEFAULTS = {"num_rows": 2, "num_cols": 2, "utility_margin": False, "obs_type": "chainloop6"}
+_DEFAULTS = {"num_rows": 2, "num_cols": 2, "utility_margin": False, "obs_type": DEFAULT_ENCODER}
 
 _GAME_TYPE = pyspiel.GameType(
     short_name=GAME_NAME,

@@ -72,7 +72,7 @@ with requires_extra("dnb_env.pettingzoo_env"):
     from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
 from dnb_env.core import GameState, IllegalActionError, parse_board
-from dnb_env.observations import encode, encoder_shape
+from dnb_env.observations import DEFAULT_ENCODER, encode, encoder_shape
 
 __all__ = ["env", "raw_env", "parallel_env", "GameOverError"]
 
@@ -145,7 +145,7 @@ class raw_env(AECEnv):
         cols: int = 5,
         *,
         board: str | None = None,
-        obs_type: str = "chainloop6",
+        obs_type: str = DEFAULT_ENCODER,
         reward: str = "win",
         render_mode: str | None = None,
     ):

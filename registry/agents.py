@@ -314,7 +314,7 @@ def _mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0,
     """
     import random
 
-    from agents.search import MCTSAgent, RolloutEvaluator, SearchSettings, choose_backend, make_search
+    from agents.search import MCTSAgent, RolloutEvaluator, SearchSettings, choose_backend
     from agents.search.native import NativeRolloutEvaluator
 
     if search == "uct":
@@ -334,9 +334,7 @@ def _mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0,
         config = SearchSettings(simulations=simulations, c_puct=uct_c, prune=False, batch_size=1)
     evaluator = (NativeRolloutEvaluator(rollouts, seed=seed) if backend == "native"
                  else RolloutEvaluator(rollouts, seed=seed))
-    agent = MCTSAgent(evaluator, config, seed=seed, greedy=True, name="mcts", board=board)
-    agent.search = make_search(evaluator, config, agent.rng, backend=backend, board=board)
-    return agent
+    return MCTSAgent(evaluator, config, seed=seed, greedy=True, name="mcts", board=board, backend=backend)
 
 
 register_agent("greedy", _greedy)

@@ -378,8 +378,8 @@ def test_nimstring_table_benchmark_plays_the_same_positions_both_ways(held_set):
     row = res[("alphazero:simulations=8", 39)]
     assert row["without"][0] > 0 and row["with"][0] > 0 and 0 <= row["same"] <= 2
     import agents.search.agent as search_agent
-    from dnb_env.features import nimstring_table
-    assert search_agent.nimstring_table is nimstring_table  # restored after the runs without it
+    from agents.search.evaluators import move_scope
+    assert search_agent.move_scope is move_scope  # restored after the runs without it
     with pytest.raises(SystemExit):
         load("nimstring_table").main(["--held", str(held_set("teach5-nfar-held")), "--undrawn", "50"])
 

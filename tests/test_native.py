@@ -153,6 +153,16 @@ def positions():
     return out
 
 
+def test_the_engine_implements_the_encoders_the_table_marks_native():
+    from dnb_env import _native
+    from dnb_env.observations import ENCODERS, native_encoders
+
+    assert _native.ENCODERS == native_encoders() == native.ENCODERS
+    assert [name for name, record in ENCODERS.items() if record.native] == list(_native.ENCODERS)
+    with pytest.raises(ValueError, match="it has " + ", ".join(native_encoders())):
+        native.to_native([GameState.new(2, 2)]).encode("edgequad4")
+
+
 @pytest.mark.parametrize("name", native.ENCODERS)
 def test_encoders_equal_the_python_encoders(name, positions):
     for (rows, cols), states in positions.items():

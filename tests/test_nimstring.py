@@ -180,7 +180,7 @@ def test_searches_in_one_table_give_the_same_answers_and_finish_more_often():
     with features.nimstring_table():
         with features.nimstring_table():  # nested: the outer block's table goes on
             shared = [nimstring_move_wins(s, 10 ** 6) for s in states]
-        assert features._nim_scope.depth == 1
+        assert features._TABLE.get() is not None
         for a, b in zip(cold, shared):
             if a is not None and b is not None:
                 np.testing.assert_array_equal(a, b)
@@ -192,11 +192,42 @@ def test_searches_in_one_table_give_the_same_answers_and_finish_more_often():
         values = {i: nimstring_value(states[i], 10 ** 6) for i in hard_value}
         for i in hard_value:
             assert values[i] is not None and nimstring_value(states[i], 100) == values[i]
-    assert features._nim_scope.depth == 0
+    assert features._TABLE.get() is None
     # outside the block every search starts from an empty table again: 100 positions are too few
     features._nim_moves.cache_clear()
     assert all(nimstring_move_wins(states[i], 100) is None for i in hard)
     assert all(nimstring_value(states[i], 100) is None for i in hard_value)
+
+
+def test_an_agent_searches_each_move_in_its_evaluators_table():
+    from agents.search import MCTSAgent, SearchSettings, UniformEvaluator
+    from agents.search.cache import CachedEvaluator
+
+    tables = []
+
+    class Owner(UniformEvaluator):
+        encoder = "chainloop6_nim"
+
+        def __init__(self):
+            self.nimstring = features.NimstringTable()
+
+        def move_scope(self):
+            return features.nimstring_table(self.nimstring)
+
+        def evaluate(self, states):
+            tables.append(features._TABLE.get())
+            return super().evaluate(states)
+
+        def evaluate_planes(self, planes, masks):  # what an evaluation cache calls after encoding
+            tables.append(features._TABLE.get())
+            return np.full(masks.shape, 1.0 / masks.shape[1]), np.zeros(len(masks))
+
+    owner = Owner()
+    for evaluator in (owner, CachedEvaluator(owner)):
+        tables.clear()
+        MCTSAgent(evaluator, SearchSettings(simulations=4), seed=0).select_action(GameState.new(2, 2))
+        assert tables and all(t is owner.nimstring for t in tables)
+        assert features._TABLE.get() is None  # closed after the move
 
 
 def test_a_loony_position_is_won_by_its_mover():

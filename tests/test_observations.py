@@ -39,6 +39,22 @@ def test_names_and_shapes():
         encode("chainloop7", GameState.new(2, 2))
 
 
+def test_every_encoder_is_one_record_of_the_table():
+    from dnb_env.observations import DEFAULT_ENCODER, ENCODERS, EncoderRecord, encoder_layout, encoder_record
+
+    assert DEFAULT_ENCODER == "chainloop6" and list(ENCODERS) == ALL
+    for name, record in ENCODERS.items():
+        assert record.name == name and encoder_record(name) is record and record.description
+        assert encoder_shape(name, 2, 3)[0] == record.channels == encode(name, GameState.new(2, 3)).shape[0]
+        assert encoder_layout(name) == record.layout
+        assert (record.channel_map != "fixed") == (record.layout == "box")  # only the box encoders have sides
+        assert record.extends is None or record.extends in ENCODERS
+    with pytest.raises(ValueError, match="known encoders: " + ", ".join(ALL)):
+        encoder_record("chainloop7")
+    with pytest.raises(ValueError, match="channel_map"):
+        EncoderRecord("x", encode, 4, "grid", None, "mirror", False, "no such map")
+
+
 @pytest.mark.parametrize("name", ALL)
 def test_dtype_shape_and_batch(name):
     rng = random.Random(1)

@@ -348,6 +348,27 @@ def test_backend_choice():
         make_search(UniformEvaluator(), cfg, backend="native", board=(10, 9))
     with pytest.raises(ValueError, match="backend must be one of"):
         make_search(UniformEvaluator(), cfg, backend="cuda")
+    from agents.search import MCTSAgent
+
+    assert isinstance(MCTSAgent(UniformEvaluator(), cfg, backend="native").search, NativeMCTS)
+    assert isinstance(MCTSAgent(UniformEvaluator(), cfg).search, MCTS)
+
+
+def test_the_search_encodes_in_cpp_for_native_encoders_only():
+    from agents.search.native import planes_encoder
+
+    class Planes(UniformEvaluator):
+        def evaluate_planes(self, planes, masks):
+            raise AssertionError("not called here")
+
+    for encoder, want in (("chainloop6", "chainloop6"), ("alphazero4", "alphazero4"), ("edgequad4", ""),
+                          ("chainloop6_nim", ""), ("no such encoder", ""), (None, "")):
+        evaluator = Planes()
+        evaluator.encoder = encoder
+        assert planes_encoder(evaluator) == want
+        plain = UniformEvaluator()
+        plain.encoder = encoder
+        assert planes_encoder(plain) == ""  # no evaluate_planes: the search hands it states
 
 
 def test_rollout_evaluator_in_cpp():

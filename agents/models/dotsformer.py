@@ -110,6 +110,7 @@ from agents.models import Family
 from agents.models.common import SHARED_HELP, ResidualBlock, check_common, check_future_target, input_shape
 from agents.models.heads import AuxHeads, FutureHead, PolicyHead, ValueHead
 from dnb_env.core import geometry
+from dnb_env.observations import DEFAULT_ENCODER
 
 __all__ = ["DotsformerConfig", "Dotsformer", "FAMILY", "ORDERS", "QKV_KERNELS", "block_kinds", "topology_mask",
            "relative_position_index", "to_tokens", "to_map", "MultiScaleQKV", "MSAttention", "TransformerBlock"]
@@ -123,7 +124,7 @@ QKV_KERNELS = {"multiscale4": (1, 3, 5, 7), "multiscale2": (1, 3), "linear": Non
 @dataclass(frozen=True)
 class DotsformerConfig:
     board: str = field(default="5x5", metadata={"help": SHARED_HELP["board"]})
-    encoder: str = field(default="chainloop6", metadata={"help": SHARED_HELP["encoder"]})
+    encoder: str = field(default=DEFAULT_ENCODER, metadata={"help": SHARED_HELP["encoder"]})
     value: str = field(default="win", metadata={"help": SHARED_HELP["value"]})
     dim: int = field(default=84, metadata={"help": SHARED_HELP["dim"]})
     heads: int = field(default=4, metadata={"help": SHARED_HELP["heads"]})

@@ -51,6 +51,7 @@ import numpy as np
 import torch
 
 from dnb_env.core import GameState, geometry
+from dnb_env.features import NimstringTable, nimstring_table
 from dnb_env.observations import encode_batch, encoder_shape, transform_planes
 from dnb_env.symmetry import action_permutation, symmetries
 
@@ -255,6 +256,11 @@ class RemotePlanes:
         masks = np.stack([s.legal_mask() for s in states]).astype(bool)
         return self.evaluate_planes(planes, masks)
 
+    def move_scope(self):
+        """The block of one move's search: the Nimstring searches of its encoding (``chainloop6_nim``)
+        share a table that the block starts empty (:func:`dnb_env.features.nimstring_table`)."""
+        return nimstring_table()
+
 
 class NetworkEvaluator:
     """``evaluate(states) -> (priors [B, A], values [B])`` with illegal moves given probability 0; values
@@ -271,6 +277,13 @@ class NetworkEvaluator:
         self.runtime = runtime
         self._module, self._module_shape = inference_module(self.net, runtime, device)
         self.calls = 0
+        self.nimstring = NimstringTable()  # the table of its encoder's Nimstring searches (move_scope)
+
+    def move_scope(self):
+        """The block of one move's search (:class:`agents.search.agent.MCTSAgent` opens it): the Nimstring
+        searches of the encoder (``chainloop6_nim``) share this evaluator's table, emptied when the block
+        starts (:func:`dnb_env.features.nimstring_table`)."""
+        return nimstring_table(self.nimstring)
 
     def evaluate(self, states):
         planes = encode_batch(self.encoder, states)

@@ -2,7 +2,7 @@
 solver zone.
 
     agent = MCTSAgent(UniformEvaluator(), SearchSettings(simulations=200), seed=0)
-    agent.search = make_search(evaluator, settings, agent.rng, backend="native")   # the C++ search instead
+    agent = MCTSAgent(evaluator, settings, seed=0, backend="native")   # the C++ search instead
     rng = random.Random(0)                                        # plain UCT: one stream, reseeded by seed()
     uct = MCTSAgent(RolloutEvaluator(rng=rng), SearchSettings(selection="uct", reuse_tree=False), shared_rng=rng)
 """
@@ -18,33 +18,36 @@ import numpy as np
 
 from agents.base import check_state, value_unit
 from agents.search.api import Evaluator, visits_to_policy
-from agents.search.python import MCTS
+from agents.search.evaluators import move_scope
 from agents.search.settings import SearchSettings
 from dnb_env.agent import Analysable, Probabilistic, Seedable
 from dnb_env.clock import MoveTimed
 from dnb_env.core import GameState
-from dnb_env.features import nimstring_table
 
 __all__ = ["MCTSAgent"]
 
 
 class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
-    """An Agent over a search (:class:`agents.search.python.MCTS` unless ``search`` is set to one of
-    :func:`agents.search.make_search`); moves drawn from the visit distribution at ``config.temperature``
+    """An Agent over a search (:func:`agents.search.make_search` for ``backend``: by default
+    :class:`agents.search.python.MCTS`); moves drawn from the visit distribution at ``config.temperature``
     (``greedy=True`` always takes the most visited move: ties drawn at random, or with ``selection="uct"``
     the one the search tried first, as plain UCT). ``board`` is the ``(rows, cols)`` the evaluator was built
     for (None: any), checked with every state (:func:`agents.base.check_state`).
 
     The search draws from the agent's numpy generator, or from ``shared_rng`` when given: a
     ``random.Random`` the evaluator draws from too (plain UCT's one stream for move orders and playouts),
-    which :meth:`seed` reseeds in place."""
+    which :meth:`seed` reseeds in place. Each move's search runs inside the evaluator's ``move_scope()``
+    when it has one (:func:`agents.search.evaluators.move_scope`)."""
 
     def __init__(self, evaluator: Evaluator, config: SearchSettings = SearchSettings(), seed: int | None = None,
                  greedy: bool = True, name: str = "puct", board: tuple[int, int] | None = None,
-                 shared_rng: random.Random | None = None):
+                 shared_rng: random.Random | None = None, backend: str = "python"):
+        from agents.search import make_search  # the package imports this module first
+
         self.rng = np.random.default_rng(seed)
         self.shared_rng = shared_rng
-        self.search = MCTS(evaluator, config, self.rng if shared_rng is None else shared_rng)
+        rng = self.rng if shared_rng is None else shared_rng
+        self.search = make_search(evaluator, config, rng, backend=backend, board=board)
         self.greedy, self.name, self.board = greedy, name, board
         self.move_time: float | None = None  # set_move_time: search until a clock instead of the simulations
         self.clock = time.perf_counter
@@ -131,7 +134,7 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
         if exact is not None:  # in the solver zone: every move of best margin, uniform
             self._info = self._value_info(state, exact[1])
             return exact[0]
-        with nimstring_table():  # the leaves' Nimstring searches (chainloop6_nim*) share one table a move
+        with move_scope(getattr(self.search, "evaluator", None)):
             counts = self._timed_counts(state, deadline) if timed else self.search.run(state)
         self._info = {"nodes": int(np.asarray(counts).sum()), **self._value_info(state, self.search.root_value())}
         config = self.search.config
@@ -154,7 +157,7 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
             exact = exact_root.policy(state, seconds)
             if exact is not None:
                 return {"kind": "probabilities", "values": exact[0], "value": exact[1], "unit": unit}
-        with nimstring_table():
+        with move_scope(getattr(self.search, "evaluator", None)):
             counts = np.asarray(self.search.run(state), dtype=float)
         view = {"kind": "visits", "values": counts, "value": self.search.root_value(), "unit": unit}
         self.reset()

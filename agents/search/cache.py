@@ -42,6 +42,7 @@ import hashlib
 
 import numpy as np
 
+from agents.search.evaluators import move_scope
 from dnb_env.observations import encode_batch, transform_planes
 from dnb_env.symmetry import action_permutation, symmetries
 
@@ -114,6 +115,10 @@ class CachedEvaluator:
 
     def clear(self) -> None:
         self.table.clear()
+
+    def move_scope(self):
+        """The inner evaluator's block of one move's search (:func:`agents.search.evaluators.move_scope`)."""
+        return move_scope(self.inner)
 
     def evaluate(self, states):
         planes = encode_batch(self.encoder, states)

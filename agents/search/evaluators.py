@@ -1,17 +1,29 @@
 """Evaluators without a network, for either search backend (:class:`agents.search.api.Evaluator`):
 :class:`UniformEvaluator` (runs inside the C++ search with no Python call) and :class:`RolloutEvaluator`
 (random playouts in Python; :class:`agents.search.native.NativeRolloutEvaluator` plays them in C++); and
-:class:`TimedEvaluator`, a wrapper of any evaluator that adds up the time of its calls (for benchmarks)."""
+:class:`TimedEvaluator`, a wrapper of any evaluator that adds up the time of its calls (for benchmarks).
+
+An evaluator may keep things for one move's search only (a network evaluator's Nimstring table): it then
+has ``move_scope()``, a context manager that :class:`agents.search.agent.MCTSAgent` opens around each move's
+search (:func:`move_scope`)."""
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import random
 import time
 
 import numpy as np
 
-__all__ = ["UniformEvaluator", "RolloutEvaluator", "TimedEvaluator"]
+__all__ = ["UniformEvaluator", "RolloutEvaluator", "TimedEvaluator", "move_scope"]
+
+
+def move_scope(evaluator):
+    """``evaluator.move_scope()`` (what the evaluator keeps for one move's search), or an empty block for an
+    evaluator without one (or None)."""
+    scope = getattr(evaluator, "move_scope", None)
+    return scope() if scope is not None else contextlib.nullcontext()
 
 
 class TimedEvaluator:

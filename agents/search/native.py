@@ -26,10 +26,10 @@ distribution, not draw for draw.
 
 Evaluator. ``run_many_native`` gives a network evaluator the planes encoded in C++ when it has
 ``evaluate_planes(planes [L, C, H, W], masks [L, A]) -> (priors [L, A], values [L])`` and an ``encoder`` the
-native engine implements (``agents.models.evaluator.NetworkEvaluator`` has both); otherwise it builds the
-leaves' ``GameState`` objects and calls ``evaluate(states)``. Leaf states carry the synthetic history of
-:func:`dnb_env.native.states_from_native` (their drawn edges in increasing order): the position, not the
-move order.
+native engine implements (:func:`planes_encoder`; ``agents.models.evaluator.NetworkEvaluator`` has both);
+otherwise it builds the leaves' ``GameState`` objects and calls ``evaluate(states)``. Leaf states carry the
+synthetic history of :func:`dnb_env.native.states_from_native` (their drawn edges in increasing order): the
+position, not the move order.
 
 Memory. The tree is a node pool with each node's child edges in contiguous arrays; when the root moves
 (tree reuse) the pools are compacted to the kept subtree, so a game's searches reuse one tree's memory.
@@ -51,6 +51,7 @@ from agents.search.lockstep import begin_all, gc_paused
 from agents.search.settings import SearchSettings
 from dnb_env import native
 from dnb_env.core import GameState
+from dnb_env.observations import ENCODERS
 
 __all__ = ["NativeMCTS", "NativeBatch", "NativeRolloutEvaluator", "run_many_native", "available"]
 
@@ -257,18 +258,13 @@ class NativeMCTS:
         self._batch = None
 
     # ------------------------------------------------------------------ leaves
-    def _encoder(self) -> str:
-        ev = self.evaluator
-        enc = getattr(ev, "encoder", None)
-        return enc if hasattr(ev, "evaluate_planes") and enc in native.ENCODERS else ""
-
     def collect(self, limit: int) -> NativeBatch:
         """Up to ``limit`` leaves needing the evaluator (virtual loss applied); leaves with an exact value
         are backed up on the way and count as simulations."""
         if self._root_state is None:
             raise ValueError("collect() before begin(state)")
         if self._forest is None:
-            self._forest = _module().SearchForest([self._tree], self._encoder(), 1)
+            self._forest = _module().SearchForest([self._tree], planes_encoder(self.evaluator), 1)
         counts, planes, masks, edges, owners, mover = self._forest.collect(np.array([limit], np.int64))
         g = self._root_state.geometry
         self._batch = NativeBatch(self, g.rows, g.cols, counts, planes, masks, edges, owners, mover)
@@ -355,9 +351,17 @@ def run_many_native(searches: Sequence[NativeMCTS], states: Sequence[GameState],
     return [s.counts() for s in searches]
 
 
-def _lockstep(mod, searches, evaluator, limits, threads) -> None:
+def planes_encoder(evaluator) -> str:
+    """The encoder whose planes the C++ search makes for ``evaluator``: its ``encoder`` when the record of
+    that encoder (:data:`dnb_env.observations.ENCODERS`) is marked ``native`` and the evaluator takes planes
+    (it has ``evaluate_planes``); ``""`` when the search hands it the leaves' states instead."""
     enc = getattr(evaluator, "encoder", None)
-    encoder = enc if hasattr(evaluator, "evaluate_planes") and enc in native.ENCODERS else ""
+    record = ENCODERS.get(enc) if isinstance(enc, str) else None
+    return enc if record is not None and record.native and hasattr(evaluator, "evaluate_planes") else ""
+
+
+def _lockstep(mod, searches, evaluator, limits, threads) -> None:
+    encoder = planes_encoder(evaluator)
     forest = mod.SearchForest([s._tree for s in searches], encoder, threads)
     g = searches[0]._root_state.geometry
     if any(s._root_state.geometry is not g for s in searches):

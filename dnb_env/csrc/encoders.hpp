@@ -25,9 +25,17 @@ namespace dnb {
 enum class Encoder { baseline4, chainloop6, chainloop64, alphazero4 };
 
 inline const char* const kEncoderNames[] = {"baseline4", "chainloop6", "chainloop64", "alphazero4"};
+inline constexpr int kNumEncoders = int(sizeof(kEncoderNames) / sizeof(kEncoderNames[0]));
+
+// "baseline4, chainloop6, ...": the names above, for messages.
+inline std::string encoder_names() {
+  std::string out;
+  for (int k = 0; k < kNumEncoders; ++k) out += (k ? ", " : "") + std::string(kEncoderNames[k]);
+  return out;
+}
 
 inline bool encoder_from_name(const std::string& name, Encoder& out) {
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < kNumEncoders; ++k) {
     if (name == kEncoderNames[k]) {
       out = static_cast<Encoder>(k);
       return true;

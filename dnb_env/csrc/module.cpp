@@ -145,7 +145,7 @@ Encoder encoder_named(const std::string& name) {
   Encoder e;
   if (!encoder_from_name(name, e)) {
     throw py::value_error("the native engine has no encoder " + py::repr(py::str(name)).cast<std::string>() +
-                          "; it has baseline4, chainloop6, chainloop64, alphazero4");
+                          "; it has " + encoder_names());
   }
   return e;
 }
@@ -434,7 +434,9 @@ PYBIND11_MODULE(_native, m) {
         "straight from their integer bitsets (what dnb_env.observations uses with the native backend).");
   m.attr("EDGE_WORDS") = dnb::kEdgeWords;
   m.attr("BOX_WORDS") = dnb::kBoxWords;
-  m.attr("ENCODERS") = py::make_tuple("baseline4", "chainloop6", "chainloop64", "alphazero4");
+  py::tuple encoders(dnb::kNumEncoders);
+  for (int k = 0; k < dnb::kNumEncoders; ++k) encoders[k] = dnb::kEncoderNames[k];
+  m.attr("ENCODERS") = encoders;
 
   py::register_exception_translator([](std::exception_ptr p) {
     try {
