@@ -41,7 +41,7 @@ def _interval(keep: np.ndarray, mask: np.ndarray) -> str:
 def main(argv=None) -> dict:
     from agents.checkpoint import load_network
     from agents.training.supervised import HeldOut, held_out_report, policy_and_value
-    from agents.training.teacher import TeacherData
+    from agents.training.dataset import TeacherData
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("checkpoints", nargs="+", help="checkpoints to score (NAME=PATH names a row)")

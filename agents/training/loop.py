@@ -131,7 +131,7 @@ def load_teacher(config) -> tuple[Replay, np.ndarray, int] | None:
     """``(samples, value_known, largest undrawn count)`` of ``config.teacher.data``, or None."""
     if not config.teacher.data:
         return None
-    from agents.training.teacher import TeacherData, to_samples
+    from agents.training.dataset import TeacherData, to_samples
 
     data = TeacherData.load_many(config.teacher.folders, config.board)
     samples, known = to_samples(data, config.model.value, config.teacher.temperature)
