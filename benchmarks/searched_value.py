@@ -26,7 +26,7 @@ import numpy as np
 
 def main(argv=None) -> dict:
     from agents.processes import call_worker, spawn_worker_pool
-    from agents.training.supervised import paired_auc_difference, value_auc, value_report
+    from agents.training.heldout import paired_auc_difference, value_auc, value_report
     from agents.training.dataset import TeacherData
     from registry.specs import agent_from_spec, check_agent_spec
 

@@ -55,7 +55,7 @@ from agents.training.replay import BoardReplays, Replay, has_future_head
 from agents.training.selfplay import SelfPlayPool
 from agents.training.selfplay_ray import RaySelfPlay
 from agents.training.store import RunError, RunStore
-from agents.training.supervised import initial_weights, resolve_device
+from agents.training.common import initial_weights, resolve_device
 from dnb_env.core import geometry
 
 __all__ = ["train", "train_steps", "load_teacher", "make_pool", "initial_weights"]
