@@ -19,13 +19,15 @@ import os
 
 
 def read_run(folder: str) -> tuple[dict, list[dict]]:
-    """``(config, rows)`` of a fit run folder; ValueError naming the folder when it is not one."""
+    """``(config, rows)`` of a fit run folder (its metrics read as a resume reads them,
+    :func:`agents.training.store.read_metrics`); ValueError naming the folder when it is not one."""
+    from agents.training.store import read_metrics
+
     try:
         with open(os.path.join(folder, "config.json")) as f:
             config = json.load(f)
-        with open(os.path.join(folder, "metrics.jsonl")) as f:
-            rows = [json.loads(line) for line in f if line.strip()]
-    except (OSError, json.JSONDecodeError) as e:
+        rows = read_metrics(os.path.join(folder, "metrics.jsonl"), key="step")
+    except (OSError, ValueError) as e:
         raise ValueError(f"{folder} is not a fit run folder with config.json and metrics.jsonl ({e})") from None
     return config, rows
 

@@ -20,7 +20,7 @@ from collections import defaultdict
 
 
 def main(argv=None) -> dict:
-    from agents.training.teacher import TeacherData
+    from agents.training.dataset import TeacherData
     from dnb_env import native
     from dnb_env.features import NIMSTRING_POSITIONS, _canonical_edges
 

@@ -24,7 +24,7 @@ from collections import defaultdict
 
 def main(argv=None) -> dict:
     import agents.search.agent as search_agent
-    from agents.training.teacher import TeacherData
+    from agents.training.dataset import TeacherData
     from dnb_env import features
     from registry import make_agent
     from registry.specs import parse_agent_spec, split_agents

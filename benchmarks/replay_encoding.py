@@ -25,7 +25,7 @@ from agents.models import build_model, make_model_config
 from agents.training.config import LossConfig
 from agents.training.losses import total_loss
 from agents.training.replay import Replay
-from agents.training.teacher import TeacherData, to_samples
+from agents.training.dataset import TeacherData, to_samples
 from dnb_env.core import geometry
 from dnb_env.features import _values
 from dnb_env.symmetry import symmetries

@@ -26,8 +26,8 @@ import numpy as np
 
 def main(argv=None) -> dict:
     from agents.processes import call_worker, spawn_worker_pool
-    from agents.training.supervised import paired_auc_difference, value_auc, value_report
-    from agents.training.teacher import TeacherData
+    from agents.training.heldout import paired_auc_difference, value_auc, value_report
+    from agents.training.dataset import TeacherData
     from registry.specs import agent_from_spec, check_agent_spec
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -76,8 +76,8 @@ def parity_rule_moves(state, short_chains: bool) -> list[int]:
 
 
 def main(argv=None) -> dict:
-    from agents.training.supervised import HeldOut, value_auc
-    from agents.training.teacher import TeacherData
+    from agents.training.heldout import HeldOut, value_auc
+    from agents.training.dataset import TeacherData
     from baselines.greedy import GreedyAgent
     from dnb_env.features import NIMSTRING_POSITIONS, long_chain_rule_moves, nimstring_move_wins, safe_phase_values
 

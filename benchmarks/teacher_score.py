@@ -40,8 +40,8 @@ def _interval(keep: np.ndarray, mask: np.ndarray) -> str:
 
 def main(argv=None) -> dict:
     from agents.checkpoint import load_network
-    from agents.training.supervised import HeldOut, held_out_report, policy_and_value
-    from agents.training.teacher import TeacherData
+    from agents.training.heldout import HeldOut, held_out_report, policy_and_value
+    from agents.training.dataset import TeacherData
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("checkpoints", nargs="+", help="checkpoints to score (NAME=PATH names a row)")
@@ -89,7 +89,7 @@ def main(argv=None) -> dict:
         show(name, keep, held_out_report(held, priors, values))
     if len(keeps) > 1:
         from agents.arena.ratings import paired_difference
-        from agents.training.supervised import paired_auc_difference
+        from agents.training.heldout import paired_auc_difference
 
         pairs = list(itertools.combinations(keeps, 2))
         if win.any():

@@ -8,8 +8,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from agents.mcts import (MCTS, MCTSAgent, MCTSConfig, RolloutEvaluator, UniformEvaluator, final_value,
-                         visits_to_policy)
+from agents.search import (MCTS, MCTSAgent, RolloutEvaluator, SearchSettings, UniformEvaluator, final_value,
+                           visits_to_policy)
 from dnb_env.analysis import realistic_move
 from dnb_env.core import GameState
 from dnb_env.solver import Solver
@@ -28,7 +28,7 @@ SACRIFICE = textwrap.dedent(
 def test_takes_all_boxes_after_a_capture_without_sign_flip():
     # taking box 0 (or 2) keeps the turn; a search that negated across that move would shun it
     s = GameState.from_text(SACRIFICE)
-    counts = MCTS(UniformEvaluator(), MCTSConfig(simulations=200, prune=False), np.random.default_rng(0)).run(s)
+    counts = MCTS(UniformEvaluator(), SearchSettings(simulations=200, prune=False), np.random.default_rng(0)).run(s)
     assert int(np.argmax(counts)) in (7, 8)
 
 
@@ -44,7 +44,7 @@ def test_finds_exact_best_moves_on_small_boards(prune):
         if s.is_terminal():
             agree += 1
             continue
-        agent = MCTSAgent(RolloutEvaluator(4, seed=0), MCTSConfig(simulations=600, prune=prune), seed=0)
+        agent = MCTSAgent(RolloutEvaluator(4, seed=0), SearchSettings(simulations=600, prune=prune), seed=0)
         a = agent.select_action(s)
         mv = solver.move_values(s)
         best_sign = np.sign(solver.game_value(s))
@@ -68,7 +68,7 @@ def test_margin_values_find_the_best_margin():
             agree += 1
             continue
         agent = MCTSAgent(RolloutEvaluator(4, seed=0, value="margin"),
-                          MCTSConfig(simulations=2000, value="margin"), seed=0)
+                          SearchSettings(simulations=2000, value="margin"), seed=0)
         mv = solver.move_values(s)
         agree += mv[agent.select_action(s)] == max(mv.values())
     assert agree >= 11
@@ -82,18 +82,18 @@ def test_final_value_units():
     assert final_value(s, "margin", 3) == pytest.approx((have + 3) / (s.rows * s.cols))
     assert final_value(s, "win", 3) == float(np.sign(have + 3))
     with pytest.raises(ValueError, match="value must be"):
-        MCTSConfig(value="score")
+        SearchSettings(value="score")
 
 
 def test_batched_search_counts_every_simulation():
     s = GameState.new(3, 3)
     for bs in (1, 8, 32):
-        counts = MCTS(UniformEvaluator(), MCTSConfig(simulations=100, batch_size=bs), np.random.default_rng(0)).run(s)
+        counts = MCTS(UniformEvaluator(), SearchSettings(simulations=100, batch_size=bs), np.random.default_rng(0)).run(s)
         assert counts.sum() == 100 and (counts[s.legal_mask() == 0] == 0).all()
 
 
 def test_tree_reuse_keeps_the_subtree():
-    agent = MCTSAgent(UniformEvaluator(), MCTSConfig(simulations=200), seed=0)
+    agent = MCTSAgent(UniformEvaluator(), SearchSettings(simulations=200), seed=0)
     s = GameState.new(2, 2)
     a = agent.select_action(s)
     kept = agent.search.root
@@ -107,11 +107,11 @@ def test_noise_and_temperature():
     p = visits_to_policy(np.array([0.0, 10.0, 30.0]), 1.0)
     assert p.tolist() == [0.0, 0.25, 0.75]
     assert visits_to_policy(np.array([1.0, 3.0, 3.0]), 0.0).tolist() == [0.0, 0.5, 0.5]
-    cfg = MCTSConfig(simulations=50, add_noise=True)
+    cfg = SearchSettings(simulations=50, add_noise=True)
     counts = MCTS(UniformEvaluator(), cfg, np.random.default_rng(0)).run(GameState.new(2, 2))
     assert counts.sum() == 50
     with pytest.raises(ValueError):
-        MCTSConfig(simulations=0)
+        SearchSettings(simulations=0)
 
 
 @pytest.mark.parametrize("noise", [False, True])
@@ -122,7 +122,7 @@ def test_node_statistics_stay_consistent(noise):
     s = GameState.new("3x3")
     for _ in range(6):
         s = s.apply(realistic_move(s, rng))
-    search = MCTS(RolloutEvaluator(seed=0), MCTSConfig(simulations=300, batch_size=8, add_noise=noise),
+    search = MCTS(RolloutEvaluator(seed=0), SearchSettings(simulations=300, batch_size=8, add_noise=noise),
                   np.random.default_rng(0))
     search.run(s)
     stack, expanded, pending = [search.root], 0, 0
@@ -153,7 +153,7 @@ def test_search_pauses_the_garbage_collector_and_restores_it():
             return super().evaluate(states)
 
     assert gc.isenabled()
-    MCTS(Spy(), MCTSConfig(simulations=20), np.random.default_rng(0)).run(GameState.new("2x2"))
+    MCTS(Spy(), SearchSettings(simulations=20), np.random.default_rng(0)).run(GameState.new("2x2"))
     assert Spy.seen and not any(Spy.seen) and gc.isenabled()
 
     class Broken(UniformEvaluator):
@@ -161,11 +161,11 @@ def test_search_pauses_the_garbage_collector_and_restores_it():
             raise RuntimeError("evaluator failed")
 
     with pytest.raises(RuntimeError):
-        MCTS(Broken(), MCTSConfig(simulations=20)).run(GameState.new("2x2"))
+        MCTS(Broken(), SearchSettings(simulations=20)).run(GameState.new("2x2"))
     assert gc.isenabled()  # restored on error too
     gc.disable()
     try:
-        MCTS(UniformEvaluator(), MCTSConfig(simulations=20)).run(GameState.new("2x2"))
+        MCTS(UniformEvaluator(), SearchSettings(simulations=20)).run(GameState.new("2x2"))
         assert not gc.isenabled()  # a caller's own pause is kept
     finally:
         gc.enable()
@@ -174,17 +174,14 @@ def test_search_pauses_the_garbage_collector_and_restores_it():
 def test_one_settings_type_holds_every_search_default():
     """The search, training and the network agents read their defaults from agents.search.settings: the
     training section's are SearchSettings' under SELF_PLAY, the registry's options SearchSettings' under
-    PLAY; the old name MCTSConfig is the same type."""
+    PLAY."""
     import inspect
 
-    import agents.mcts
     from agents.network_agent import make_network_agent
-    from agents.search import SearchSettings
     from agents.search.settings import PLAY, SELF_PLAY, default, settings_for
     from agents.training.config import TrainConfig
     from registry.agents import _FACTORIES
 
-    assert agents.mcts.MCTSConfig is SearchSettings
     for A in (12, 60):
         assert TrainConfig().search.for_board(A) == settings_for(A, SELF_PLAY)
     params = inspect.signature(_FACTORIES["alphazero"]).parameters

@@ -1,4 +1,4 @@
-"""The C++ search (agents.search.native) against the Python reference (agents.mcts): bit-identical visit
+"""The C++ search (agents.search.native) against the Python reference (agents.search.python): bit-identical visit
 counts, root values and moves on the same evaluator outputs and seeds; tree reuse; lockstep games; bad input.
 
 The evaluators give dyadic priors and values (k / 64) drawn from a hash of the position, so every float
@@ -13,7 +13,8 @@ import random
 import numpy as np
 import pytest
 
-from agents.mcts import MCTS, MCTSConfig, UniformEvaluator, run_many, visits_to_policy
+from agents.search import SearchSettings, UniformEvaluator, visits_to_policy
+from agents.search.python import MCTS, run_many
 from dnb_env import native
 from dnb_env.analysis import realistic_move
 from dnb_env.core import GameState
@@ -99,8 +100,8 @@ def test_parity_on_many_positions(board, prune, value):
             s = position(rows, cols, moves, seed=100 * k + moves)
             if s.is_terminal():
                 continue
-            cfg = MCTSConfig(simulations=96, prune=prune, value=value, virtual_loss=vl, batch_size=batch,
-                             add_noise=noise)
+            cfg = SearchSettings(simulations=96, prune=prune, value=value, virtual_loss=vl, batch_size=batch,
+                                add_noise=noise)
             ev = Dyadic(k)
             py, nat = MCTS(ev, cfg, np.random.default_rng(k)), NativeMCTS(ev, cfg, np.random.default_rng(k))
             ca, cb = py.run(s), nat.run(s)
@@ -115,7 +116,7 @@ def test_uniform_evaluator_runs_inside_cpp_with_the_same_counts():
     for (rows, cols), moves in [((5, 5), 0), ((5, 5), 25), ((3, 3), 6)]:
         s = position(rows, cols, moves, seed=moves)
         for prune in (False, True):
-            cfg = MCTSConfig(simulations=300, prune=prune)
+            cfg = SearchSettings(simulations=300, prune=prune)
             py = MCTS(UniformEvaluator(), cfg, np.random.default_rng(0))
             nat = NativeMCTS(UniformEvaluator(), cfg, np.random.default_rng(0))
             py.run(s), nat.run(s)
@@ -145,7 +146,7 @@ def play_games(cls, runner, cfg, games, board, temperature=1.0):
 
 @pytest.mark.parametrize("board,value", [((3, 3), "win"), ((2, 2), "margin"), ((3, 4), "margin")])
 def test_lockstep_games_with_tree_reuse_and_noise(board, value):
-    cfg = MCTSConfig(simulations=64, add_noise=True, batch_size=8, value=value)
+    cfg = SearchSettings(simulations=64, add_noise=True, batch_size=8, value=value)
     py = play_games(MCTS, run_many, cfg, 4, board)
     nat = play_games(NativeMCTS, run_many_native, cfg, 4, board)
     assert py[0] == nat[0]
@@ -158,7 +159,7 @@ def tree_size(node):
 
 
 def test_tree_memory_is_compacted_over_a_game():
-    cfg = MCTSConfig(simulations=150)
+    cfg = SearchSettings(simulations=150)
     ev = Dyadic()
     py, nat = MCTS(ev, cfg, np.random.default_rng(0)), NativeMCTS(ev, cfg, np.random.default_rng(0))
     s = GameState.new(4, 4)
@@ -183,7 +184,7 @@ def test_tree_memory_is_compacted_over_a_game():
 
 def test_reuse_keeps_the_subtree_and_matches_python():
     s = position(3, 3, 4, seed=3)
-    cfg = MCTSConfig(simulations=120)
+    cfg = SearchSettings(simulations=120)
     ev = Dyadic()
     py, nat = MCTS(ev, cfg, np.random.default_rng(0)), NativeMCTS(ev, cfg, np.random.default_rng(0))
     py.run(s), nat.run(s)
@@ -204,7 +205,7 @@ def test_reuse_keeps_the_subtree_and_matches_python():
 
 def test_begin_collect_complete_by_hand():
     s = position(3, 3, 3, seed=1)
-    cfg = MCTSConfig(simulations=50, batch_size=8)
+    cfg = SearchSettings(simulations=50, batch_size=8)
     ev = Dyadic()
     py, nat = MCTS(ev, cfg, np.random.default_rng(0)), NativeMCTS(ev, cfg, np.random.default_rng(0))
     py.begin(s), nat.begin(s)
@@ -234,7 +235,7 @@ def test_native_planes_are_the_encoders():
             raise AssertionError("not called here")
 
     ev = Planes()
-    search = NativeMCTS(ev, MCTSConfig(simulations=30), np.random.default_rng(0))
+    search = NativeMCTS(ev, SearchSettings(simulations=30), np.random.default_rng(0))
     search.begin(position(3, 3, 4, seed=2))
     batch = search.collect(8)
     np.testing.assert_array_equal(batch.planes, encode_batch("chainloop6", batch.states))
@@ -244,7 +245,7 @@ def test_native_planes_are_the_encoders():
 
 def test_run_many_dispatches_and_counts_evaluator_calls():
     states = [position(3, 3, m, seed=m) for m in (0, 3, 6)]
-    cfg = MCTSConfig(simulations=40)
+    cfg = SearchSettings(simulations=40)
     ev1, ev2 = Dyadic(), Dyadic()
     a = run_many_any([MCTS(ev1, cfg, np.random.default_rng(0)) for _ in states], states, ev1)
     b = run_many_any([NativeMCTS(ev2, cfg, np.random.default_rng(0)) for _ in states], states, ev2)
@@ -264,7 +265,7 @@ def test_internal_nodes_match_the_python_walk():
     from agents.training.selfplay import internal_nodes
 
     s = position(3, 3, 6, seed=5)
-    cfg = MCTSConfig(simulations=400)
+    cfg = SearchSettings(simulations=400)
     ev = Dyadic()
     py, nat = MCTS(ev, cfg, np.random.default_rng(0)), NativeMCTS(ev, cfg, np.random.default_rng(0))
     py.run(s), nat.run(s)
@@ -296,7 +297,7 @@ def test_real_network_gives_equal_counts(one_torch_thread):
         np.testing.assert_array_equal(p1, p2)
         np.testing.assert_array_equal(v1, v2)
     ev = NetworkEvaluator(net)
-    cfg = MCTSConfig(simulations=60, add_noise=True)
+    cfg = SearchSettings(simulations=60, add_noise=True)
     states = [position(3, 3, m, seed=m) for m in (0, 4, 9)]
     a = run_many([MCTS(ev, cfg, np.random.default_rng(i)) for i in range(3)], states, ev)
     b = run_many_native([NativeMCTS(ev, cfg, np.random.default_rng(i)) for i in range(3)], states, ev)
@@ -339,7 +340,7 @@ def test_agents_choose_the_native_search_by_default(one_torch_thread):
 
 
 def test_backend_choice():
-    cfg = MCTSConfig(simulations=10)
+    cfg = SearchSettings(simulations=10)
     assert isinstance(make_search(UniformEvaluator(), cfg, backend="auto", board=(5, 5)), NativeMCTS)
     assert isinstance(make_search(UniformEvaluator(), cfg, backend="auto", board=(10, 10)), MCTS)
     assert isinstance(make_search(UniformEvaluator(), cfg, backend="python"), MCTS)
@@ -375,8 +376,8 @@ def test_rollout_evaluator_in_cpp():
     s = GameState.from_actions(1, 3, [0, 1, 2, 3, 4, 5, 7])  # 1x3 with the ends closed: take all three
     for value in ("win", "margin"):
         ev = NativeRolloutEvaluator(2, seed=0, value=value)
-        counts = NativeMCTS(ev, MCTSConfig(simulations=200, prune=False, value=value), np.random.default_rng(0)).run(s)
-        py_counts = MCTS(ev, MCTSConfig(simulations=200, prune=False, value=value), np.random.default_rng(0)).run(s)
+        counts = NativeMCTS(ev, SearchSettings(simulations=200, prune=False, value=value), np.random.default_rng(0)).run(s)
+        py_counts = MCTS(ev, SearchSettings(simulations=200, prune=False, value=value), np.random.default_rng(0)).run(s)
         assert counts.sum() == py_counts.sum() == 200
     with pytest.raises(ValueError):
         NativeRolloutEvaluator(0)
@@ -390,7 +391,7 @@ def state_of(search):
 def test_bad_input_raises_and_changes_nothing():
     s = position(3, 3, 2, seed=0)
     ev = Dyadic()
-    search = NativeMCTS(ev, MCTSConfig(simulations=40), np.random.default_rng(0))
+    search = NativeMCTS(ev, SearchSettings(simulations=40), np.random.default_rng(0))
     search.begin(s)
     with pytest.raises(ValueError, match="without a pending collect"):
         search.complete(None, np.zeros((0, 24)), np.zeros(0))
@@ -426,7 +427,7 @@ def test_bad_input_raises_and_changes_nothing():
     # a collect left open is reverted by the next begin (no stale virtual loss)
     search.collect(8)
     search.begin(s)
-    ref = NativeMCTS(ev, MCTSConfig(simulations=40), np.random.default_rng(0))
+    ref = NativeMCTS(ev, SearchSettings(simulations=40), np.random.default_rng(0))
     ref.begin(s)
     ref.complete(ref.collect(8), *ev.evaluate(ref._batch.states))
     assert search._tree.root_edges()[1].sum() == ref._tree.root_edges()[1].sum()
@@ -435,8 +436,8 @@ def test_bad_input_raises_and_changes_nothing():
 def test_forest_checks():
     from dnb_env import _native
 
-    a = NativeMCTS(Dyadic(), MCTSConfig(simulations=10), np.random.default_rng(0))
-    b = NativeMCTS(Dyadic(), MCTSConfig(simulations=10), np.random.default_rng(0))
+    a = NativeMCTS(Dyadic(), SearchSettings(simulations=10), np.random.default_rng(0))
+    b = NativeMCTS(Dyadic(), SearchSettings(simulations=10), np.random.default_rng(0))
     a.begin(GameState.new(2, 2)), b.begin(GameState.new(3, 3))
     with pytest.raises(ValueError, match="twice"):
         _native.SearchForest([a._tree, a._tree])
@@ -466,7 +467,7 @@ def test_solver_leaves_match_python_and_budgets_run_out_alike(board, moves, budg
     for seed in range(3):
         s = position(rows, cols, moves + seed, seed)
         undrawn = s.num_actions - s.edges.bit_count()
-        cfg = MCTSConfig(simulations=120, value=value, batch_size=4, solve_leaf=undrawn - 1, solve_nodes=budget)
+        cfg = SearchSettings(simulations=120, value=value, batch_size=4, solve_leaf=undrawn - 1, solve_nodes=budget)
         ev = Dyadic(seed)
         py, nat = MCTS(ev, cfg, np.random.default_rng(seed)), NativeMCTS(ev, cfg, np.random.default_rng(seed))
         py.run(s), nat.run(s)
@@ -490,8 +491,8 @@ def test_a_solve_deadline_turns_leaf_solves_off_until_it_is_lifted(value):
     (and the zone is not lowered for later searches); lifted, the leaves are solved again."""
     s = position(5, 5, 30, seed=1)
     undrawn = s.num_actions - s.edges.bit_count()
-    cfg = MCTSConfig(simulations=120, value=value, batch_size=4, solve_leaf=undrawn - 1, solve_nodes=10**6,
-                     reuse_tree=False)
+    cfg = SearchSettings(simulations=120, value=value, batch_size=4, solve_leaf=undrawn - 1, solve_nodes=10**6,
+                        reuse_tree=False)
     off = dataclasses.replace(cfg, solve_leaf=0)
 
     def counts(config, deadline):
@@ -518,7 +519,7 @@ def test_solver_leaves_are_exact_values():
     s = position(4, 4, 20, seed=2)
     undrawn = s.num_actions - s.edges.bit_count()
     for value in ("win", "margin"):
-        cfg = MCTSConfig(simulations=400, value=value, solve_leaf=undrawn, solve_nodes=10**7, prune=False)
+        cfg = SearchSettings(simulations=400, value=value, solve_leaf=undrawn, solve_nodes=10**7, prune=False)
         py = MCTS(UniformEvaluator(), cfg, np.random.default_rng(0))
         py.run(s)
         checked = 0
@@ -538,11 +539,11 @@ def test_solver_leaves_are_exact_values():
 
 def test_solver_options_are_checked():
     with pytest.raises(ValueError, match="solve_leaf and solve_root"):
-        MCTSConfig(solve_leaf=-2)
+        SearchSettings(solve_leaf=-2)
     with pytest.raises(ValueError, match="for_board"):  # auto (-1) is resolved for the board before a search
-        MCTS(UniformEvaluator(), MCTSConfig(solve_root=-1))
+        MCTS(UniformEvaluator(), SearchSettings(solve_root=-1))
     with pytest.raises(ValueError, match="solve_nodes"):
-        MCTSConfig(solve_nodes=0)
+        SearchSettings(solve_nodes=0)
     from dnb_env import _native
 
     with pytest.raises(ValueError, match="solve_undrawn"):

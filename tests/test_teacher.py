@@ -56,7 +56,7 @@ def test_labels_are_the_solvers(tmp_path):
 
 
 def test_result_only_labels_past_move_labels_max(tmp_path):
-    from agents.training.supervised import HeldOut, held_out_report
+    from agents.training.heldout import HeldOut, held_out_report
 
     cfg = TeachConfig(positions=40, move_labels_max=10, **SMALL)
     generate(cfg, str(tmp_path / "d"), agent_from_spec, progress=False)
@@ -266,7 +266,8 @@ def test_encoding_once_gives_the_batches_of_encoding_per_batch(datasets, tmp_pat
 
     from agents.checkpoint import load_network
     from agents.training.replay import Replay
-    from agents.training.supervised import encode_all, fit
+    from agents.training.common import encode_all
+    from agents.training.supervised import fit
     from dnb_env.observations import encode_batch
 
     train, held = datasets
@@ -296,7 +297,8 @@ def test_encoding_once_gives_the_batches_of_encoding_per_batch(datasets, tmp_pat
 def test_fit_device_is_checked(datasets, tmp_path):
     import torch
 
-    from agents.training.supervised import fit, resolve_device
+    from agents.training.common import resolve_device
+    from agents.training.supervised import fit
 
     train, held = datasets
     assert resolve_device("cpu") == "cpu" and resolve_device("auto") in ("cpu", "cuda")
@@ -344,7 +346,8 @@ def test_init_from_a_narrower_encoder_widens_the_input_with_zero_weights(dataset
 
     from agents.checkpoint import load_network
     from agents.training.config import make_train_config
-    from agents.training.supervised import FitConfig, fit, initial_weights
+    from agents.training.common import initial_weights
+    from agents.training.supervised import FitConfig, fit
     from agents.models import build_model
     from dnb_env.observations import encode_batch
 
@@ -381,7 +384,7 @@ def test_init_from_a_checkpoint_older_than_a_model_option(datasets, tmp_path):
     import torch
 
     from agents.checkpoint import load_checkpoint
-    from agents.training.supervised import initial_weights
+    from agents.training.common import initial_weights
 
     train, held = datasets
     base = str(tmp_path / "base")
@@ -441,7 +444,7 @@ def test_fit_starts_from_init_weights_and_refuses_another_model(datasets, tmp_pa
 
 
 def test_value_sign_by_step_adds_up(datasets):
-    from agents.training.supervised import HeldOut, held_out_report
+    from agents.training.heldout import HeldOut, held_out_report
 
     _, held = datasets
     h = HeldOut.of(TeacherData.load(held))
@@ -462,7 +465,7 @@ def test_value_sign_by_step_adds_up(datasets):
 
 
 def test_value_auc_counts_pairs():
-    from agents.training.supervised import value_auc
+    from agents.training.heldout import value_auc
 
     truth = np.array([1, 1, -1, -1, 0])
     assert value_auc(np.array([0.9, 0.1, 0.5, -0.2, 7.0]), truth) == 0.75  # 3 of the 4 won-lost pairs ordered
@@ -472,7 +475,7 @@ def test_value_auc_counts_pairs():
 
 
 def test_paired_auc_difference_matches_value_auc_and_covers():
-    from agents.training.supervised import paired_auc_difference, value_auc
+    from agents.training.heldout import paired_auc_difference, value_auc
 
     rng = np.random.default_rng(1)
     truth = rng.choice([1, -1, 0], size=400, p=[0.6, 0.3, 0.1])
@@ -500,7 +503,7 @@ def test_paired_auc_difference_matches_value_auc_and_covers():
 
 
 def test_held_out_scores_agree_with_the_solver(datasets):
-    from agents.training.supervised import HeldOut, held_out_report
+    from agents.training.heldout import HeldOut, held_out_report
     from baselines.greedy import GreedyAgent
 
     _, held = datasets

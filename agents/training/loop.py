@@ -55,7 +55,7 @@ from agents.training.replay import BoardReplays, Replay, has_future_head
 from agents.training.selfplay import SelfPlayPool
 from agents.training.selfplay_ray import RaySelfPlay
 from agents.training.store import RunError, RunStore
-from agents.training.supervised import initial_weights, resolve_device
+from agents.training.common import initial_weights, resolve_device
 from dnb_env.core import geometry
 
 __all__ = ["train", "train_steps", "load_teacher", "make_pool", "initial_weights"]
@@ -131,7 +131,7 @@ def load_teacher(config) -> tuple[Replay, np.ndarray, int] | None:
     """``(samples, value_known, largest undrawn count)`` of ``config.teacher.data``, or None."""
     if not config.teacher.data:
         return None
-    from agents.training.teacher import TeacherData, to_samples
+    from agents.training.dataset import TeacherData, to_samples
 
     data = TeacherData.load_many(config.teacher.folders, config.board)
     samples, known = to_samples(data, config.model.value, config.teacher.temperature)

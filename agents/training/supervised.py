@@ -3,7 +3,7 @@
     dnb fit dotsformer --board 5x5 --data data/teach5-a --held data/teach5-held --steps 40000 --out runs/fit-df
     dnb fit --model resnet --board 5x5 --data data/teach5-a --positions 100000 ...   # the first 100k only
 
-Targets (:func:`agents.training.teacher.to_samples`): the policy is uniform over the best moves
+Targets (:func:`agents.training.dataset.to_samples`): the policy is uniform over the best moves
 (``temperature=0``) or a softmax of the move labels at ``temperature``; the value is the exact final
 margin over the number of boxes (``value="margin"`` models; win/loss-only rows carry no value loss there)
 or the exact result (``"win"``); models with auxiliary heads also learn the initiative label of the best
@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -37,21 +36,21 @@ with requires_extra("agents.training.supervised"):
     import torch
 
 from agents.checkpoint import CheckpointError, atomic_torch_save, load_checkpoint, restore_optimizer, save_checkpoint
-from agents.models import build_model, config_from_dict, config_to_dict, family_of, get_family
+from agents.models import build_model, config_to_dict
+from agents.training.common import encode_all, initial_weights, resolve_device
 from agents.training.config import MAX_PROCESSES, LossConfig, field_problems, model_from_dict
+from agents.training.dataset import TeacherData, to_samples
 from agents.training.events import EventLog
+from agents.training.heldout import HeldOut, held_out_report, policy_and_value
 from agents.training.losses import total_loss
-from agents.training.replay import Replay, future_targets, has_future_head
+from agents.training.replay import Replay, has_future_head
 from agents.training.store import RunError, read_json, read_metrics
-from agents.training.teacher import MARGIN, NO_VALUE, TeacherData, to_samples
 from dnb_env.core import geometry
 from dnb_env.io import RunLock, atomic_write
 from dnb_env.limits import check_number, check_seed
-from dnb_env.observations import encode_batch
 from dnb_env.symmetry import symmetries
 
-__all__ = ["FitConfig", "fit", "held_out_report", "HeldOut", "encode_all", "policy_and_value", "resolve_device",
-           "value_auc", "initial_weights"]
+__all__ = ["FitConfig", "fit", "playing_weights"]
 
 
 #: The most positions in one gradient step.
@@ -122,264 +121,6 @@ class FitConfig:
         return float(self.lr * (0.01 + 0.99 * 0.5 * (1 + np.cos(np.pi * min(step, self.steps) / self.steps))))
 
 
-# ---------------------------------------------------------------------------------------------- scoring
-@dataclass
-class HeldOut:
-    """Held-out positions with their exact verdicts, ready to score a policy."""
-
-    data: TeacherData
-    winning: np.ndarray  # bool [N]: the mover can win
-    keeps: np.ndarray  # bool [N, A]: the move keeps the best result (win / draw / loss class)
-    optimal: np.ndarray  # bool [N, A]: the move reaches the best label
-    hard: np.ndarray  # bool [N]: a move the greedy rule allows does not keep the best result
-    greedy_keep: np.ndarray  # float [N]: the chance that greedy (uniform over its moves) keeps it
-    step: np.ndarray  # int [N]: moves played
-    labelled: np.ndarray  # bool [N]: the position has move labels (not a result-only row)
-
-    @classmethod
-    def of(cls, data: TeacherData) -> "HeldOut":
-        from baselines.greedy import GreedyAgent
-
-        s = data.samples
-        lead = data.lead
-        legal = data.values != NO_VALUE
-        vals = data.values.astype(np.int32)
-        result = np.where(data.kind[:, None] == MARGIN, np.sign(lead[:, None] + vals), vals)
-        result = np.where(legal, result, -9)
-        labelled = legal.any(axis=1)
-        best_result = np.where(labelled, result.max(axis=1), data.value)  # result-only rows: their own result
-        keeps = legal & (result == best_result[:, None])
-        optimal = legal & (vals == np.where(legal, vals, -999).max(axis=1, keepdims=True))
-        hard = np.zeros(len(s), bool)
-        greedy_keep = np.zeros(len(s))
-        for i, state in enumerate(s.states()):
-            if labelled[i]:
-                cand = GreedyAgent.candidates(state)
-                hard[i] = not keeps[i, cand].all()
-                greedy_keep[i] = keeps[i, cand].mean()
-        return cls(data, best_result > 0, keeps, optimal, hard, greedy_keep, s.step.astype(np.int32), labelled)
-
-
-def policy_and_value(net, data: TeacherData, batch: int = 512, device: str = "cpu") -> tuple[np.ndarray, np.ndarray]:
-    """The network's priors ``[N, A]`` and values ``[N]`` on every position of ``data``, in batches."""
-    from agents.models.evaluator import NetworkEvaluator
-
-    evaluator = NetworkEvaluator(net, device)
-    states = data.samples.states()
-    priors, values = [], []
-    for i in range(0, len(states), batch):
-        p, v = evaluator.evaluate(states[i:i + batch])
-        priors.append(np.asarray(p))
-        values.append(np.asarray(v))
-    return np.concatenate(priors), np.concatenate(values)
-
-
-def held_out_report(held: HeldOut, priors: np.ndarray | None = None, values: np.ndarray | None = None) -> dict:
-    """Scores of a policy (``priors [N, A]``, its top move played; None: greedy's expected score) on
-    ``held``: ``keep`` (winning positions), ``keep_hard`` (winning and greedy-hard), ``optimal`` (all),
-    each overall and per step (``keep@22``), with the counts ``n`` / ``n_hard``; ``value_sign`` (the
-    value's sign against the exact result's on decided positions), overall and per step, and
-    ``value_auc`` (:func:`value_auc`), overall and per step, when ``values`` are given."""
-    out: dict = {}
-    n = len(held.winning)
-    if priors is None:
-        keep = held.greedy_keep
-        opt = np.full(n, np.nan)
-    else:
-        move = priors.argmax(axis=1)
-        keep = held.keeps[np.arange(n), move].astype(float)
-        opt = held.optimal[np.arange(n), move].astype(float)
-    win = held.winning & held.labelled  # result-only rows score the value alone
-    hard = win & held.hard
-    out["n"], out["n_hard"] = int(win.sum()), int(hard.sum())
-    out["keep"] = float(keep[win].mean()) if win.any() else float("nan")
-    out["keep_hard"] = float(keep[hard].mean()) if hard.any() else float("nan")
-    if priors is not None:
-        out["optimal"] = float(opt[held.labelled].mean()) if held.labelled.any() else float("nan")
-    for k in sorted(set(held.step.tolist())):
-        at = held.step == k
-        if (win & at).any():
-            out[f"keep@{k}"] = float(keep[win & at].mean())
-        if (hard & at).any():
-            out[f"keep_hard@{k}"] = float(keep[hard & at].mean())
-    if values is not None:
-        out.update(value_report(values, np.asarray(held.data.samples.z), held.step))
-    return out
-
-
-def value_report(values: np.ndarray, truth: np.ndarray, step: np.ndarray) -> dict:
-    """A value's scores against the exact results ``truth`` (+1 / -1 for the mover, 0 for a draw) of
-    positions played at moves ``step``: ``value_sign`` (its sign right, on decided positions) and
-    ``value_auc`` (:func:`value_auc`), overall and per step (``value_sign@18``, ``value_auc@18``)."""
-    values, truth, step = np.asarray(values, dtype=float), np.asarray(truth), np.asarray(step)
-    decided = truth != 0
-    right = np.sign(values) == truth
-    out = {"value_sign": float(right[decided].mean()) if decided.any() else float("nan"),
-           "value_auc": value_auc(values, truth)}
-    for k in sorted(set(step.tolist())):
-        at = decided & (step == k)
-        if at.any():
-            out[f"value_sign@{k}"] = float(right[at].mean())
-            out[f"value_auc@{k}"] = value_auc(values[at], truth[at])
-    return out
-
-
-def value_auc(values: np.ndarray, truth: np.ndarray) -> float:
-    """The chance that a won position (``truth > 0``) gets a higher value than a lost one (``truth < 0``),
-    ties counted half: the area under the ROC curve, 0.5 for a value that knows nothing whatever share of
-    positions the mover wins (the sign's accuracy does not say that when most positions are won). NaN
-    without both kinds."""
-    values, truth = np.asarray(values, dtype=float), np.asarray(truth)
-    if not (truth > 0).any() or not (truth < 0).any():
-        return float("nan")
-    return float(_ranked_right(values, truth)[0].mean())
-
-
-def _ranked_right(values: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each won position's share of the lost ones it ranks above, and each lost position's share of the won
-    ones ranked above it (ties half): the AUC is the mean of either."""
-    won, lost = values[truth > 0], values[truth < 0]
-    won_sorted, lost_sorted = np.sort(won), np.sort(lost)
-    below = np.searchsorted(lost_sorted, won, side="left")
-    level = np.searchsorted(lost_sorted, won, side="right") - below
-    lo = np.searchsorted(won_sorted, lost, side="left")
-    hi = np.searchsorted(won_sorted, lost, side="right")
-    return (below + 0.5 * level) / len(lost), (len(won) - hi + 0.5 * (hi - lo)) / len(won)
-
-
-def paired_auc_difference(first: np.ndarray, second: np.ndarray, truth: np.ndarray,
-                          z: float = 1.96) -> tuple[float, float, tuple[float, float], float]:
-    """Two values' AUCs (:func:`value_auc`) on the same positions compared by DeLong's method:
-    ``(auc_first, auc_second, 95% interval of their difference, two-sided p-value)``. The variance of the
-    difference comes from each won and each lost position's share of the pairs it ranks right, so the two
-    values' agreement on the same positions narrows it. NaN without both won and lost positions."""
-    first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
-    truth = np.asarray(truth)
-    if not first.shape == second.shape == truth.shape or first.ndim != 1:
-        raise ValueError(f"paired_auc_difference needs three 1-D arrays of one length, got {first.shape}, "
-                         f"{second.shape} and {truth.shape}")
-    nan = float("nan")
-    won_mask, lost_mask = truth > 0, truth < 0
-    m, n = int(won_mask.sum()), int(lost_mask.sum())
-    if m < 2 or n < 2:
-        return nan, nan, (nan, nan), nan
-    (won_a, lost_a), (won_b, lost_b) = _ranked_right(first, truth), _ranked_right(second, truth)
-    per_won, per_lost = [won_a, won_b], [lost_a, lost_b]
-    auc_a, auc_b = float(per_won[0].mean()), float(per_won[1].mean())
-    s10, s01 = np.cov(np.stack(per_won)), np.cov(np.stack(per_lost))
-    var = (s10[0, 0] + s10[1, 1] - 2 * s10[0, 1]) / m + (s01[0, 0] + s01[1, 1] - 2 * s01[0, 1]) / n
-    diff = auc_a - auc_b
-    sd = math.sqrt(max(float(var), 0.0))
-    p = math.erfc(abs(diff) / sd / math.sqrt(2)) if sd > 0 else (1.0 if diff == 0 else 0.0)
-    return auc_a, auc_b, (diff - z * sd, diff + z * sd), p
-
-
-# ---------------------------------------------------------------------------------------------- training
-def initial_weights(config) -> dict:
-    """The state dict of ``config.init`` (a checkpoint of any run or fit), checked to be of the run's model:
-    the same family and config (but for the board, for a family whose networks play every board; and but
-    for the encoder where the run's encoder extends the checkpoint's, :data:`dnb_env.observations.EXTENDS`:
-    the input weights of the new channels then start at zero, so the network computes what it did), else a
-    ValueError naming what differs."""
-    from dnb_env.observations import extends
-
-    payload = load_checkpoint(config.init)
-    mine = config_to_dict(config.model)
-    theirs = config_to_dict(config_from_dict(payload["model"]))  # options newer than the checkpoint: defaults
-    differs = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
-    if family_of(config.model) == theirs.get("family") and get_family(theirs["family"]).any_board:
-        differs = [k for k in differs if k != "board"]  # one network for every board: pretrained on another
-    widen = "encoder" in differs and extends(mine.get("encoder"), theirs.get("encoder"))
-    if widen:
-        differs.remove("encoder")
-    if differs:
-        raise ValueError(f"init checkpoint {config.init} is another model than the run's (differs in "
-                         + ", ".join(f"{k}: {theirs.get(k)!r} there, {mine.get(k)!r} here" for k in differs) + ")")
-    state = payload["state_dict"]
-    if widen:
-        state = _widened(state, build_model(config.model).state_dict(), config.init)
-    return state
-
-
-def _widened(state: dict, target: dict, source: str) -> dict:
-    """``state`` with each tensor that reads the input channels (its dimension 1 smaller than ``target``'s,
-    the rest equal) padded with zeros up to ``target``'s shape."""
-    out = dict(state)
-    for k, want in target.items():
-        have = state.get(k)
-        if have is None or have.shape == want.shape:
-            continue
-        if (have.dim() < 2 or have.shape[0] != want.shape[0] or have.shape[2:] != want.shape[2:]
-                or have.shape[1] >= want.shape[1]):
-            raise ValueError(f"init checkpoint {source}: {k} has shape {tuple(have.shape)}, the run's model "
-                             f"{tuple(want.shape)}; only the input channels may grow")
-        pad = torch.zeros(want.shape, dtype=have.dtype)
-        pad[:, :have.shape[1]] = have
-        out[k] = pad
-    return out
-
-
-def resolve_device(device: str) -> str:
-    """``"auto"`` (CUDA when torch sees a GPU, else the CPU), ``"cpu"``, ``"cuda"`` or ``"cuda:N"``; a GPU
-    asked for but not there is an error."""
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cpu":
-        return device
-    if device == "cuda" or device.startswith("cuda:"):
-        if not torch.cuda.is_available():
-            raise ValueError(f"device {device!r} asked for, but torch sees no CUDA GPU (use --device cpu)")
-        return device
-    raise ValueError(f"device must be auto, cpu, cuda or cuda:N, not {device!r}")
-
-
-def _encode_chunk(task):
-    encoder, states, future = task
-    if encoder is None:  # the future head's targets
-        return future_targets(states, future)
-    return encode_batch(encoder, states)
-
-
-def encode_all(samples, encoder: str | None, workers: int = 1, chunk: int = 2000, progress: bool = False,
-               future: str = "safe_phase"):
-    """Every row of ``samples`` encoded by ``encoder`` (``[N, C, H, W]`` float32), over ``workers``
-    processes in chunks of ``chunk`` positions: a fit encodes its data once instead of every batch (the
-    computed-feature encoders spend about half a millisecond a position in the exact safe-phase search).
-    ``encoder=None``: the future head's targets of every row instead, ``(values [N, A], mask [N, A])``
-    (:func:`agents.training.replay.future_targets` of kind ``future``), which run the same searches."""
-    from agents.processes import spawn_pool
-
-    if workers < 1 or chunk < 1:
-        raise ValueError("workers and chunk must be >= 1")
-    n = len(samples)
-    tasks = ((encoder, samples.states(np.arange(i, min(i + chunk, n))), future) for i in range(0, n, chunk))
-    bar = None
-    if progress:
-        try:
-            from tqdm import tqdm
-
-            bar = tqdm(total=n, unit="pos", desc=f"encode {encoder or 'future targets'}")
-        except ImportError:
-            pass
-    parts = []
-    pool = spawn_pool(workers, 1) if workers > 1 else None
-    try:
-        results = pool.imap(_encode_chunk, tasks) if pool is not None else map(_encode_chunk, tasks)
-        for part in results:
-            parts.append(part)
-            if bar is not None:
-                bar.update(len(part[0]) if encoder is None else len(part))
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
-        if bar is not None:
-            bar.close()
-    if encoder is None:
-        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
-    return np.concatenate(parts)
-
-
 def _load_data(config: FitConfig) -> TeacherData:
     data = TeacherData.load_many(config.data, config.model.board)
     if config.positions:
@@ -392,10 +133,11 @@ def _load_data(config: FitConfig) -> TeacherData:
 def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True, echo=print, device: str = "cpu",
         workers: int = 1) -> list[dict]:
     """Train ``config`` in the folder ``out`` (or continue it with ``resume``); returns the metrics rows.
-    ``device`` (:func:`resolve_device`) and ``workers`` (processes that encode the data once at the start,
-    :func:`encode_all`) change the speed, not the run: they are not part of its config, and a run may
-    resume on another device. One run writes a folder at a time (:class:`dnb_env.io.RunLock`: a second is
-    refused at once); it starts by removing the temporary files (``*.tmp*``) a killed run left."""
+    ``device`` (:func:`~agents.training.common.resolve_device`) and ``workers`` (processes that encode the
+    data once at the start, :func:`~agents.training.common.encode_all`) change the speed, not the run: they
+    are not part of its config, and a run may resume on another device. One run writes a folder at a time
+    (:class:`dnb_env.io.RunLock`: a second is refused at once); it starts by removing the temporary files
+    (``*.tmp*``) a killed run left."""
     with contextlib.ExitStack() as held:
         locked = os.path.isdir(out)  # an existing folder is locked before it is read; a new one once made
         if locked:

@@ -79,7 +79,7 @@ inline double pairwise_sum(const double* a, size_t n) {
   return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
 }
 
-// Result for the mover when the open boxes go `extra` net to them (agents.mcts.final_value).
+// Result for the mover when the open boxes go `extra` net to them (agents.search.exact.final_value).
 inline double final_value(const Geometry& g, const Board& b, bool margin, int extra) {
   int m = (b.player == 0 ? b.score[0] - b.score[1] : b.score[1] - b.score[0]) + extra;
   if (margin) return double(m) / double(g.num_boxes);
@@ -310,7 +310,7 @@ class Tree {
   }
 
   // Complete the open batch with an evaluator written here: uniform priors 1/A and value 0 (what
-  // agents.mcts.UniformEvaluator returns), or uniform priors and the mean result of `rollouts` random
+  // agents.search.evaluators.UniformEvaluator returns), or uniform priors and the mean result of `rollouts` random
   // playouts for the mover.
   void complete_builtin(Builtin kind, int rollouts, Rng& rng) {
     const size_t n = leaves_.size();

@@ -249,7 +249,7 @@ class Forest {
   }
 
   // Every tree to its end with a built-in evaluator: "uniform" (priors 1/A, value 0: the outputs of
-  // agents.mcts.UniformEvaluator) or "rollout" (uniform priors, mean result of `rollouts` random playouts).
+  // agents.search.evaluators.UniformEvaluator) or "rollout" (uniform priors, mean result of `rollouts` random playouts).
   void run_builtin(const std::string& kind, int rollouts, uint64_t seed, py::handle limits_obj) {
     Builtin b;
     if (kind == "uniform") {

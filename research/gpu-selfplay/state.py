@@ -54,10 +54,12 @@ def done(run: pathlib.Path) -> int:
 
 def pace(run: pathlib.Path, last: int = 5) -> float:
     """Median wall seconds of the run's last ``last`` iterations (0.0 when none is recorded)."""
+    from agents.training.store import read_metrics
+
     path = run / "metrics.jsonl"
     if not path.exists():
         return 0.0
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows = read_metrics(str(path))
     times = [r["iteration_s"] for r in rows if isinstance(r.get("iteration_s"), (int, float))]
     return float(statistics.median(times[-last:])) if times else 0.0
 
