@@ -36,7 +36,7 @@ from types import MappingProxyType
 from typing import Mapping, Sequence
 
 from dnb_env.core import Geometry
-from dnb_env.solver import native_available
+from dnb_env.solver import LEAF_NODE_LIMIT, MOVE_NODE_LIMIT, MOVES_REACH, VALUE_REACH, native_available
 
 __all__ = ["SearchSettings", "AUTO", "PLAY", "SELF_PLAY", "SOLVE_ROOT_CAP", "SOLVE_LEAF_CAP", "default", "solver_zone",
            "settings_for", "option_parameters"]
@@ -99,8 +99,8 @@ class SearchSettings:
     value: str = "win"
     solve_leaf: int = 0
     solve_root: int = 0
-    solve_nodes: int = 1_000_000
-    solve_root_nodes: int = 6_000_000
+    solve_nodes: int = LEAF_NODE_LIMIT
+    solve_root_nodes: int = MOVE_NODE_LIMIT
     solve_tt_mb: float = 16.0
 
     def __post_init__(self):
@@ -139,7 +139,7 @@ SELF_PLAY: Mapping = MappingProxyType({"prune": False, "add_noise": True, "reuse
 # 1M-node budgets lifts the shipped AlphaZero from 0.37-0.52 to 0.88-1.00 winning-move accuracy at steps
 # 22-26; the root zone is where the solver's best moves (Solver.best_moves) cost well under a second: 38
 # undrawn edges (step 22 of 5x5, 0.24 s median for the value), the last two thirds of smaller boards
-SOLVE_ROOT_CAP, SOLVE_LEAF_CAP = 38, 36
+SOLVE_ROOT_CAP, SOLVE_LEAF_CAP = MOVES_REACH, VALUE_REACH
 #: Fraction of a board's edges an auto zone covers at most, per zone option.
 ZONE_FRACTIONS = {"solve_leaf": (3, 5), "solve_root": (2, 3)}
 
