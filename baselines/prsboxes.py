@@ -47,7 +47,7 @@ from dnb_env.analysis import (
 )
 from dnb_env.clock import MoveTimed
 from dnb_env.core import GameState
-from dnb_env.solver import Solver, SolverBudgetExceeded, native_available
+from dnb_env.solver import MOVE_NODE_LIMIT, Solver, SolverBudgetExceeded, native_available
 
 __all__ = ["PRsBoxesAgent"]
 
@@ -64,7 +64,7 @@ class PRsBoxesAgent(Seedable, MoveTimed):
 
     def __init__(self, seed: int | None = None, solver_edges: int = -1, search_safe: int = 9, search_depth: int = 40,
                  search_nodes: int = 300_000, search_time: float | None = None, search_full: int = 4,
-                 board: tuple[int, int] | None = None, solver_nodes: int = 6_000_000):
+                 board: tuple[int, int] | None = None, solver_nodes: int = MOVE_NODE_LIMIT):
         self.rng = np.random.default_rng(seed)
         self.board = board
         if solver_edges < -1:

@@ -51,14 +51,31 @@ try:
 except ImportError:  # the optional C++ extension is not built
     _native = None
 
-__all__ = ["Solver", "SolverTooLarge", "SolverBudgetExceeded", "ENGINES", "native_available"]
+__all__ = ["Solver", "SolverTooLarge", "SolverBudgetExceeded", "ENGINES", "native_available", "VALUE_REACH",
+           "MOVES_REACH", "RETROGRADE_REACH", "DEFAULT_NODE_LIMIT", "MOVE_NODE_LIMIT", "LEAF_NODE_LIMIT"]
 
 #: Engine names accepted by :class:`Solver`.
 ENGINES = ("auto", "alphabeta", "retrograde")
+
+# The solver's reach in undrawn edges and its node budgets (5x5 positions on one core, benchmarks/solver.py):
+# the one home of the numbers by which the agents, the teacher and the web app size their use of it.
+#: Undrawn edges within which the alpha-beta engine finds exact values (margins) in a fraction of a second
+#: (0.1 s median at 36 on 5x5): the searches' leaf zone, the teacher's margin labels.
+VALUE_REACH = 36
+#: Undrawn edges within which the win/loss query and the best moves take well under a second (0.24 s median
+#: for the value at 38 on 5x5): the searches' root zone, prsboxes' solver zone, the teacher's positions.
+MOVES_REACH = 38
+#: Undrawn edges the retrograde engine enumerates by default (2^24 int8 entries, seconds).
+RETROGRADE_REACH = 24
 #: Default ``max_undrawn`` per engine.
-DEFAULT_MAX_UNDRAWN = {"alphabeta": 40, "retrograde": 24}
+DEFAULT_MAX_UNDRAWN = {"alphabeta": 40, "retrograde": RETROGRADE_REACH}
 #: Default node budget of one alpha-beta call (about 10-30 s on one core).
 DEFAULT_NODE_LIMIT = 20_000_000
+#: Node budget of a call made to choose a move (a few seconds on one core): prsboxes' solver, the searches'
+#: exact root, the web app's cap on such budgets.
+MOVE_NODE_LIMIT = 6_000_000
+#: Node budget of a solve at a leaf of a tree search (a fraction of a second).
+LEAF_NODE_LIMIT = 1_000_000
 _NATIVE_MAX_SIZE = 9
 
 

@@ -11,6 +11,7 @@ import math
 import os
 
 from dnb_env.core import geometry
+from dnb_env.solver import MOVE_NODE_LIMIT, MOVES_REACH, RETROGRADE_REACH, VALUE_REACH
 from dnb_web.checks import WebError
 from dnb_web.paths import allowed_path, inside, walk_within
 
@@ -78,9 +79,10 @@ def option_caps(rows: int, cols: int) -> dict[str, int]:
     ``max_undrawn``: the retrograde engine enumerates 2^k positions, so at most 24)."""
     edges = geometry(rows, cols).num_actions
     return {"simulations": max(1000, 200_000 // edges), "rollouts": 16, "depth": edges,
-            "node_limit": 5_000_000, "search_nodes": 300_000, "solver_nodes": 6_000_000, "solve_nodes": 200_000,
-            "search_depth": edges, "search_safe": edges, "search_full": edges, "solve_leaf": min(edges, 36),
-            "solve_root": min(edges, 38), "solver_edges": min(edges, 24), "max_undrawn": min(edges, 24)}
+            "node_limit": 5_000_000, "search_nodes": 300_000, "solver_nodes": MOVE_NODE_LIMIT, "solve_nodes": 200_000,
+            "search_depth": edges, "search_safe": edges, "search_full": edges, "solve_leaf": min(edges, VALUE_REACH),
+            "solve_root": min(edges, MOVES_REACH), "solver_edges": min(edges, RETROGRADE_REACH),
+            "max_undrawn": min(edges, RETROGRADE_REACH)}
 
 
 #: Node budgets whose 0 means "no budget" in the agent (the exact solver's ``node_limit=0`` is unlimited):

@@ -36,7 +36,7 @@ from types import MappingProxyType
 from typing import Mapping, Sequence
 
 from dnb_env.core import Geometry
-from dnb_env.solver import native_available
+from dnb_env.solver import LEAF_NODE_LIMIT, MOVE_NODE_LIMIT, MOVES_REACH, VALUE_REACH, native_available
 
 __all__ = ["SearchSettings", "AUTO", "PLAY", "SELF_PLAY", "SOLVE_ROOT_CAP", "SOLVE_LEAF_CAP", "default", "solver_zone",
            "settings_for", "option_parameters"]
@@ -93,8 +93,10 @@ class SearchSettings:
     solve_root: int = field(default=0, metadata={
         "help": "a root with at most this many undrawn edges is not searched: its policy is uniform over the "
                 "moves of best margin (0: off; -1: auto, resolved for the board by ``solver_zone``)"})
-    solve_nodes: int = field(default=1_000_000, metadata={"help": "the exact solver's node budget for each leaf"})
-    solve_root_nodes: int = field(default=6_000_000, metadata={"help": "the exact solver's node budget for the root"})
+    solve_nodes: int = field(default=LEAF_NODE_LIMIT, metadata={
+        "help": "the exact solver's node budget for each leaf"})
+    solve_root_nodes: int = field(default=MOVE_NODE_LIMIT, metadata={
+        "help": "the exact solver's node budget for the root"})
     solve_tt_mb: float = field(default=16.0, metadata={
         "help": "megabytes of the exact solver's tables, kept across searches"})
 
@@ -147,7 +149,7 @@ SELF_PLAY: Mapping = MappingProxyType({"prune": False, "add_noise": True, "reuse
 # 1M-node budgets lifts the shipped AlphaZero from 0.37-0.52 to 0.88-1.00 winning-move accuracy at steps
 # 22-26; the root zone is where the solver's best moves (Solver.best_moves) cost well under a second: 38
 # undrawn edges (step 22 of 5x5, 0.24 s median for the value), the last two thirds of smaller boards
-SOLVE_ROOT_CAP, SOLVE_LEAF_CAP = 38, 36
+SOLVE_ROOT_CAP, SOLVE_LEAF_CAP = MOVES_REACH, VALUE_REACH
 #: Fraction of a board's edges an auto zone covers at most, per zone option.
 ZONE_FRACTIONS = {"solve_leaf": (3, 5), "solve_root": (2, 3)}
 _ZONE_CAPS = {"solve_leaf": SOLVE_LEAF_CAP, "solve_root": SOLVE_ROOT_CAP}

@@ -57,6 +57,7 @@ from agents.training.samples import Samples
 from dnb_env.core import geometry
 from dnb_env.io import atomic_write, read_json
 from dnb_env.limits import INT_LIMIT, check_seed, is_int, is_number
+from dnb_env.solver import DEFAULT_NODE_LIMIT, MOVES_REACH, VALUE_REACH
 
 __all__ = ["FORMAT", "VERSION", "MARGIN", "OUTCOME", "VALUE", "NO_VALUE", "TeachConfig", "TeacherData", "TeacherError",
            "to_samples", "DEFAULT_PLAYERS"]
@@ -85,8 +86,8 @@ class TeachConfig:
 
     board: str = "5x5"
     undrawn_min: int = 26
-    undrawn_max: int = 38
-    margin_max: int = 36  # positions with more undrawn edges get win/loss labels
+    undrawn_max: int = MOVES_REACH
+    margin_max: int = VALUE_REACH  # positions with more undrawn edges get win/loss labels
     move_labels_max: int = -1  # positions with more undrawn edges get only their own result; -1: none
     positions: int = 10_000
     shard_size: int = 250  # candidate positions per job (and per shard file, less duplicates)
@@ -94,7 +95,7 @@ class TeachConfig:
     players: tuple[str, ...] = DEFAULT_PLAYERS
     opening: int = -1  # random safe opening moves; -1: num_actions // 6 .. num_actions // 3 (Geometry.opening_range), drawn per game
     explore: float = 0.1
-    node_limit: int = 20_000_000
+    node_limit: int = DEFAULT_NODE_LIMIT
     seed: int = 0
 
     def __post_init__(self):
