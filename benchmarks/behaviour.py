@@ -199,8 +199,11 @@ def _weights_digest(path: str) -> str:
         else:
             d.add([key, _untimed(value) if isinstance(value, (dict, list)) else value])
 
-    walk({k: v for k, v in blob.items() if k not in ("optimizer", "opt", "optim")}
-         if isinstance(blob, dict) else blob)
+    extra = blob.get("extra", {}) if isinstance(blob, dict) else {}
+    # the weights and what the checkpoint says of them; the run's config (whose keys a restructure may rename)
+    # and the optimiser's moments (fingerprinted through the next iteration's weights) are left out
+    walk({k: v for k, v in blob.items() if k != "extra"} if isinstance(blob, dict) else blob)
+    walk({k: v for k, v in extra.items() if k not in ("config", "optimizer")}, "extra")
     return d.hexdigest()
 
 
