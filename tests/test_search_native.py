@@ -443,8 +443,11 @@ def test_forest_checks():
         _native.SearchForest([a._tree, a._tree])
     with pytest.raises(ValueError, match="one board size"):
         _native.SearchForest([a._tree, b._tree]).collect(np.array([4, 4]))
-    with pytest.raises(ValueError, match="no encoder"):
+    from dnb_env.observations import native_encoders
+
+    with pytest.raises(ValueError, match="no encoder") as refused:
         _native.SearchForest([a._tree], "edgequad4")
+    assert f"it has {', '.join(native_encoders())} (or '' for none)" in str(refused.value)  # the records' names
     with pytest.raises(ValueError, match="one per tree"):
         _native.SearchForest([a._tree]).collect(np.array([1, 2]))
     forest = _native.SearchForest([a._tree])

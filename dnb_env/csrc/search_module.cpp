@@ -134,7 +134,7 @@ class Forest {
       Encoder e;
       if (!encoder_from_name(encoder, e)) {
         throw py::value_error("the native search has no encoder '" + encoder +
-                              "'; it has baseline4, chainloop6, chainloop64, alphazero4 (or '' for none)");
+                              "'; it has " + encoder_names() + " (or '' for none)");
       }
       encoder_ = e;
       has_encoder_ = true;
