@@ -47,7 +47,7 @@ from dnb_env.analysis import (
 )
 from dnb_env.clock import MoveTimed
 from dnb_env.core import GameState
-from dnb_env.solver import MOVE_NODE_LIMIT, Solver, SolverBudgetExceeded, native_available
+from dnb_env.solver import MOVE_NODE_LIMIT, MOVES_REACH, Solver, SolverBudgetExceeded, native_available
 
 __all__ = ["PRsBoxesAgent"]
 
@@ -71,7 +71,7 @@ class PRsBoxesAgent(Seedable, MoveTimed):
             raise ValueError(f"solver_edges must be -1 (auto), 0 (off) or a number of undrawn edges, got {solver_edges}")
         native = native_available()
         if solver_edges == -1:
-            solver_edges = 38 if native else 20
+            solver_edges = MOVES_REACH if native else 20
         self.solver = Solver(max_undrawn=max(solver_edges, 0), node_limit=solver_nodes)
         self.solver_edges = solver_edges
         self.search_safe = search_safe

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from dnb_env.limits import check_cpus
+from dnb_env.solver import MOVES_REACH, VALUE_REACH
 from registry.cli.parsing import Defaults, backend_options
 from registry.extras import extra_hint
 
@@ -61,7 +62,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     te = sub.add_parser("teach", help="a teacher dataset: realistic positions labelled by the exact solver",
                         formatter_class=Defaults)
     te.add_argument("--board", default="5x5", help="board as RxC boxes")
-    te.add_argument("--undrawn", default="26-38", help="undrawn edges of the positions: MIN-MAX or N")
+    te.add_argument("--undrawn", default=f"26-{MOVES_REACH}", help="undrawn edges of the positions: MIN-MAX or N")
     te.add_argument("--positions", type=int, default=10_000, help="positions in the dataset (a resume may raise it)")
     te.add_argument("--out", required=True, help="dataset folder (continued if it holds the same dataset)")
     te.add_argument("--players", default=None,
@@ -70,7 +71,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                          "without PyTorch the two network players are left out with a notice, and the "
                          "dataset's manifest records the players it used)")
     te.add_argument("--margin-max", type=int, default=None,
-                    help="positions with more undrawn edges get win/loss labels instead of margins (default 36)")
+                    help="positions with more undrawn edges get win/loss labels instead of margins "
+                         f"(default {VALUE_REACH})")
     te.add_argument("--move-labels-max", type=int, default=None,
                     help="positions with more undrawn edges get only their own win/loss result, no label per move "
                          "(one search instead of one per move; no policy target). Default -1: every position "
