@@ -418,3 +418,40 @@ def test_safe_phase_values_are_the_same_in_every_orientation_even_near_the_budge
                     want[action_permutation(sym, 4, 4)] = base
                     np.testing.assert_array_equal(got, want, err_msg=f"{sym} nodes={nodes}")
     assert finished > 10
+
+
+# Encoders of computed features at 5x5 midgame positions: once, on the default engine (their Python
+# reference searches each position for minutes; its parity with the native searches is tested on smaller ones).
+
+def test_the_deep_sacrifice_encoder_reaches_where_the_feature_budget_does_not():
+    """A 5x5 position with 37 undrawn edges (from the held-out positions of 35-40 undrawn edges): the
+    two-sacrifice search runs out of the feature's 20,000 positions but finishes within the deep budget."""
+    pytest.importorskip("dnb_env._native")
+    from dnb_env.features import SACRIFICE_DEEP_NODES, safe_phase_values
+
+    edges = 0xB21A10BD121F410
+    state = GameState.from_actions(5, 5, [a for a in range(60) if edges >> a & 1])
+    assert state.num_actions - state.edges.bit_count() == 37
+    near, deep = encode("chainloop6_sac2", state), encode("chainloop6_sac2_deep", state)
+    assert not near[11].any() and not near[9].any()  # no values within the feature's budget
+    assert (deep[11] == 1).all() and np.array_equal(deep[:9], near[:9])
+    values = safe_phase_values(state, nodes=SACRIFICE_DEEP_NODES, sacrifices=2)
+    g = state.geometry
+    known = ~np.isnan(values)
+    plane = deep[9].reshape(-1)
+    assert np.allclose(plane[g.action_flat[known]], values[known] / 25)
+    best = np.zeros(plane.shape)
+    best[g.action_flat[known & (values == np.nanmax(values))]] = 1
+    assert np.array_equal(deep[10].reshape(-1), best)
+
+
+def test_chainloop6_nim38_is_chainloop6_nim_up_to_38_undrawn_edges():
+    rng = random.Random(9)
+    for undrawn in (30, 38, 39, 41):
+        s = realistic_position("5x5", undrawn, rng)
+        a, b = encode("chainloop6_nim", s), encode("chainloop6_nim38", s)
+        if undrawn <= 38:
+            np.testing.assert_array_equal(a, b)
+        else:
+            np.testing.assert_array_equal(a[:9], b[:9])
+            assert not b[9:].any()

@@ -9,7 +9,6 @@ import textwrap
 import numpy as np
 import pytest
 
-from dnb_env.analysis import realistic_position
 from dnb_env.core import GameState
 from dnb_env.observations import encode, encode_batch, encoder_shape, list_encoders, transform_planes
 from dnb_env.symmetry import action_permutation, symmetries, transform_policy, transform_state
@@ -176,29 +175,6 @@ def test_symmetry_maps_legal_masks_and_policies():
             assert GameState.from_actions(rows, cols, t.history) == t
 
 
-def test_the_deep_sacrifice_encoder_reaches_where_the_feature_budget_does_not():
-    """A 5x5 position with 37 undrawn edges (from the held-out positions of 35-40 undrawn edges): the
-    two-sacrifice search runs out of the feature's 20,000 positions but finishes within the deep budget."""
-    pytest.importorskip("dnb_env._native")
-    from dnb_env.features import SACRIFICE_DEEP_NODES, safe_phase_values
-
-    edges = 0xB21A10BD121F410
-    state = GameState.from_actions(5, 5, [a for a in range(60) if edges >> a & 1])
-    assert state.num_actions - state.edges.bit_count() == 37
-    near, deep = encode("chainloop6_sac2", state), encode("chainloop6_sac2_deep", state)
-    assert not near[11].any() and not near[9].any()  # no values within the feature's budget
-    assert (deep[11] == 1).all() and np.array_equal(deep[:9], near[:9])
-    values = safe_phase_values(state, nodes=SACRIFICE_DEEP_NODES, sacrifices=2)
-    g = state.geometry
-    known = ~np.isnan(values)
-    plane = deep[9].reshape(-1)
-    assert np.allclose(plane[g.action_flat[known]], values[known] / 25)
-    best = np.zeros(plane.shape)
-    best[g.action_flat[known & (values == np.nanmax(values))]] = 1
-    assert np.array_equal(deep[10].reshape(-1), best)
-
-
-
 def test_extending_encoders_start_with_the_channels_of_the_one_they_extend():
     from dnb_env.observations import EXTENDS, extends
 
@@ -233,13 +209,3 @@ def test_chainloop6_nim_marks_the_moves_that_win_nimstring():
     assert seen == {True, False}
 
 
-def test_chainloop6_nim38_is_chainloop6_nim_up_to_38_undrawn_edges():
-    rng = random.Random(9)
-    for undrawn in (30, 38, 39, 41):
-        s = realistic_position("5x5", undrawn, rng)
-        a, b = encode("chainloop6_nim", s), encode("chainloop6_nim38", s)
-        if undrawn <= 38:
-            np.testing.assert_array_equal(a, b)
-        else:
-            np.testing.assert_array_equal(a[:9], b[:9])
-            assert not b[9:].any()
