@@ -100,7 +100,7 @@ class TeachConfig:
 
     def __post_init__(self):
         g = geometry(self.board)
-        object.__setattr__(self, "board", f"{g.rows}x{g.cols}")
+        object.__setattr__(self, "board", g.name)
         object.__setattr__(self, "players", tuple(self.players))
         a = g.num_actions
         if not 1 <= self.undrawn_min <= self.undrawn_max <= a - 1:

@@ -12,7 +12,7 @@ from registry.cli.parsing import Defaults
 def run(args: argparse.Namespace) -> int:
     rng = random.Random(args.seed)
     state = GameState.new(args.board)
-    print(f"A random game on {state.rows}x{state.cols} (seed {args.seed})\n")
+    print(f"A random game on {state.geometry.name} (seed {args.seed})\n")
     print(state, end="\n\n")
     while not state.is_terminal():
         action = rng.choice(state.legal_actions())
