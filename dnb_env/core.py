@@ -41,11 +41,15 @@ __all__ = [
     "geometry",
     "parse_board",
     "MAX_SIZE",
+    "DEFAULT_BOARD",
 ]
 
 #: Largest number of box rows/columns accepted. Nothing in the rules limits it; the cap only keeps the
 #: lookup tables and observation planes of a typo ("5x500") from exhausting memory.
 MAX_SIZE = 32
+
+#: The board played when none is given: the papers' 5x5 (``dnb train`` starts on its cpu preset's 3x3).
+DEFAULT_BOARD = "5x5"
 
 #: BoxesZero's middle game: its 5x5 test sets start at step 22 of the 60 edges, at steps
 #: :data:`MIDGAME_STEPS` (Table 4); :attr:`Geometry.midgame_start` and :attr:`Geometry.midgame_steps` scale them.

@@ -46,7 +46,7 @@ from agents.search.settings import PLAY, SearchSettings, option_parameters
 from baselines.alphabeta import AlphaBetaAgent
 from baselines.prsboxes import PRsBoxesAgent
 from baselines.solver import SolverAgent
-from dnb_env.core import geometry, parse_board
+from dnb_env.core import DEFAULT_BOARD, geometry, parse_board
 from registry.extras import extra_hint
 
 
@@ -223,7 +223,7 @@ def _resolve(name: str, kwargs: dict) -> tuple[Callable, dict]:
     return factory, options
 
 
-def make_agent(name: str, /, board="5x5", seed: int | None = None, **kwargs):
+def make_agent(name: str, /, board=DEFAULT_BOARD, seed: int | None = None, **kwargs):
     """Build the agent registered as ``name`` for ``board`` ("RxC" or (rows, cols))."""
     factory, options = _resolve(name, kwargs)
     return factory(board=parse_board(board), seed=seed, **options)

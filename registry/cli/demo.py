@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import random
 
-from dnb_env.core import GameState
+from dnb_env.core import DEFAULT_BOARD, GameState
 from registry.cli.parsing import Defaults
 
 
@@ -26,6 +26,6 @@ def run(args: argparse.Namespace) -> int:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """The ``dnb demo`` subcommand's options."""
     demo = sub.add_parser("demo", help="play and print a random game", formatter_class=Defaults)
-    demo.add_argument("--board", default="5x5", help="board as RxC boxes")
+    demo.add_argument("--board", default=DEFAULT_BOARD, help="board as RxC boxes")
     demo.add_argument("--seed", type=int, default=0, help="seed of the random moves")
     demo.set_defaults(func=run)
