@@ -46,7 +46,7 @@ from agents.search.settings import PLAY, SearchSettings, option_parameters
 from baselines.alphabeta import AlphaBetaAgent
 from baselines.prsboxes import PRsBoxesAgent
 from baselines.solver import SolverAgent
-from dnb_env.core import DEFAULT_BOARD, geometry, parse_board
+from dnb_env.core import DEFAULT_BOARD, parse_board
 from registry.extras import extra_hint
 
 
@@ -497,7 +497,7 @@ def _network_factory(agent: str):
                 symmetrize: bool = False, search: Literal["auto", "python", "native"] = "auto", **settings):
         from agents.network_agent import make_network_agent
 
-        return make_network_agent(geometry(board).name, agent, checkpoint=checkpoint, seed=seed, device=device,
+        return make_network_agent(board, agent, checkpoint=checkpoint, seed=seed, device=device,
                                   symmetrize=symmetrize, search=search, **settings)
 
     # the options as before: checkpoint, the search's simulations, c_puct, prune, then device, symmetrize,

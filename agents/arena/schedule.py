@@ -79,7 +79,10 @@ class TournamentConfig:
         check_backend(self.backend)
         if self.ray_address is not None and self.backend != "ray":
             raise ValueError(f"ray_address is used only with backend 'ray', not {self.backend!r}")
-        edges = geometry(self.board).num_actions
+        g = geometry(self.board)
+        if self.board is g:  # a Geometry given: config.json keeps its name
+            object.__setattr__(self, "board", g.name)
+        edges = g.num_actions
         if len(self.agents) < 2:
             raise ValueError("a tournament needs at least two agents")
         if len(set(self.agents)) != len(self.agents):
