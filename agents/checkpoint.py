@@ -247,7 +247,7 @@ def _load(path: str, board: str | None, encoder: str | None, family: str | None)
         raise CheckpointError(f"{path} holds a {payload['model'].get('family')} model, not a {family} model")
     net = _network(path, payload)
     if board is not None and any_board:
-        name = "{}x{}".format(*geometry(board).size)
+        name = geometry(board).name
         trained = trained_boards(payload)
         if name not in trained:
             warnings.warn(f"{path} was trained on {', '.join(trained) or 'no board'}, not {name}: playing {name} "

@@ -103,10 +103,11 @@ class PolicyAgent(Seedable, Probabilistic, Analysable):
 SEARCH_OPTIONS = tuple(f.name for f in dataclasses.fields(SearchSettings) if f.name != "value")
 
 
-def make_network_agent(board: str, agent: str = "alphazero", checkpoint: str | None = None, *, seed=None,
+def make_network_agent(board, agent: str = "alphazero", checkpoint: str | None = None, *, seed=None,
                        device: str = "cpu", symmetrize: bool = False, search: str = "auto",
                        **settings) -> MCTSAgent | PolicyAgent:
-    """``agent`` names the model family to expect (the family that plays as ``agent``,
+    """The network agent for ``board`` ("RxC", (rows, cols) or a Geometry). ``agent`` names the model family
+    to expect (the family that plays as ``agent``,
     :func:`agents.models.family_for_agent`) and the shipped weights' prefix;
     ``symmetrize`` averages the network over the board's symmetries (:class:`NetworkEvaluator`);
     ``search`` picks the search backend (module docstring). ``settings``: search settings
@@ -124,8 +125,8 @@ def make_network_agent(board: str, agent: str = "alphazero", checkpoint: str | N
     g = geometry(board)
     rows_cols = g.size
     backend = choose_backend(search, rows_cols)  # a bad backend name fails before the checkpoint is read
-    path = checkpoint or shipped_checkpoint(board, agent)
-    net, _ = load_network(path, board=board, device=device, family=family_for_agent(agent))
+    path = checkpoint or shipped_checkpoint(g.name, agent)
+    net, _ = load_network(path, board=g.name, device=device, family=family_for_agent(agent))
     evaluator = NetworkEvaluator(net, device, symmetrize=symmetrize)
     if simulations == 0:
         return PolicyAgent(evaluator, seed=seed, name=f"{agent}-policy", board=rows_cols)

@@ -7,10 +7,10 @@ environments (``dnb_env.gym_env``, ``pettingzoo_env``, ``openspiel_game``) raise
 :class:`~registry.extras.MissingExtra` naming the extra when imported without it.
 """
 
-from dnb_env.core import GameState, IllegalActionError, MutableState, geometry, parse_board
+from dnb_env.core import DEFAULT_BOARD, GameState, IllegalActionError, MutableState, geometry, parse_board
 from dnb_env.registration import register_all
 
-__all__ = ["GameState", "IllegalActionError", "MutableState", "geometry", "parse_board", "REGISTERED"]
+__all__ = ["DEFAULT_BOARD", "GameState", "IllegalActionError", "MutableState", "geometry", "parse_board", "REGISTERED"]
 __version__ = "0.5.0"
 
 REGISTERED = register_all()

@@ -144,9 +144,8 @@ def check_state(agent: Any, state: GameState) -> None:
     """
     name = getattr(agent, "name", agent)
     board = getattr(agent, "board", None)
-    if board is not None and (state.rows, state.cols) != (built := geometry(board).size):
-        rows, cols = built
-        raise AgentInputError(f"agent {name!r} was built for a {rows}x{cols} board, got a {state.rows}x{state.cols} state")
+    if board is not None and state.geometry.size != (built := geometry(board)).size:
+        raise AgentInputError(f"agent {name!r} was built for a {built.name} board, got a {state.geometry.name} state")
     if state.is_terminal():
         raise AgentInputError(f"agent {name!r} got a finished game: there is no move to choose")
 

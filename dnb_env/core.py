@@ -41,11 +41,15 @@ __all__ = [
     "geometry",
     "parse_board",
     "MAX_SIZE",
+    "DEFAULT_BOARD",
 ]
 
 #: Largest number of box rows/columns accepted. Nothing in the rules limits it; the cap only keeps the
 #: lookup tables and observation planes of a typo ("5x500") from exhausting memory.
 MAX_SIZE = 32
+
+#: The board played when none is given: the papers' 5x5 (``dnb train`` starts on its cpu preset's 3x3).
+DEFAULT_BOARD = "5x5"
 
 #: BoxesZero's middle game: its 5x5 test sets start at step 22 of the 60 edges, at steps
 #: :data:`MIDGAME_STEPS` (Table 4); :attr:`Geometry.midgame_start` and :attr:`Geometry.midgame_steps` scale them.
@@ -59,12 +63,14 @@ class IllegalActionError(ValueError):
     """An action that cannot be played in the given state; the state is left unchanged."""
 
 
-def parse_board(board: str | Sequence[int]) -> tuple[int, int]:
-    """``"5x5"`` or ``(5, 5)`` -> ``(rows, cols)`` of boxes, validated.
+def parse_board(board: "str | Sequence[int] | Geometry") -> tuple[int, int]:
+    """``"5x5"``, ``(5, 5)`` or a :class:`Geometry` -> ``(rows, cols)`` of boxes, validated.
 
     Raises ``ValueError`` naming the accepted form for anything else ("5x", "0x3", "axb", ``(True, 2)``,
     ``(2.0, 2)``).
     """
+    if isinstance(board, Geometry):
+        return board.size
     if isinstance(board, str):
         m = _BOARD_RE.match(board)
         if not m:
@@ -91,6 +97,7 @@ class Geometry:
     """Lookup tables of one ``rows x cols`` board; build through :func:`geometry` (cached).
 
     Attributes (A = num_actions, B = num_boxes):
+        name: the board's name ``"RxC"`` (also ``str(g)``)
         rows, cols, num_h, num_actions, num_boxes, height (2R+1), width (2C+1)
         action_cell: ``[A]`` tuple of (y, x) grid coordinates of each edge
         cell_action: dict (y, x) -> action
@@ -105,7 +112,7 @@ class Geometry:
     """
 
     __slots__ = (
-        "rows", "cols", "num_h", "num_actions", "num_boxes", "height", "width",
+        "name", "rows", "cols", "num_h", "num_actions", "num_boxes", "height", "width",
         "action_cell", "cell_action", "box_sides", "box_mask", "action_boxes", "box_neighbours",
         "full", "_completions", "all_actions", "action_flat", "box_flat", "_row_shifts", "_row_mask",
     )
@@ -113,6 +120,7 @@ class Geometry:
     def __init__(self, rows: int, cols: int):
         R, C = rows, cols
         self.rows, self.cols = R, C
+        self.name = f"{R}x{C}"
         self.num_h = (R + 1) * C
         self.num_actions = self.num_h + R * (C + 1)
         self.num_boxes = R * C
@@ -237,7 +245,10 @@ class Geometry:
         return self.num_actions // 6, self.num_actions // 3
 
     def __repr__(self) -> str:
-        return f"Geometry({self.rows}x{self.cols})"
+        return f"Geometry({self.name})"
+
+    def __str__(self) -> str:
+        return self.name
 
     def __reduce__(self):
         return (geometry, (self.rows, self.cols))
@@ -270,7 +281,7 @@ class Geometry:
         except ValueError:
             pass
         raise ValueError(
-            f"cannot read {text!r} as a move on {self.rows}x{self.cols}: give an action number "
+            f"cannot read {text!r} as a move on {self.name}: give an action number "
             f"0..{self.num_actions - 1}, 'h r c' (r in 0..{self.rows}, c in 0..{self.cols - 1}) or "
             f"'v r c' (r in 0..{self.rows - 1}, c in 0..{self.cols})"
         )
@@ -286,11 +297,15 @@ def _named_geometry(board: str) -> Geometry:
     return _geometry(*parse_board(board))
 
 
-def geometry(rows: int | str, cols: int | None = None) -> Geometry:
-    """The cached :class:`Geometry` of a board: ``geometry(5, 5)`` or ``geometry("5x5")`` (a board name is
-    parsed once: later calls with the same string are a cache lookup)."""
-    if cols is None and type(rows) is str:
-        return _named_geometry(rows)
+def geometry(rows: "int | str | Sequence[int] | Geometry", cols: int | None = None) -> Geometry:
+    """The cached :class:`Geometry` of a board: ``geometry(5, 5)``, ``geometry("5x5")``, ``geometry((5, 5))``
+    or a :class:`Geometry` itself (a board name is parsed once: later calls with the same string are a cache
+    lookup)."""
+    if cols is None:
+        if type(rows) is str:
+            return _named_geometry(rows)
+        if type(rows) is Geometry:
+            return rows
     r, c = parse_board(rows if cols is None else (rows, cols))
     return _geometry(r, c)
 
@@ -309,7 +324,7 @@ def _check_action(state: "GameState | MutableState", action) -> int:
     g = state.geometry
     if not 0 <= action < g.num_actions:
         raise IllegalActionError(
-            f"action {action} is out of range: a {g.rows}x{g.cols} board has actions 0..{g.num_actions - 1}"
+            f"action {action} is out of range: a {g.name} board has actions 0..{g.num_actions - 1}"
         )
     if state.edges == g.full:
         raise IllegalActionError(f"action {action} played after the game ended")
@@ -630,7 +645,7 @@ class GameState:
                                  self.current_player, self.history))
 
     def __repr__(self) -> str:
-        return f"GameState({self.rows}x{self.cols}, history={list(self.history)})"
+        return f"GameState({self.geometry.name}, history={list(self.history)})"
 
     def __str__(self) -> str:
         return render_text(self)

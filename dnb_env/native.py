@@ -187,7 +187,7 @@ def _one_board(states: Sequence[GameState], caller: str):
     if any(s.geometry is not g for s in states):
         raise ValueError(f"{caller} needs states of one board size")
     if g.rows > MAX_SIZE or g.cols > MAX_SIZE:
-        raise ValueError(f"the native engine takes boards up to {MAX_SIZE}x{MAX_SIZE}, got {g.rows}x{g.cols}")
+        raise ValueError(f"the native engine takes boards up to {MAX_SIZE}x{MAX_SIZE}, got {g.name}")
     return states, g
 
 

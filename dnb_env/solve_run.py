@@ -45,7 +45,7 @@ MAX_TT_MB = 1 << 20
 
 
 def _problem(state: GameState, moves: list[int], rules: int) -> dict:
-    return {"board": f"{state.rows}x{state.cols}", "moves": list(moves), "rules": int(rules)}
+    return {"board": state.geometry.name, "moves": list(moves), "rules": int(rules)}
 
 
 def _shown(value, limit: int = 120) -> str:

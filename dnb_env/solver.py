@@ -231,7 +231,7 @@ class Solver:
         small = state.rows <= _NATIVE_MAX_SIZE and state.cols <= _NATIVE_MAX_SIZE
         if self.engine == "alphabeta" and not small:
             raise SolverTooLarge(f"the alpha-beta engine takes boards of at most {_NATIVE_MAX_SIZE}x"
-                                 f"{_NATIVE_MAX_SIZE} boxes, got {state.rows}x{state.cols}")
+                                 f"{_NATIVE_MAX_SIZE} boxes, got {state.geometry.name}")
         return small
 
     def _check_size(self, state: GameState, engine: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from dnb_env.core import geometry
 from dnb_web.games import GameStore
 from dnb_web.server import DaemonPool, MoveRunner
 
@@ -62,4 +63,4 @@ class WebContext:
 
     def build(self, name: str, kwargs: dict, rows: int, cols: int, seed):
         """The agent ``name`` with options ``kwargs`` for a ``rows`` x ``cols`` board, seeded with ``seed``."""
-        return self.make_agent(name, board=f"{rows}x{cols}", seed=seed, **kwargs)
+        return self.make_agent(name, board=geometry(rows, cols).name, seed=seed, **kwargs)

@@ -117,11 +117,11 @@ def limit_options(factory, kwargs: dict, rows: int, cols: int, limit: float) -> 
             value = out[option]
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value > cap:
                 raise WebError(400, "bad_agent", f"{option}={value} is more than the web app allows on "
-                                                 f"{rows}x{cols} (at most {cap})")
+                                                 f"{geometry(rows, cols).name} (at most {cap})")
             if option in NODE_BUDGETS and (value is None or isinstance(value, (int, float)) and value < 1):
                 raise WebError(400, "bad_agent", f"{option}={value}: a node budget must be at least 1 (the exact "
                                                  f"solver reads 0 as unlimited); the web app takes 1..{cap} on "
-                                                 f"{rows}x{cols}")
+                                                 f"{geometry(rows, cols).name}")
         else:
             default = params[option].default
             if isinstance(default, (int, float)) and not isinstance(default, bool) and default > cap:

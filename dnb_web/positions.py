@@ -15,7 +15,7 @@ def state_json(state: GameState) -> dict:
     """The board as JSON: who drew each edge (-1: undrawn), who owns each box (-1: nobody), scores, mover."""
     drawn_by = line_owners(state)
     return {
-        "board": f"{state.rows}x{state.cols}",
+        "board": state.geometry.name,
         "rows": state.rows,
         "cols": state.cols,
         "num_actions": state.num_actions,

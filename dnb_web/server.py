@@ -149,7 +149,7 @@ def _move_process(conn, make_agent: Callable, name: str, kwargs: dict, rows: int
     import sys
 
     from agents.processes import die_with_parent
-    from dnb_env.core import GameState
+    from dnb_env.core import GameState, geometry
 
     die_with_parent(parent)
 
@@ -160,7 +160,7 @@ def _move_process(conn, make_agent: Callable, name: str, kwargs: dict, rows: int
         sys.modules["torch"].set_num_threads(1)
     agent = None
     try:
-        agent = make_agent(name, board=f"{rows}x{cols}", seed=seed, **kwargs)
+        agent = make_agent(name, board=geometry(rows, cols).name, seed=seed, **kwargs)
         out = ("move", agent.select_action(GameState.from_actions(rows, cols, list(history))))
     except BaseException as exc:  # noqa: BLE001  (reported by the server)
         out = ("error", type(exc).__name__, str(exc))

@@ -22,6 +22,7 @@ from collections import OrderedDict
 from agents.arena import TournamentConfig
 from agents.arena.record import GameRecord
 from agents.arena.results import CONFIG, RESULTS, folder_locked, read_games
+from dnb_env.core import geometry
 from dnb_web.checks import WebError, check_board
 from dnb_web.paths import inside, walk_within
 from dnb_web.positions import frames
@@ -176,7 +177,7 @@ def folder_game(path: str, folder: str, game_id: str) -> dict:
     rows, cols = check_board(cfg["board"])
     for line in _games(path):
         if line["id"] == game_id:
-            rec = GameRecord.from_results_line(line, f"{rows}x{cols}")
+            rec = GameRecord.from_results_line(line, geometry(rows, cols).name)
             return {"board": rec.board, "players": list(rec.players), "actions": list(rec.actions),
                     "opening": len(line.get("opening") or []), "frames": frames(rows, cols, rec.actions)}
     raise WebError(404, "not_found", f"no game {game_id!r} in {folder!r}")

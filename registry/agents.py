@@ -46,7 +46,7 @@ from agents.search.settings import PLAY, SearchSettings, option_parameters
 from baselines.alphabeta import AlphaBetaAgent
 from baselines.prsboxes import PRsBoxesAgent
 from baselines.solver import SolverAgent
-from dnb_env.core import parse_board
+from dnb_env.core import DEFAULT_BOARD, parse_board
 from registry.extras import extra_hint
 
 
@@ -223,7 +223,7 @@ def _resolve(name: str, kwargs: dict) -> tuple[Callable, dict]:
     return factory, options
 
 
-def make_agent(name: str, /, board="5x5", seed: int | None = None, **kwargs):
+def make_agent(name: str, /, board=DEFAULT_BOARD, seed: int | None = None, **kwargs):
     """Build the agent registered as ``name`` for ``board`` ("RxC" or (rows, cols))."""
     factory, options = _resolve(name, kwargs)
     return factory(board=parse_board(board), seed=seed, **options)
@@ -497,8 +497,7 @@ def _network_factory(agent: str):
                 symmetrize: bool = False, search: Literal["auto", "python", "native"] = "auto", **settings):
         from agents.network_agent import make_network_agent
 
-        rows, cols = board
-        return make_network_agent(f"{rows}x{cols}", agent, checkpoint=checkpoint, seed=seed, device=device,
+        return make_network_agent(board, agent, checkpoint=checkpoint, seed=seed, device=device,
                                   symmetrize=symmetrize, search=search, **settings)
 
     # the options as before: checkpoint, the search's simulations, c_puct, prune, then device, symmetrize,

@@ -13,7 +13,7 @@ import pytest
 from agents.arena import TournamentConfig, bradley_terry_elo, make_opening, wilson_interval
 from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.limits import machine_cpus
-from dnb_env.core import GameState
+from dnb_env.core import GameState, geometry
 from registry.cli import main as cli_main
 from registry.specs import parse_agent_spec, split_agents
 from registry.tournaments import run_tournament
@@ -98,6 +98,11 @@ def test_config_rejects_bad_values():
     with pytest.raises(ValueError, match=r"openings must be in 0\.\.11 \(a 2x2 board has 12 edges\), got 12"):
         TournamentConfig(board="2x2", openings=12)  # no move would be left to play
     assert TournamentConfig(board="2x2", openings=11).openings == 11
+
+
+def test_config_of_a_geometry_keeps_its_name():
+    cfg = TournamentConfig(board=geometry(2, 3))
+    assert cfg.board == "2x3" and json.loads(json.dumps(cfg.to_json()))["board"] == "2x3"
     for field in ("games", "workers", "threads"):
         with pytest.raises(ValueError, match=f"{field} must be >= ., got -1"):
             TournamentConfig(**{field: -1})

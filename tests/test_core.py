@@ -85,6 +85,12 @@ def test_new_accepts_names_and_numbers():
     assert parse_board(" 9X9 ") == (9, 9)
 
 
+def test_a_geometry_is_its_board():
+    g = geometry(" 3X4 ")
+    assert g.name == str(g) == "3x4" and repr(g) == "Geometry(3x4)"
+    assert geometry(g) is g and parse_board(g) == (3, 4) and GameState.new(g).geometry is g
+
+
 @pytest.mark.parametrize("name", ["5x", "0x3", "axb", "3x0", "", "5x5x5", "-1x2", "3 by 3"])
 def test_malformed_board_names(name):
     with pytest.raises(ValueError, match="RxC"):

@@ -13,7 +13,7 @@ from agents.checkpoint import CheckpointError, load_checkpoint, load_network, sa
 from agents.models import build_model, config_from_dict, config_to_dict, list_families, make_model_config
 from agents.models.evaluator import NetworkEvaluator
 from agents.network_agent import shipped_checkpoint
-from dnb_env.core import GameState
+from dnb_env.core import GameState, geometry
 from dnb_env.observations import encode_batch
 from registry import make_agent
 
@@ -65,6 +65,11 @@ def test_config_round_trip():
     assert config_from_dict(d) == cfg
     with pytest.raises(ValueError, match="family"):
         config_from_dict({"board": "3x3"})
+
+
+def test_config_of_a_geometry_keeps_its_name():
+    cfg = make_model_config("resnet", preset="cpu", board=geometry(3, 3))
+    assert cfg.board == "3x3" and config_to_dict(cfg)["board"] == "3x3"
 
 
 def test_evaluator_masks_illegal_moves():

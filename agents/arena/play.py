@@ -39,7 +39,8 @@ __all__ = ["TimeControl", "make_opening", "play_game", "seats", "label", "entry_
 
 
 def make_opening(board: str, moves: int, mode: str, seed: int) -> list[int]:
-    """The first ``moves`` moves of a game, random ("pure") or random safe moves ("guided")."""
+    """The first ``moves`` moves of a game on ``board`` ("RxC", (rows, cols) or a Geometry), random ("pure") or
+    random safe moves ("guided")."""
     rng = random.Random(seed)
     s = GameState.new(board)
     out = []

@@ -42,7 +42,7 @@ class GameRecord:
     @classmethod
     def of_state(cls, state: GameState, players=DEFAULT_PLAYERS, resigned: int | None = None) -> GameRecord:
         """The game that led to ``state``."""
-        return cls(f"{state.rows}x{state.cols}", tuple(players), tuple(state.history), tuple(state.scores),
+        return cls(state.geometry.name, tuple(players), tuple(state.history), tuple(state.scores),
                    resigned)
 
     # ------------------------------------------------------------------ results.jsonl

@@ -19,7 +19,7 @@ from dataclasses import InitVar, dataclass
 from agents.arena.play import make_opening
 from agents.ray_cluster import check_backend
 from dnb_env.clock import TIME_MARGIN, TimeControl, check_time_control
-from dnb_env.core import geometry
+from dnb_env.core import DEFAULT_BOARD, geometry
 from dnb_env.limits import check_seed, is_int, is_number
 
 __all__ = ["TournamentConfig", "MAX_GAMES", "MAX_WORKERS", "game_ids", "game_tasks"]
@@ -52,7 +52,7 @@ class TournamentConfig:
     ``overrun``, ``time_per_game``, ``increment``; not with another ``time_control``): they are read into it,
     and the config's attributes of those names read them back from it."""
 
-    board: str = "5x5"
+    board: str = DEFAULT_BOARD
     agents: tuple[str, ...] = ("random", "greedy")
     games: int = 20  # per pair
     openings: int = 0  # random opening moves
@@ -79,7 +79,10 @@ class TournamentConfig:
         check_backend(self.backend)
         if self.ray_address is not None and self.backend != "ray":
             raise ValueError(f"ray_address is used only with backend 'ray', not {self.backend!r}")
-        edges = geometry(self.board).num_actions
+        g = geometry(self.board)
+        if self.board is g:  # a Geometry given: config.json keeps its name
+            object.__setattr__(self, "board", g.name)
+        edges = g.num_actions
         if len(self.agents) < 2:
             raise ValueError("a tournament needs at least two agents")
         if len(set(self.agents)) != len(self.agents):

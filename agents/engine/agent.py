@@ -56,7 +56,7 @@ from agents.engine.protocol import (HELLO, MAX_LINE, VERSION, ProtocolError, boa
 from agents.processes import die_with_parent
 from dnb_env.agent import Clocked, Closeable, Preparable, Seedable, Timed, Tolerant
 from dnb_env.clock import TIME_MARGIN, check_seconds, check_time_control
-from dnb_env.core import GameState, parse_board
+from dnb_env.core import GameState, geometry
 
 __all__ = ["EngineAgent", "check_engine_times"]
 
@@ -242,23 +242,23 @@ class EngineAgent(Seedable, Timed, Clocked, Tolerant, Preparable, Closeable):
             raise
 
     def check_board(self, board) -> None:
-        """ValueError when the engine plays only other boards than ``board`` ("RxC" or (rows, cols)): the
+        """ValueError when the engine plays only other boards than ``board`` ("RxC", (rows, cols) or a Geometry): the
         boards it declared in the handshake (``id boards``), which starts the program if it is not running.
         An engine that declares none, or that cannot be started (its games are forfeited with the reason),
         passes."""
-        rows, cols = parse_board(board) if isinstance(board, str) else board
+        name = geometry(board).name
         if self.proc is None:
             try:
                 self._start()
             except AgentFailure:
                 self._stop(grace=0.0)
                 return
-        if self.boards is not None and f"{rows}x{cols}" not in self.boards:
-            raise ValueError(self._not_board(rows, cols))
+        if self.boards is not None and name not in self.boards:
+            raise ValueError(self._not_board(name))
 
-    def _not_board(self, rows: int, cols: int) -> str:
+    def _not_board(self, board: str) -> str:
         return self._says(f"plays only the board{'s' * (len(self.boards) > 1)} {boards_text(self.boards)} "
-                          f"(its 'id boards'), not {rows}x{cols}")
+                          f"(its 'id boards'), not {board}")
 
     def select_action(self, state: GameState) -> int:
         check_state(self, state)
@@ -282,7 +282,7 @@ class EngineAgent(Seedable, Timed, Clocked, Tolerant, Preparable, Closeable):
                 words = line.split()
                 if words[:1] == ["move"] and _is_int(words[1:]) and not 0 <= int(words[1]) < state.num_actions:
                     raise AgentFailure("illegal", self._says(
-                        f"answered the illegal move {words[1]} (off the {state.rows}x{state.cols} board: its "
+                        f"answered the illegal move {words[1]} (off the {state.geometry.name} board: its "
                         f"moves are 0..{state.num_actions - 1})"))
                 try:
                     action = parse_move(line, state.num_actions)
@@ -351,9 +351,9 @@ class EngineAgent(Seedable, Timed, Clocked, Tolerant, Preparable, Closeable):
         size = (state.rows, state.cols)
         if self._game == size:
             return
-        if self.boards is not None and f"{state.rows}x{state.cols}" not in self.boards:
-            raise AgentFailure("error", self._not_board(state.rows, state.cols))
-        self._send(f"newgame {state.rows}x{state.cols}")
+        if self.boards is not None and state.geometry.name not in self.boards:
+            raise AgentFailure("error", self._not_board(state.geometry.name))
+        self._send(f"newgame {state.geometry.name}")
         if self._seed is not None:
             self._send(f"seed {self._seed & 0x7FFFFFFF}")
         self._send("isready")

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dnb_env.clock import MAX_MS, clock_move_time
-from dnb_env.core import parse_board
+from dnb_env.core import geometry
 
 # the time-control rules, imported from here by earlier code: their home is dnb_env.clock
 from dnb_env.clock import (MIN_MOVE_TIME, OVERRUN_RULES, TIME_MARGIN, check_seconds,  # noqa: F401
@@ -182,10 +182,9 @@ def parse_boards(words: list[str]) -> tuple[str, ...]:
     boards = []
     for word in words:
         try:
-            rows, cols = parse_board(word)
+            boards.append(geometry(word).name)
         except ValueError as exc:
             raise ProtocolError(f"'id boards' lists boards as RxC: {exc}") from None
-        boards.append(f"{rows}x{cols}")
     return tuple(dict.fromkeys(boards))
 
 

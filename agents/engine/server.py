@@ -29,7 +29,7 @@ from typing import Callable, Iterator, TextIO
 from agents.engine.protocol import (HELLO, MAX_LINE, VERSION, ProtocolError, boards_text, format_info,
                                     parse_boards, parse_go, parse_int)
 from dnb_env.agent import Seedable, Timed
-from dnb_env.core import GameState, parse_board
+from dnb_env.core import GameState, geometry
 
 __all__ = ["EngineServer", "serve", "move_info", "read_lines"]
 
@@ -107,13 +107,13 @@ class EngineServer:
         if len(args) != 1:
             raise ProtocolError("newgame takes the board as RxC, e.g. 'newgame 5x5'")
         try:
-            rows, cols = parse_board(args[0])
+            g = geometry(args[0])
         except ValueError as exc:
             raise ProtocolError(str(exc)) from None
-        if self.boards is not None and f"{rows}x{cols}" not in self.boards:
-            raise ProtocolError(f"cannot play {rows}x{cols}: this engine plays only {boards_text(self.boards)}")
-        self.board, self.seed, self.fresh = f"{rows}x{cols}", None, True
-        self.state = GameState.new(rows, cols)
+        if self.boards is not None and g.name not in self.boards:
+            raise ProtocolError(f"cannot play {g.name}: this engine plays only {boards_text(self.boards)}")
+        self.board, self.seed, self.fresh = g.name, None, True
+        self.state = GameState.new(g)
         return []
 
     def _cmd_seed(self, args):

@@ -121,7 +121,7 @@ from torch.nn import functional as F
 
 from agents.models import Family
 from agents.models.common import SHARED_HELP, check_common
-from dnb_env.core import MAX_SIZE, geometry
+from dnb_env.core import DEFAULT_BOARD, MAX_SIZE, geometry
 from dnb_env.observations import DEFAULT_ENCODER, encoder_shape
 
 __all__ = ["AlphaViTConfig", "AlphaViT", "FAMILY", "VARIANTS", "PAPER_LAYERS", "sincos_embedding",
@@ -142,7 +142,7 @@ def _positive_int(name: str, v) -> None:
 
 @dataclass(frozen=True)
 class AlphaViTConfig:
-    board: str = field(default="5x5", metadata={"help": SHARED_HELP["board"]})
+    board: str = field(default=DEFAULT_BOARD, metadata={"help": SHARED_HELP["board"]})
     encoder: str = field(default=DEFAULT_ENCODER, metadata={"help": SHARED_HELP["encoder"]})
     value: str = field(default="win", metadata={"help": SHARED_HELP["value"]})
     variant: str = field(default="vit", metadata={

@@ -39,7 +39,7 @@ def _query_cell(state: GameState, logits: torch.Tensor, query) -> tuple[int, int
         return g.action_cell[int(scores.argmax())]
     if isinstance(query, (int, np.integer)) and not isinstance(query, bool):
         if not 0 <= query < g.num_actions:
-            raise ValueError(f"query action {query} is not in 0..{g.num_actions - 1} on {g.rows}x{g.cols}")
+            raise ValueError(f"query action {query} is not in 0..{g.num_actions - 1} on {g.name}")
         return g.action_cell[int(query)]
     try:
         y, x = (int(v) for v in query)
@@ -58,7 +58,7 @@ def attention_rows(net, state: GameState, *, block: int = 0, query=None) -> tupl
     """
     cfg = net.config
     if geometry(cfg.board).size != (state.rows, state.cols):
-        raise ValueError(f"the network is for {cfg.board}, the state is {state.rows}x{state.cols}")
+        raise ValueError(f"the network is for {cfg.board}, the state is {state.geometry.name}")
     n_blocks = len(net.attention_modules)
     if not 0 <= block < n_blocks:
         raise ValueError(f"block must be in 0..{n_blocks - 1} (the network has {n_blocks} transformer blocks), "
@@ -134,7 +134,7 @@ def plot_attention(net, state: GameState, path: str, *, block: int = 0, query=No
         fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
     query_name = g.action_name(g.cell_action[(qy, qx)]) if (qy, qx) in g.cell_action else "not an edge"
     moves = ",".join(str(a) for a in state.history) or "none"
-    fig.suptitle(f"{g.rows}x{g.cols}, moves {moves}, player {state.current_player} to move | transformer block "
+    fig.suptitle(f"{g.name}, moves {moves}, player {state.current_player} to move | transformer block "
                  f"{block}, query cell ({qy}, {qx}) = {query_name}", fontsize=10)
     fig.tight_layout()
     _save_atomic(fig, path)

@@ -33,6 +33,8 @@ def check_common(config, *, grid_only: bool = False) -> None:
     """Validate ``board``, ``encoder`` and ``value`` of a family config (``ValueError`` naming the field).
     ``grid_only``: the family needs an encoder on the (2R+1) x (2C+1) grid."""
     g = geometry(config.board)
+    if config.board is g:  # a Geometry given: the config (saved in checkpoints) keeps its name
+        object.__setattr__(config, "board", g.name)
     encoder_shape(config.encoder, g.rows, g.cols)
     if grid_only and encoder_layout(config.encoder) != "grid":
         raise ValueError(f"{type(config).__name__} needs an encoder on the (2R+1) x (2C+1) grid; "

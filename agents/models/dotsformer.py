@@ -109,7 +109,7 @@ from torch.nn import functional as F
 from agents.models import Family
 from agents.models.common import SHARED_HELP, ResidualBlock, check_common, check_future_target, input_shape
 from agents.models.heads import AuxHeads, FutureHead, PolicyHead, ValueHead
-from dnb_env.core import geometry
+from dnb_env.core import DEFAULT_BOARD, geometry
 from dnb_env.observations import DEFAULT_ENCODER
 
 __all__ = ["DotsformerConfig", "Dotsformer", "FAMILY", "ORDERS", "QKV_KERNELS", "block_kinds", "topology_mask",
@@ -123,7 +123,7 @@ QKV_KERNELS = {"multiscale4": (1, 3, 5, 7), "multiscale2": (1, 3), "linear": Non
 
 @dataclass(frozen=True)
 class DotsformerConfig:
-    board: str = field(default="5x5", metadata={"help": SHARED_HELP["board"]})
+    board: str = field(default=DEFAULT_BOARD, metadata={"help": SHARED_HELP["board"]})
     encoder: str = field(default=DEFAULT_ENCODER, metadata={"help": SHARED_HELP["encoder"]})
     value: str = field(default="win", metadata={"help": SHARED_HELP["value"]})
     dim: int = field(default=84, metadata={"help": SHARED_HELP["dim"]})

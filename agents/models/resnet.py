@@ -22,12 +22,12 @@ from torch import nn
 from agents.models import Family
 from agents.models.common import SHARED_HELP, ResidualBlock, check_common, check_future_target, input_shape
 from agents.models.heads import AuxHeads, FutureHead, PolicyHead, ValueHead
-from dnb_env.core import geometry
+from dnb_env.core import DEFAULT_BOARD, geometry
 
 
 @dataclass(frozen=True)
 class ResNetConfig:
-    board: str = field(default="5x5", metadata={"help": SHARED_HELP["board"]})
+    board: str = field(default=DEFAULT_BOARD, metadata={"help": SHARED_HELP["board"]})
     encoder: str = field(default="alphazero4", metadata={"help": SHARED_HELP["encoder"]})
     value: str = field(default="win", metadata={"help": SHARED_HELP["value"]})
     blocks: int = field(default=6, metadata={"help": "residual blocks of the tower"})

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dnb_env.core import parse_board
+from dnb_env.core import geometry
 
 __all__ = ["BoardMix"]
 
@@ -35,7 +35,7 @@ class BoardMix:
             raise ValueError("a board mix needs at least one board, e.g. '2x2:1,3x3:2'")
         seen = set()
         for board, weight in self.entries:
-            name = "{}x{}".format(*parse_board(board))
+            name = geometry(board).name
             if name != board:
                 raise ValueError(f"board {board!r} of a board mix must be written {name!r}")
             if name in seen:
@@ -55,14 +55,14 @@ class BoardMix:
         for item in text.split(","):
             board, sep, weight = item.strip().partition(":")
             try:
-                rows, cols = parse_board(board.strip())
+                name = geometry(board.strip()).name
             except ValueError as exc:
                 raise ValueError(f"board mix entry {item.strip()!r}: {exc}") from None
             try:
                 value = float(weight) if sep else 1.0
             except ValueError:
                 raise ValueError(f"board mix entry {item.strip()!r}: the weight {weight.strip()!r} is not a number") from None
-            entries.append((f"{rows}x{cols}", value))
+            entries.append((name, value))
         return cls(tuple(entries))
 
     def __str__(self) -> str:

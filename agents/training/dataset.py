@@ -54,7 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agents.training.samples import Samples
-from dnb_env.core import geometry
+from dnb_env.core import DEFAULT_BOARD, geometry
 from dnb_env.io import atomic_write, read_json
 from dnb_env.limits import INT_LIMIT, check_seed, is_int, is_number
 from dnb_env.solver import DEFAULT_NODE_LIMIT, MOVES_REACH, VALUE_REACH
@@ -84,7 +84,7 @@ class TeacherError(ValueError):
 class TeachConfig:
     """What a teacher dataset holds; saved in its manifest (a resume must ask for the same)."""
 
-    board: str = "5x5"
+    board: str = DEFAULT_BOARD
     undrawn_min: int = 26
     undrawn_max: int = MOVES_REACH
     margin_max: int = VALUE_REACH  # positions with more undrawn edges get win/loss labels
@@ -100,7 +100,7 @@ class TeachConfig:
 
     def __post_init__(self):
         g = geometry(self.board)
-        object.__setattr__(self, "board", f"{g.rows}x{g.cols}")
+        object.__setattr__(self, "board", g.name)
         object.__setattr__(self, "players", tuple(self.players))
         a = g.num_actions
         if not 1 <= self.undrawn_min <= self.undrawn_max <= a - 1:

@@ -73,7 +73,7 @@ def labelled_positions(board: str, count: int, seed: int = 0, first: int | None 
     rng = random.Random(seed)
     out = []
     while len(out) < count:
-        s = GameState.new(board)
+        s = GameState.new(g)
         stop = rng.randrange(first, s.num_actions - 2)
         while len(s.history) < stop and not s.is_terminal():
             s = s.apply(realistic_move(s, rng))

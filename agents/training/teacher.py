@@ -124,7 +124,7 @@ def _play_positions(job: _Job, rng: random.Random) -> Iterator[tuple[GameState, 
             agent.reset()
         opening = cfg.opening if cfg.opening >= 0 else rng.randint(*g.opening_range)
         opening = min(opening, a - cfg.undrawn_max)
-        s = GameState.from_actions(cfg.board, actions=make_opening(cfg.board, opening, "guided", rng.getrandbits(48)))
+        s = GameState.from_actions(g, actions=make_opening(g, opening, "guided", rng.getrandbits(48)))
         in_range = []
         while not s.is_terminal():
             undrawn = a - s.edges.bit_count()

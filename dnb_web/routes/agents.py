@@ -8,6 +8,7 @@ import threading
 
 from fastapi import APIRouter, Query
 
+from dnb_env.core import geometry
 from dnb_web.checks import WebError, check_board
 from dnb_web.context import WebContext
 from dnb_web.options import REFUSED, candidates, find_checkpoints, limit_options
@@ -56,7 +57,7 @@ def router(ctx: WebContext) -> APIRouter:
             ok = entry[1].result(timeout=config.max_think_s)
         except concurrent.futures.TimeoutError:
             raise WebError(503, "busy", "listing the agents took too long; try again") from None
-        return {"board": f"{rows}x{cols}", "agents": [{"spec": s} for s in ok],
+        return {"board": geometry(rows, cols).name, "agents": [{"spec": s} for s in ok],
                 "names": [n for n in list_agents() if n not in REFUSED]}
 
     return api

@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
 
+from dnb_env.core import geometry
 from dnb_web.checks import WebError, check_board
 from dnb_web.context import WebContext
 from dnb_web.games import Game
@@ -61,7 +62,7 @@ def router(ctx: WebContext) -> APIRouter:
         except asyncio.TimeoutError:
             raise WebError(503, "agent_unavailable", f"building {body.opponent!r} took too long") from None
         except Exception as exc:  # noqa: BLE001  (the registry could not build it for this board)
-            raise WebError(400, "agent_unavailable", f"{body.opponent!r} cannot play {rows}x{cols}: {exc}") from None
+            raise WebError(400, "agent_unavailable", f"{body.opponent!r} cannot play {geometry(rows, cols).name}: {exc}") from None
         game = Game(rows=rows, cols=cols, opponent=body.opponent, human=body.human, agent=agent, seed=body.seed,
                     time_limit=limit, spec=(name, kwargs))
         store.add(game)

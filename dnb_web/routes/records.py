@@ -9,6 +9,7 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import Field, StrictStr
 
+from dnb_env.core import geometry
 from dnb_web.checks import WebError
 from dnb_web.context import WebContext
 from dnb_web.positions import frames
@@ -43,7 +44,7 @@ def router(ctx: WebContext) -> APIRouter:
         if (body.record is None) == (body.text is None):
             raise WebError(400, "bad_record", "send either 'record' (JSON) or 'text'")
         rows, cols, actions, players = read_record(body.record if body.record is not None else body.text)
-        return {"board": f"{rows}x{cols}", "players": players, "actions": actions,
+        return {"board": geometry(rows, cols).name, "players": players, "actions": actions,
                 "frames": frames(rows, cols, actions)}
 
     return api

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from dnb_env.core import DEFAULT_BOARD
 from dnb_env.limits import check_cpus
 from registry.cli.parsing import Defaults
 from registry.cli.train import model_family
@@ -44,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         formatter_class=Defaults)
     ft.add_argument("algorithm", nargs="?", default=None, help="alphazero (= --model resnet), dotsformer or alphavit")
     ft.add_argument("--model", default=None, help="model family (default: resnet)")
-    ft.add_argument("--board", default="5x5", help="board as RxC boxes")
+    ft.add_argument("--board", default=DEFAULT_BOARD, help="board as RxC boxes")
     ft.add_argument("--preset", default="cpu", help="model preset: cpu or paper")
     ft.add_argument("--encoder", default=None, help="input encoder (default: the family's)")
     ft.add_argument("--data", action="append", required=True, metavar="DIR", help="teacher dataset (repeatable)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from dnb_env.core import DEFAULT_BOARD
 from dnb_env.limits import check_cpus
 from dnb_env.solver import MOVES_REACH, VALUE_REACH
 from registry.cli.parsing import Defaults, backend_options
@@ -61,7 +62,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     """The ``dnb teach`` subcommand's options."""
     te = sub.add_parser("teach", help="a teacher dataset: realistic positions labelled by the exact solver",
                         formatter_class=Defaults)
-    te.add_argument("--board", default="5x5", help="board as RxC boxes")
+    te.add_argument("--board", default=DEFAULT_BOARD, help="board as RxC boxes")
     te.add_argument("--undrawn", default=f"26-{MOVES_REACH}", help="undrawn edges of the positions: MIN-MAX or N")
     te.add_argument("--positions", type=int, default=10_000, help="positions in the dataset (a resume may raise it)")
     te.add_argument("--out", required=True, help="dataset folder (continued if it holds the same dataset)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from dnb_env.core import DEFAULT_BOARD
 from dnb_env.limits import check_cpus, machine_cpus
 from registry.cli.parsing import Defaults, backend_options
 
@@ -53,7 +54,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     tour = sub.add_parser("tournament", help="round robin or gauntlet with Elo, win rates and plots",
                           formatter_class=Defaults)
-    tour.add_argument("--board", default="5x5", help="board as RxC boxes")
+    tour.add_argument("--board", default=DEFAULT_BOARD, help="board as RxC boxes")
     tour.add_argument("--agents", required=True,
                       help="comma-separated specs name[:key=value,...], e.g. random,alphabeta:depth=3,prsboxes")
     tour.add_argument("--games", type=int, default=20,

@@ -8,6 +8,9 @@ from dnb_env.limits import check_cpus
 from registry.cli.parsing import backend_options
 from registry.extras import extra_hint
 
+#: ``dnb train``'s board when none is given: the small board of the default (cpu) preset, not DEFAULT_BOARD.
+TRAIN_BOARD = "3x3"
+
 
 def model_family(algorithm: str | None, model: str | None) -> str:
     """The model family of ``dnb train``/``dnb fit``'s positional algorithm name (the agent name a family
@@ -68,7 +71,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_settings_epilog)
     tr.add_argument("algorithm", nargs="?", default=None, help="alphazero (= --model resnet), dotsformer or alphavit")
     tr.add_argument("--model", default=None, help="model family: resnet, dotsformer or alphavit (default: resnet)")
-    tr.add_argument("--board", default="3x3", help="board as RxC boxes (default 3x3)")
+    tr.add_argument("--board", default=TRAIN_BOARD, help=f"board as RxC boxes (default {TRAIN_BOARD})")
     tr.add_argument("--preset", default="cpu", help="cpu (small, 2 cores; default) or paper (Dotsformer Table A1)")
     tr.add_argument("--out", required=True, help="run folder (config, manifest, iterations/, metrics, plot)")
     tr.add_argument("--resume", action="store_true", help="continue the run in --out after its last committed iteration")
