@@ -399,81 +399,10 @@ class GameState:
             raise TypeError(f"from_text reads a board drawing as a str (see str(state)), got {type(text).__name__}")
         if current_player is not None and (current_player not in (0, 1) or isinstance(current_player, bool)):
             raise ValueError(f"current_player must be 0 or 1, got {current_player!r}")
-        lines = text.strip("\n").splitlines()
-        drawing = []
-        for ln in lines:
-            if not set(ln) <= set("+-| 01"):
-                break  # the status line, or anything else after the drawing
-            drawing.append(ln.rstrip())
-        after = [ln.strip() for ln in lines[len(drawing):] if ln.strip()]
-        status = after[0] if after else None
-        if len(after) > 1 or (status is not None and not status.startswith("score ")):
-            raise ValueError(
-                f"cannot read {after[-1]!r} after the drawing: only the status line of str(state) "
-                "('score 0:S0 1:S1  player P to move') may follow it"
-            )
-        mover = re.search(r"\bplayer ([01]) to move$", status or "")
-        if mover:
-            if current_player is not None and current_player != int(mover[1]):
-                raise ValueError(f"current_player={current_player} disagrees with the status line {status!r}")
-            current_player = int(mover[1])
-        while drawing and not drawing[-1].strip():
-            drawing.pop()
-        if len(drawing) < 3 or len(drawing) % 2 == 0 or "+" not in drawing[0]:
-            raise ValueError(
-                "a board drawing needs an odd number (>= 3) of lines, alternating rows of dots ('+') and rows "
-                "of boxes, as printed by str(state)"
-            )
-        indent = min(len(ln) - len(ln.lstrip()) for ln in drawing[::2])
-        if any(ln[:indent].strip() for ln in drawing):
-            raise ValueError("a row of boxes starts left of the rows of dots: the drawing's lines are not aligned")
-        drawing = [ln[indent:] for ln in drawing]
-        rows = (len(drawing) - 1) // 2
-        cols = drawing[0].count("+") - 1
-        g = geometry(rows, cols)
-        width = 4 * cols + 1
-        for i, ln in enumerate(drawing):  # a ragged drawing is refused, not read as a smaller board
-            if len(ln) > width:
-                raise ValueError(f"line {i + 1} of the drawing, {ln!r}, is wider than its first row of dots "
-                                 f"({cols + 1} dots, {width} characters)")
-            grid = [ch for j, ch in enumerate(ln) if j % 4 == 0]
-            if i % 2 == 0 and (len(ln) != width or set(grid) != {"+"}):
-                raise ValueError(f"row of dots {i // 2}, {ln!r}, does not have the {cols + 1} dots 4 characters "
-                                 f"apart of the first row: every row of dots of a drawing has the same dots")
-            if i % 2 == 1 and not set(grid) <= {"|", " "}:
-                raise ValueError(f"row of boxes {i // 2}, {ln!r}, has something other than '|' between its boxes")
-        drawing = [ln.ljust(width) for ln in drawing]
-        edges = owner0 = owner1 = 0
-        for r in range(rows + 1):
-            ln = drawing[2 * r]
-            for c in range(cols):
-                seg = ln[4 * c + 1: 4 * c + 4]
-                if seg == "---":
-                    edges |= 1 << (r * cols + c)
-                elif seg.strip():
-                    raise ValueError(f"cannot read horizontal line {seg!r} at dot row {r}, column {c}")
-        for r in range(rows):
-            ln = drawing[2 * r + 1]
-            for c in range(cols + 1):
-                ch = ln[4 * c] if 4 * c < len(ln) else " "
-                if ch == "|":
-                    edges |= 1 << (g.num_h + r * (cols + 1) + c)
-            for c in range(cols):
-                mark = ln[4 * c + 1: 4 * c + 4].strip()
-                b = r * cols + c
-                if mark == "0":
-                    owner0 |= 1 << b
-                elif mark == "1":
-                    owner1 |= 1 << b
-                elif mark:
-                    raise ValueError(f"cannot read box mark {mark!r} in box ({r}, {c})")
-        for b in range(g.num_boxes):
-            complete = edges & g.box_mask[b] == g.box_mask[b]
-            owned = (owner0 | owner1) >> b & 1
-            if complete != bool(owned):
-                raise ValueError(
-                    f"box ({b // cols}, {b % cols}) {'is complete but has no owner' if complete else 'has an owner but is not complete'}"
-                )
+        drawing, status, current_player = _split_status(text, current_player)
+        drawing, g = _aligned_drawing(drawing)
+        edges, owner0, owner1 = _read_drawing(drawing, g)
+        _check_owners(g, edges, owner0, owner1)
         history = tuple(a for a in range(g.num_actions) if edges >> a & 1)
         state = cls._make(g, edges, owner0, owner1, current_player or 0, history)
         if status is not None:
@@ -679,6 +608,105 @@ def render_text(state: "GameState") -> str:
     else:
         out.append(f"score 0:{s0} 1:{s1}  player {state.current_player} to move")
     return "\n".join(out)
+
+
+def _split_status(text: str, current_player: int | None) -> tuple[list[str], str | None, int | None]:
+    """The lines of a drawing read by :meth:`GameState.from_text`, its status line (None if there is none)
+    and the player to move (the status line's, which must agree with ``current_player``, else
+    ``current_player``); ValueError for anything else after the drawing."""
+    lines = text.strip("\n").splitlines()
+    drawing = []
+    for ln in lines:
+        if not set(ln) <= set("+-| 01"):
+            break  # the status line, or anything else after the drawing
+        drawing.append(ln.rstrip())
+    after = [ln.strip() for ln in lines[len(drawing):] if ln.strip()]
+    status = after[0] if after else None
+    if len(after) > 1 or (status is not None and not status.startswith("score ")):
+        raise ValueError(
+            f"cannot read {after[-1]!r} after the drawing: only the status line of str(state) "
+            "('score 0:S0 1:S1  player P to move') may follow it"
+        )
+    mover = re.search(r"\bplayer ([01]) to move$", status or "")
+    if mover:
+        if current_player is not None and current_player != int(mover[1]):
+            raise ValueError(f"current_player={current_player} disagrees with the status line {status!r}")
+        current_player = int(mover[1])
+    return drawing, status, current_player
+
+
+def _aligned_drawing(drawing: list[str]) -> tuple[list[str], Geometry]:
+    """A drawing's lines without their common indent and padded to the width of its rows of dots, with
+    the geometry of its board; ValueError for a drawing of the wrong shape, misaligned or ragged."""
+    while drawing and not drawing[-1].strip():
+        drawing.pop()
+    if len(drawing) < 3 or len(drawing) % 2 == 0 or "+" not in drawing[0]:
+        raise ValueError(
+            "a board drawing needs an odd number (>= 3) of lines, alternating rows of dots ('+') and rows "
+            "of boxes, as printed by str(state)"
+        )
+    indent = min(len(ln) - len(ln.lstrip()) for ln in drawing[::2])
+    if any(ln[:indent].strip() for ln in drawing):
+        raise ValueError("a row of boxes starts left of the rows of dots: the drawing's lines are not aligned")
+    drawing = [ln[indent:] for ln in drawing]
+    rows = (len(drawing) - 1) // 2
+    cols = drawing[0].count("+") - 1
+    g = geometry(rows, cols)
+    width = 4 * cols + 1
+    for i, ln in enumerate(drawing):  # a ragged drawing is refused, not read as a smaller board
+        if len(ln) > width:
+            raise ValueError(f"line {i + 1} of the drawing, {ln!r}, is wider than its first row of dots "
+                             f"({cols + 1} dots, {width} characters)")
+        grid = [ch for j, ch in enumerate(ln) if j % 4 == 0]
+        if i % 2 == 0 and (len(ln) != width or set(grid) != {"+"}):
+            raise ValueError(f"row of dots {i // 2}, {ln!r}, does not have the {cols + 1} dots 4 characters "
+                             f"apart of the first row: every row of dots of a drawing has the same dots")
+        if i % 2 == 1 and not set(grid) <= {"|", " "}:
+            raise ValueError(f"row of boxes {i // 2}, {ln!r}, has something other than '|' between its boxes")
+    return [ln.ljust(width) for ln in drawing], g
+
+
+def _read_drawing(drawing: list[str], g: Geometry) -> tuple[int, int, int]:
+    """The edges and both players' boxes (bitmasks) of an aligned drawing; ValueError for a line or box
+    mark it cannot read."""
+    rows, cols = g.rows, g.cols
+    edges = owner0 = owner1 = 0
+    for r in range(rows + 1):
+        ln = drawing[2 * r]
+        for c in range(cols):
+            seg = ln[4 * c + 1: 4 * c + 4]
+            if seg == "---":
+                edges |= 1 << (r * cols + c)
+            elif seg.strip():
+                raise ValueError(f"cannot read horizontal line {seg!r} at dot row {r}, column {c}")
+    for r in range(rows):
+        ln = drawing[2 * r + 1]
+        for c in range(cols + 1):
+            ch = ln[4 * c] if 4 * c < len(ln) else " "
+            if ch == "|":
+                edges |= 1 << (g.num_h + r * (cols + 1) + c)
+        for c in range(cols):
+            mark = ln[4 * c + 1: 4 * c + 4].strip()
+            b = r * cols + c
+            if mark == "0":
+                owner0 |= 1 << b
+            elif mark == "1":
+                owner1 |= 1 << b
+            elif mark:
+                raise ValueError(f"cannot read box mark {mark!r} in box ({r}, {c})")
+    return edges, owner0, owner1
+
+
+def _check_owners(g: Geometry, edges: int, owner0: int, owner1: int) -> None:
+    """ValueError unless exactly the boxes whose four sides are drawn have an owner."""
+    cols = g.cols
+    for b in range(g.num_boxes):
+        complete = edges & g.box_mask[b] == g.box_mask[b]
+        owned = (owner0 | owner1) >> b & 1
+        if complete != bool(owned):
+            raise ValueError(
+                f"box ({b // cols}, {b % cols}) {'is complete but has no owner' if complete else 'has an owner but is not complete'}"
+            )
 
 
 class MutableState:

@@ -150,11 +150,49 @@ def solve_board(board: str, out: str, *, moves: list[int] | None = None, tt_mb: 
 
 def _solve(state: GameState, moves: list[int], out: str, tt_mb: float, slice_nodes: int, save_every: float,
            max_slices: int | None, threads: int, progress: bool) -> dict:
+    """Solve ``state`` in the locked folder ``out``, resumed from its state and table where they are, in
+    slices of ``slice_nodes`` nodes, saved every ``save_every`` seconds, once decided and at the end."""
     from dnb_env import _native
 
     solver = _native.ExactSolver(state.rows, state.cols, tt_mb=tt_mb, threads=threads)
     problem = _problem(state, moves, solver.rules)
     state_path, table_path = os.path.join(out, "state.json"), os.path.join(out, "table.bin")
+    st = _resume(solver, state, problem, out, state_path, table_path)
+    if st["done"]:
+        return st
+
+    bar = _progress_bar(progress, problem, st)
+    last_save = time.monotonic()
+    slices = 0
+    try:
+        while st["lo"] < st["hi"]:
+            if max_slices is not None and slices >= max_slices:
+                break
+            nodes = _search_slice(solver, state, st, slice_nodes)
+            slices += 1
+            if bar is not None:
+                bar.update(nodes // 1_000_000)
+                bar.set_postfix_str(f"value in [{st['lo']}, {st['hi']}]")
+            if st["lo"] == st["hi"] or time.monotonic() - last_save >= save_every:
+                st["done"] = st["lo"] == st["hi"]
+                if st["done"]:
+                    st["value"] = st["lo"]
+                _save(solver, st, state_path, table_path)
+                last_save = time.monotonic()
+    finally:
+        if bar is not None:
+            bar.close()
+    if not st["done"]:
+        if st["lo"] == st["hi"]:  # decided before any slice (no box left after the moves)
+            st["done"], st["value"] = True, st["lo"]
+        _save(solver, st, state_path, table_path)
+    return st
+
+
+def _resume(solver, state: GameState, problem: dict, out: str, state_path: str, table_path: str) -> dict:
+    """The solve state of ``problem``: the one saved in ``out``, its table loaded into ``solver`` where there
+    is one (checked against its checksum), else a new one with the widest bounds; ValueError for a
+    damaged or foreign state or table."""
     remaining = state.rows * state.cols - sum(state.scores)
     st = {"format": FORMAT, **problem, "lo": -remaining, "hi": remaining, "nodes": 0, "seconds": 0.0,
           "slices": 0, "tests": 0, "guess": 0, "done": False}
@@ -167,67 +205,52 @@ def _solve(state: GameState, moves: list[int], out: str, tt_mb: float, slice_nod
                 solver.load_table(table_path)  # ValueError for a damaged or foreign table, nothing changed
             except ValueError as exc:
                 raise ValueError(str(exc) if table_path in str(exc) else f"{table_path}: {exc}") from None
-    if st["done"]:
-        return st
-
-    def save():
-        # the state lists the new table's checksum and the old one's before the new table replaces the old:
-        # a run killed in between leaves a table the state accepts
-        tmp = f"{table_path}.tmp{os.getpid()}"
-        try:
-            solver.save_table(tmp)
-            st["table_sha256"] = [_sha256(tmp), *st.get("table_sha256", [])[:1]]
-            atomic_write(state_path, json.dumps(st, indent=1))
-            os.replace(tmp, table_path)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-
-    bar = None
-    if progress:
-        try:
-            from tqdm import tqdm
-
-            bar = tqdm(unit=" Mnodes", desc=f"solve {problem['board']}", initial=st["nodes"] // 1_000_000)
-        except ImportError:
-            pass
-    last_save = time.monotonic()
-    slices = 0
-    try:
-        while st["lo"] < st["hi"]:
-            if max_slices is not None and slices >= max_slices:
-                break
-            # MTD(f): test at the guess clipped to the bounds
-            g = max(st["lo"], min(st["hi"], st["guess"]))
-            beta = g + 1 if g == st["lo"] else g
-            solver.reset_stats()
-            t0 = time.perf_counter()
-            r = solver.at_least(state.edges, beta, node_limit=slice_nodes)
-            nodes = solver.stats()["nodes"]
-            st["nodes"] += nodes
-            st["seconds"] += time.perf_counter() - t0
-            st["slices"] += 1
-            slices += 1
-            if r is not None:
-                st["tests"] += 1
-                if r:
-                    st["lo"] = st["guess"] = beta
-                else:
-                    st["hi"] = st["guess"] = beta - 1
-            if bar is not None:
-                bar.update(nodes // 1_000_000)
-                bar.set_postfix_str(f"value in [{st['lo']}, {st['hi']}]")
-            if st["lo"] == st["hi"] or time.monotonic() - last_save >= save_every:
-                st["done"] = st["lo"] == st["hi"]
-                if st["done"]:
-                    st["value"] = st["lo"]
-                save()
-                last_save = time.monotonic()
-    finally:
-        if bar is not None:
-            bar.close()
-    if not st["done"]:
-        if st["lo"] == st["hi"]:  # decided before any slice (no box left after the moves)
-            st["done"], st["value"] = True, st["lo"]
-        save()
     return st
+
+
+def _save(solver, st: dict, state_path: str, table_path: str) -> None:
+    """Save the solver's table and the state ``st`` listing its checksum."""
+    # the state lists the new table's checksum and the old one's before the new table replaces the old:
+    # a run killed in between leaves a table the state accepts
+    tmp = f"{table_path}.tmp{os.getpid()}"
+    try:
+        solver.save_table(tmp)
+        st["table_sha256"] = [_sha256(tmp), *st.get("table_sha256", [])[:1]]
+        atomic_write(state_path, json.dumps(st, indent=1))
+        os.replace(tmp, table_path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _progress_bar(progress: bool, problem: dict, st: dict):
+    """A tqdm bar of the nodes searched (in millions), from those of ``st``; None without ``progress`` or
+    tqdm."""
+    if not progress:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(unit=" Mnodes", desc=f"solve {problem['board']}", initial=st["nodes"] // 1_000_000)
+
+
+def _search_slice(solver, state: GameState, st: dict, slice_nodes: int) -> int:
+    """One slice of MTD(f): a test at the guess clipped to the bounds, of at most ``slice_nodes`` nodes,
+    which narrows the bounds of ``st`` where it finishes; counted in ``st``. Returns the nodes searched."""
+    g = max(st["lo"], min(st["hi"], st["guess"]))
+    beta = g + 1 if g == st["lo"] else g
+    solver.reset_stats()
+    t0 = time.perf_counter()
+    r = solver.at_least(state.edges, beta, node_limit=slice_nodes)
+    nodes = solver.stats()["nodes"]
+    st["nodes"] += nodes
+    st["seconds"] += time.perf_counter() - t0
+    st["slices"] += 1
+    if r is not None:
+        st["tests"] += 1
+        if r:
+            st["lo"] = st["guess"] = beta
+        else:
+            st["hi"] = st["guess"] = beta - 1
+    return nodes

@@ -73,27 +73,8 @@ def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_co
     agents = (first, second)
     tc = time_control
     clocks = [tc.per_game, tc.per_game] if tc is not None and tc.per_game is not None else None
-    for a in agents:
-        if tc is not None and tc.per_move is not None and isinstance(a, Timed):
-            a.set_move_time(tc.per_move)
-        if tc is not None and isinstance(a, Tolerant):  # an engine judges its lateness by the same rule
-            a.set_overrun(tc.margin, tc.overrun)
-        a.reset()
-    forfeit = None
-    ready = [0.0, 0.0]
-    prepared = False
-    for p, a in enumerate(agents):  # start-up is not a move: timed apart, under the agent's own limit
-        if not isinstance(a, Preparable):
-            continue
-        prepared = True
-        t = clock()
-        try:
-            a.prepare(s)
-        except AgentFailure as exc:
-            forfeit = {"player": p, "kind": exc.kind, "reason": str(exc)}
-        ready[p] = clock() - t
-        if forfeit is not None:
-            break
+    _reset_agents(agents, tc)
+    ready, prepared, forfeit = _prepare_agents(agents, s, clock)
     think, most, count = [0.0, 0.0], [0.0, 0.0], [0, 0]
     move_s: list[float] = []
     clock_s: list[list[float]] = []
@@ -101,34 +82,19 @@ def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_co
     while forfeit is None and not s.is_terminal():
         p = s.current_player
         if clocks is not None:
-            if isinstance(agents[p], Clocked):
-                agents[p].set_clock(clocks[p], tc.increment)
-            elif isinstance(agents[p], Timed):
-                agents[p].set_move_time(tc.move_time(clocks[p], len(s.legal_actions())))
-        t = clock()
-        try:
-            action = agents[p].select_action(s)
-        except AgentFailure as exc:
-            action, failure = None, {"player": p, "kind": exc.kind, "reason": str(exc)}
-        spent = clock() - t
+            _set_clock(agents[p], tc, clocks[p], s)
+        action, failure, spent = _timed_move(agents[p], p, s, clock)
         think[p] += spent
         most[p] = max(most[p], spent)
         count[p] += 1
-        if action is None:
+        if failure is not None:
             forfeit = failure
             break
         if not s.is_legal(action):
             raise RuntimeError(f"agent {agents[p].name!r} chose illegal action {action!r}")
-        limit = tc.per_move if clocks is None and tc is not None else (clocks[p] if clocks is not None else None)
-        if limit is not None and spent > limit + tc.margin:
+        if _over_limit(tc, clocks, p, spent):
             if tc.overrun == "lose":
-                if clocks is None:
-                    over = f"over {tc.per_move:g} s a move and {tc.margin:g} s of tolerance"
-                else:
-                    over = f"with {clocks[p]:.3f} s on its clock and {tc.margin:g} s of tolerance"
-                forfeit = {"player": p, "kind": "time",
-                           "reason": f"agent {agents[p].name!r} took {spent:.3f} s for move {len(s.history) + 1}, "
-                                     + over}
+                forfeit = _time_forfeit(tc, clocks, p, agents[p].name, spent, len(s.history) + 1)
                 break
             overruns.append([len(s.history) + 1, p, round(spent, 6)])
         move_s.append(round(spent, 6))
@@ -147,6 +113,74 @@ def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_co
     if forfeit is not None:
         rec["forfeit"] = forfeit
     return rec
+
+
+def _reset_agents(agents, tc: TimeControl | None) -> None:
+    """Give each agent the time control's per-move time and overrun rule where it takes them, and reset it."""
+    for a in agents:
+        if tc is not None and tc.per_move is not None and isinstance(a, Timed):
+            a.set_move_time(tc.per_move)
+        if tc is not None and isinstance(a, Tolerant):  # an engine judges its lateness by the same rule
+            a.set_overrun(tc.margin, tc.overrun)
+        a.reset()
+
+
+def _prepare_agents(agents, s: GameState, clock: Callable[[], float]) -> tuple[list[float], bool, dict | None]:
+    """Get each agent with ``prepare`` ready for the game: each player's seconds to get ready, whether any
+    agent had ``prepare``, and the forfeit of the first that failed (None if none did)."""
+    forfeit = None
+    ready = [0.0, 0.0]
+    prepared = False
+    for p, a in enumerate(agents):  # start-up is not a move: timed apart, under the agent's own limit
+        if not isinstance(a, Preparable):
+            continue
+        prepared = True
+        t = clock()
+        try:
+            a.prepare(s)
+        except AgentFailure as exc:
+            forfeit = {"player": p, "kind": exc.kind, "reason": str(exc)}
+        ready[p] = clock() - t
+        if forfeit is not None:
+            break
+    return ready, prepared, forfeit
+
+
+def _set_clock(agent, tc: TimeControl, left: float, s: GameState) -> None:
+    """On a game clock, tell the agent to move its clock's time left (or a time for this move)."""
+    if isinstance(agent, Clocked):
+        agent.set_clock(left, tc.increment)
+    elif isinstance(agent, Timed):
+        agent.set_move_time(tc.move_time(left, len(s.legal_actions())))
+
+
+def _timed_move(agent, p: int, s: GameState, clock: Callable[[], float]) -> tuple[int | None, dict | None, float]:
+    """Ask player ``p``'s agent for a move: the action, the forfeit where the agent failed (None if it did
+    not) and the seconds it took."""
+    t = clock()
+    action, failure = None, None
+    try:
+        action = agent.select_action(s)
+    except AgentFailure as exc:
+        failure = {"player": p, "kind": exc.kind, "reason": str(exc)}
+    return action, failure, clock() - t
+
+
+def _over_limit(tc: TimeControl | None, clocks: list[float] | None, p: int, spent: float) -> bool:
+    """Whether player ``p``'s move took longer than its limit (a move's time, or its clock) and the margin."""
+    limit = tc.per_move if clocks is None and tc is not None else (clocks[p] if clocks is not None else None)
+    return limit is not None and spent > limit + tc.margin
+
+
+def _time_forfeit(tc: TimeControl, clocks: list[float] | None, p: int, name: str, spent: float,
+                  move: int) -> dict:
+    """The forfeit of player ``p``, whose agent ``name`` lost on time at move number ``move``."""
+    if clocks is None:
+        over = f"over {tc.per_move:g} s a move and {tc.margin:g} s of tolerance"
+    else:
+        over = f"with {clocks[p]:.3f} s on its clock and {tc.margin:g} s of tolerance"
+    return {"player": p, "kind": "time",
+            "reason": f"agent {name!r} took {spent:.3f} s for move {move}, " + over}
 
 
 def seats(i: int, j: int, g: int) -> tuple[int, int]:

@@ -72,6 +72,31 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
     Where matplotlib (the plot extra) is missing, ``tournament.png`` is skipped with a note through ``echo``
     after the CSV files are written."""
     entries = list(agents) if agents is not None else list(config.agents)
+    specs = _check_entries(config, entries, build)
+    played, labels, identity = _labelled(entries, describe)
+    _check_builds(specs, config.board, build)
+    games = game_ids(config)
+    lock, done, appender, session = _open_run(config, out, games, labels, identity)
+    tasks = game_tasks(config, games, {r["id"] for r in done})
+    if echo and done:
+        echo(f"resuming: {len(done)} games on file, {len(tasks)} to play")
+    records = list(done)
+    _play_games(config, played, build, tasks, session, records, appender, lock, progress)
+    order = {key: k for k, key in enumerate(games)}  # the order games finished in does not matter
+    records.sort(key=lambda r: order[r["id"]])
+    report = summarise(labels, records, bootstrap=config.bootstrap, seed=config.seed)
+    if out is not None:
+        _write_report(report, out, echo)
+    if echo:
+        echo(f"{config.board}, {len(records)} games, {config.games} per pair, openings {config.openings} "
+             f"{config.opening_mode if config.openings else ''}".rstrip())
+        echo(report.table())
+    return report
+
+
+def _check_entries(config: TournamentConfig, entries: list, build: Callable | None) -> list[str]:
+    """The spec strings among ``entries``; ValueError when the entries' labels are not ``config.agents``
+    or there are specs and no ``build``."""
     keys = [label(e) for e in entries]
     if keys != list(config.agents):
         raise ValueError(f"agent entries {keys} do not match config.agents {list(config.agents)}")
@@ -79,19 +104,29 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
     if specs and build is None:
         raise ValueError(f"agent specs {specs} need a builder: pass build=, or run the tournament through "
                          "registry.tournaments.run_tournament (the registry's names)")
-    played, labels, identity = _labelled(entries, describe)
-    # what only building finds (a missing checkpoint, one of another board, an engine of other boards),
-    # before the folder is made
+    return specs
+
+
+def _check_builds(specs: list[str], board: str, build: Callable | None) -> None:
+    """Build each spec once and ask an agent with ``check_board`` whether it plays ``board`` (closed after):
+    what only building finds (a missing checkpoint, one of another board, an engine of other boards), before
+    the folder is made."""
     for spec in dict.fromkeys(specs):
-        agent = build(spec, config.board, 0)
+        agent = build(spec, board, 0)
         try:
             check = getattr(agent, "check_board", None)
             if check is not None:
-                check(config.board)
+                check(board)
         finally:
             if isinstance(agent, Closeable):
                 agent.close()
-    games = game_ids(config)
+
+
+def _open_run(config: TournamentConfig, out: str | None, games: dict, labels: list[str],
+              identity: Callable | None) -> tuple:
+    """``(lock, done, appender, session)``: the results folder's lock, the records on file and their
+    appender (None, [] and None without ``out``), and the Ray session (None on other backends), the session
+    closed again when the folder cannot be opened."""
     done: list[dict] = []
     appender = lock = session = None
     if config.backend == "ray":  # before the folder is touched: a cluster that is not there changes nothing
@@ -103,10 +138,13 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
             if session is not None:
                 session.close()
             raise
-    tasks = game_tasks(config, games, {r["id"] for r in done})
-    if echo and done:
-        echo(f"resuming: {len(done)} games on file, {len(tasks)} to play")
-    records = list(done)
+    return lock, done, appender, session
+
+
+def _play_games(config: TournamentConfig, played: list, build: Callable | None, tasks: list, session,
+                records: list[dict], appender, lock, progress: bool) -> None:
+    """Play ``tasks``, adding each finished game's record to ``records`` and the appender (where there is
+    one) with a progress bar; the bar, appender and lock are closed after, whatever happens."""
     try:
         from tqdm import tqdm
     except ImportError:  # pragma: no cover
@@ -127,20 +165,16 @@ def run_tournament(config: TournamentConfig, out: str | None = None, agents: Seq
             appender.close()
         if lock:
             lock.close()
-    order = {key: k for k, key in enumerate(games)}  # the order games finished in does not matter
-    records.sort(key=lambda r: order[r["id"]])
-    report = summarise(labels, records, bootstrap=config.bootstrap, seed=config.seed)
-    if out is not None:
-        report.write_csv(out)
-        try:
-            report.plot(os.path.join(out, "tournament.png"))
-        except ModuleNotFoundError as exc:  # the plot extra is not installed: the CSV files are the results
-            if exc.name != "matplotlib":
-                raise
-            if echo:
-                echo("tournament.png skipped: the plot needs matplotlib: pip install 'dnb-env[plot]'")
-    if echo:
-        echo(f"{config.board}, {len(records)} games, {config.games} per pair, openings {config.openings} "
-             f"{config.opening_mode if config.openings else ''}".rstrip())
-        echo(report.table())
-    return report
+
+
+def _write_report(report: TournamentReport, out: str, echo: Callable[[str], None] | None) -> None:
+    """Write the report's CSV files and ``tournament.png`` under ``out``; the plot is skipped with a note
+    through ``echo`` where matplotlib is missing."""
+    report.write_csv(out)
+    try:
+        report.plot(os.path.join(out, "tournament.png"))
+    except ModuleNotFoundError as exc:  # the plot extra is not installed: the CSV files are the results
+        if exc.name != "matplotlib":
+            raise
+        if echo:
+            echo("tournament.png skipped: the plot needs matplotlib: pip install 'dnb-env[plot]'")

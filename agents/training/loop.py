@@ -179,6 +179,7 @@ def train(config, out: str, resume: bool = False, progress: bool = True, echo=pr
 def _train(config, out: str, store: RunStore, resume: bool, progress: bool, echo, eval_simulations: int,
            opponents: dict | None, fault, ray_address: str | None, held: contextlib.ExitStack,
            locked: bool) -> list[dict]:
+    """:func:`train` with the folder's lock on ``held`` (taken already where ``locked``)."""
     torch.set_num_threads(config.threads)  # deliberate: torch's default (every core) thrashes beside other work
     torch.manual_seed(config.seed)
     net = build_model(config.model).to(config.device)
@@ -189,42 +190,19 @@ def _train(config, out: str, store: RunStore, resume: bool, progress: bool, echo
     mix = BoardMix(((config.board, 1.0),)) if single else config.board_mix()
     metrics = []
     teacher = load_teacher(config)  # of the run's board (a config with boards takes none)
-    firsts = {b: config.curriculum.first_step(b) for b in mix.boards}
-    if teacher is not None and config.curriculum.start_step is None:  # search where the teacher's zone ends
-        firsts[config.board] = max(0, geometry(config.board).num_actions - teacher[2])
-    curricula = BoardCurricula({b: Curriculum.begin(firsts[b]) for b in mix.boards})
-    for b in mix.boards:
-        if curricula[b].start >= geometry(b).num_actions:
-            raise ValueError(f"curriculum start step {curricula[b].start} leaves no move to search on {b}")
+    curricula = _first_curricula(config, mix, teacher)
     replays = BoardReplays.empty(mix.boards)
     start, committed = 0, None
     if resume:
-        if not store.has_run():
-            raise RunError(f"--resume: {out} holds no training run to continue")
-        changed = _check_resume(store.read_config(), config, os.path.join(out, "config.json"))
-        if changed:
-            echo(f"resuming with changed settings: {', '.join(changed)}")
-        committed = store.load(config.board if single else None)
-        if committed is not None:
-            net.load_state_dict(committed.payload["state_dict"])
-            restore_optimizer(optimizer, committed.payload, os.path.join(out, committed.folder, "checkpoint.pt"))
-            start, metrics = committed.iteration, committed.metrics
-            replays, curricula = _as_mix(config.board, committed.replay, committed.curriculum)
-            shown = (str(curricula[config.board].start) if single
-                     else ", ".join(f"{b}: {curricula[b].start}" for b in mix.boards))
-            echo(f"resuming after iteration {start} (first searched move {shown})")
+        resumed = _resume(config, out, store, echo, net, optimizer, mix, single)
+        if resumed is not None:
+            start, metrics, committed, replays, curricula = resumed
     elif store.has_run():
         raise RunError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
     store.check_writable()  # a file, or a folder that cannot be written: a RunError before anything starts
     pool = make_pool(config, ray_address, fault)  # Ray's checks come before anything is written
     if not locked:  # a new folder: locked (and so made) only once every check has passed
-        try:
-            held.enter_context(store.lock("train"))
-            if store.has_run():  # made by another run since it was looked at
-                raise RunError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
-        except BaseException:
-            pool.close()
-            raise
+        _lock_new_folder(store, out, held, pool)
     bar = events = None
     try:
         events = EventLog(out, echo)
@@ -235,9 +213,7 @@ def _train(config, out: str, store: RunStore, resume: bool, progress: bool, echo
         positions = {b: labelled_positions(b, config.eval_positions, seed=eval_seed) for b in mix.boards}
         teach = teacher[:2] if teacher is not None and config.teacher.fraction > 0 else None
         largest = max(mix.boards, key=lambda b: geometry(b).num_actions)
-        plot = plot_training if importlib.util.find_spec("matplotlib") is not None else None
-        if plot is None and echo is not None:
-            echo(f"no training.png: the plot needs matplotlib: {extra_hint('matplotlib')}")
+        plot = _training_plot(echo)
         if committed is not None:
             store.refresh_views(committed, plot)
         for iteration in range(start + 1, config.iterations + 1):
@@ -265,6 +241,62 @@ def _train(config, out: str, store: RunStore, resume: bool, progress: bool, echo
         if bar is not None:
             bar.close()
     return metrics
+
+
+def _first_curricula(config, mix: BoardMix, teacher: tuple[Replay, np.ndarray, int] | None) -> BoardCurricula:
+    """Each board's curriculum at its first step (on the teacher's board, where the teacher's zone ends
+    unless the config gives a start step); ValueError for a start that leaves no move to search."""
+    firsts = {b: config.curriculum.first_step(b) for b in mix.boards}
+    if teacher is not None and config.curriculum.start_step is None:  # search where the teacher's zone ends
+        firsts[config.board] = max(0, geometry(config.board).num_actions - teacher[2])
+    curricula = BoardCurricula({b: Curriculum.begin(firsts[b]) for b in mix.boards})
+    for b in mix.boards:
+        if curricula[b].start >= geometry(b).num_actions:
+            raise ValueError(f"curriculum start step {curricula[b].start} leaves no move to search on {b}")
+    return curricula
+
+
+def _resume(config, out: str, store: RunStore, echo, net, optimizer, mix: BoardMix, single: bool) -> tuple | None:
+    """Continue the run in ``out``: its saved config checked against ``config`` (the changed settings
+    echoed) and its last commit's network and optimiser loaded into ``net`` and ``optimizer``; returns
+    ``(start, metrics, committed, replays, curricula)`` of that commit, or None where nothing is committed
+    yet. A RunError where ``out`` holds no run."""
+    if not store.has_run():
+        raise RunError(f"--resume: {out} holds no training run to continue")
+    changed = _check_resume(store.read_config(), config, os.path.join(out, "config.json"))
+    if changed:
+        echo(f"resuming with changed settings: {', '.join(changed)}")
+    committed = store.load(config.board if single else None)
+    if committed is None:
+        return None
+    net.load_state_dict(committed.payload["state_dict"])
+    restore_optimizer(optimizer, committed.payload, os.path.join(out, committed.folder, "checkpoint.pt"))
+    replays, curricula = _as_mix(config.board, committed.replay, committed.curriculum)
+    shown = (str(curricula[config.board].start) if single
+             else ", ".join(f"{b}: {curricula[b].start}" for b in mix.boards))
+    echo(f"resuming after iteration {committed.iteration} (first searched move {shown})")
+    return committed.iteration, committed.metrics, committed, replays, curricula
+
+
+def _lock_new_folder(store: RunStore, out: str, held: contextlib.ExitStack, pool) -> None:
+    """Lock (and so make) the new run folder ``out`` on ``held``; a RunError where another run made it
+    since it was looked at. The self-play ``pool`` is closed where this fails."""
+    try:
+        held.enter_context(store.lock("train"))
+        if store.has_run():  # made by another run since it was looked at
+            raise RunError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+    except BaseException:
+        pool.close()
+        raise
+
+
+def _training_plot(echo):
+    """The function that draws ``training.png`` (:func:`plot_training`); None, said through ``echo``, where
+    matplotlib is missing."""
+    plot = plot_training if importlib.util.find_spec("matplotlib") is not None else None
+    if plot is None and echo is not None:
+        echo(f"no training.png: the plot needs matplotlib: {extra_hint('matplotlib')}")
+    return plot
 
 
 def _as_mix(board: str, replay: Replay | BoardReplays, curriculum: Curriculum | BoardCurricula):

@@ -147,13 +147,62 @@ def fit(config: FitConfig, out: str, resume: bool = False, progress: bool = True
 
 def _fit(config: FitConfig, out: str, resume: bool, progress: bool, echo, device: str, workers: int,
          held: contextlib.ExitStack, locked: bool) -> list[dict]:
+    """:func:`fit` with the folder's lock on ``held`` (taken already where ``locked``)."""
     device = resolve_device(device)
     if device.startswith("cuda"):  # float32 matrix products on the tensor cores (TF32): several times faster, same training
         torch.set_float32_matmul_precision("high")
     if os.path.exists(out) and not os.path.isdir(out):
         raise ValueError(f"{out} exists and is not a folder")
     cfg_path, ckpt_path, metrics_path = (os.path.join(out, n) for n in ("config.json", "checkpoint.pt", "metrics.jsonl"))
-    rows: list[dict] = []
+    committed, init_state, data, held_data = _read_start(config, out, resume, held, locked, cfg_path, ckpt_path,
+                                                         metrics_path)
+    net, optimizer, step, rows = _start_net(config, device, init_state, committed, ckpt_path)
+    atomic_write(cfg_path, json.dumps(config.to_dict(), indent=1))
+    if committed is not None:
+        echo(f"resuming {out} at step {step}")
+    train = _TrainingSet.of(data, config, workers, progress)
+    held_out = HeldOut.of(held_data.take(slice(0, config.eval_positions) if config.eval_positions else slice(None))) if held_data is not None else None
+    if held_out is not None and not rows:
+        rows.append({"step": 0, "agent": "greedy", **held_out_report(held_out)})
+        atomic_write(metrics_path, "".join(json.dumps(r) + "\n" for r in rows))
+    syms = symmetries(*geometry(config.model.board).size)
+    bar = _progress_bar(progress, config.steps, step)
+    t0 = time.perf_counter()
+    events = EventLog(out, echo)
+    try:
+        while step < config.steps:
+            chunk = step // config.eval_every
+            rng = np.random.default_rng([config.seed, chunk])
+            end = min((chunk + 1) * config.eval_every, config.steps)
+            totals = _train_steps(net, optimizer, config, train, syms, device, rng, range(step, end), bar)
+            net.eval()
+            row = {"step": end, "agent": "network", "lr": config.lr_at(end - 1), "seconds": round(time.perf_counter() - t0, 1),
+                   **{k: v / (end - step) for k, v in totals.items()}}
+            step = end
+            if held_out is not None:
+                priors, values = policy_and_value(net, held_out.data, device=device)
+                row |= held_out_report(held_out, priors, values)
+            save_checkpoint(ckpt_path, net, extra={"step": step, "optimizer": optimizer.state_dict(),
+                                                   "positions": len(train.replay)})
+            rows.append(row)
+            atomic_write(metrics_path, "".join(json.dumps(r) + "\n" for r in rows))
+            events.write(row, step)
+            if bar is None:
+                shown = {k: round(v, 3) for k, v in row.items() if k in ("policy_loss", "value_loss", "keep", "keep_hard", "value_sign")}
+                echo(f"step {step}: {shown}")
+    finally:
+        events.close()
+        if bar is not None:
+            bar.close()
+    return rows
+
+
+def _read_start(config: FitConfig, out: str, resume: bool, held: contextlib.ExitStack, locked: bool,
+                cfg_path: str, ckpt_path: str, metrics_path: str) -> tuple:
+    """What a run reads and checks before it writes anything: ``(committed, init_state, data, held_data)``,
+    the committed run it resumes (:func:`_committed`, or None), the weights of ``config.init`` (or None),
+    the training data and the held-out data (or None); a new folder is locked here, once made (on ``held``).
+    A run that cannot start leaves no folder behind."""
     if os.path.exists(cfg_path) and not resume:
         raise ValueError(f"{out} holds a fit run already: pass resume to continue it, or use another folder")
     if resume and os.path.exists(cfg_path):
@@ -171,7 +220,14 @@ def _fit(config: FitConfig, out: str, resume: bool, progress: bool, echo, device
         held.enter_context(RunLock(out, what="fit"))
         if os.path.exists(cfg_path) and not resume:
             raise ValueError(f"{out} holds a fit run already: pass resume to continue it, or use another folder")
+    return committed, init_state, data, held_data
 
+
+def _start_net(config: FitConfig, device: str, init_state: dict | None, committed: tuple | None,
+               ckpt_path: str) -> tuple:
+    """``(net, optimizer, step, rows)``: the network (seeded, from ``init_state`` where given) on ``device``
+    and its optimiser, with the committed run's weights, optimiser state, step and metrics rows when it
+    resumes one (else step 0 and no rows)."""
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     net = build_model(config.model)
@@ -179,77 +235,72 @@ def _fit(config: FitConfig, out: str, resume: bool, progress: bool, echo, device
         net.load_state_dict(init_state)
     net = net.to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.loss.l2)
-    step = 0
+    step, rows = 0, []
     if committed is not None:
         payload, step, rows = committed
         net.load_state_dict(payload["state_dict"])  # copied onto the device the net is on
         restore_optimizer(optimizer, payload, ckpt_path)
-    atomic_write(cfg_path, json.dumps(config.to_dict(), indent=1))
-    if committed is not None:
-        echo(f"resuming {out} at step {step}")
-    samples, known = to_samples(data, config.model.value, config.temperature)
-    replay = Replay(samples)
-    planes = encode_all(samples, config.model.encoder, workers, progress=progress)
-    kind = has_future_head(config.model)
-    future = encode_all(samples, None, workers, progress=progress, future=kind) if kind else None
-    held = HeldOut.of(held_data.take(slice(0, config.eval_positions) if config.eval_positions else slice(None))) if held_data is not None else None
-    if held is not None and not rows:
-        rows.append({"step": 0, "agent": "greedy", **held_out_report(held)})
-        atomic_write(metrics_path, "".join(json.dumps(r) + "\n" for r in rows))
-    syms = symmetries(*geometry(config.model.board).size)
-    bar = None
-    if progress:
-        try:
-            from tqdm import tqdm
+    return net, optimizer, step, rows
 
-            bar = tqdm(total=config.steps, initial=step, unit="step", desc="fit")
-        except ImportError:
-            pass
-    t0 = time.perf_counter()
-    events = EventLog(out, echo)
-    try:
-        while step < config.steps:
-            chunk = step // config.eval_every
-            rng = np.random.default_rng([config.seed, chunk])
-            end = min((chunk + 1) * config.eval_every, config.steps)
-            totals: dict[str, float] = {}
-            net.train()
-            for s in range(step, end):
-                for group in optimizer.param_groups:
-                    group["lr"] = config.lr_at(s)
-                idx = rng.integers(len(replay), size=min(config.batch_size, len(replay)))
-                sym = syms[int(rng.integers(len(syms)))] if config.augment else None
-                arrays = replay.batch(idx, config.model.encoder, 0.0, sym, future is not None, planes, future)
-                arrays["value_mask"] = known[idx].astype(np.float32)
-                batch = {k: torch.from_numpy(v).to(device, non_blocking=True) for k, v in arrays.items()}
-                loss, parts = total_loss(net(batch["planes"]), batch, config.loss, config.model.board)
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                for k, v in parts.items():
-                    totals[k] = totals.get(k, 0.0) + v
-                if bar is not None:
-                    bar.update(1)
-            net.eval()
-            row = {"step": end, "agent": "network", "lr": config.lr_at(end - 1), "seconds": round(time.perf_counter() - t0, 1),
-                   **{k: v / (end - step) for k, v in totals.items()}}
-            step = end
-            if held is not None:
-                priors, values = policy_and_value(net, held.data, device=device)
-                row |= held_out_report(held, priors, values)
-            save_checkpoint(ckpt_path, net, extra={"step": step, "optimizer": optimizer.state_dict(),
-                                                   "positions": len(replay)})
-            rows.append(row)
-            atomic_write(metrics_path, "".join(json.dumps(r) + "\n" for r in rows))
-            events.write(row, step)
-            if bar is None:
-                shown = {k: round(v, 3) for k, v in row.items() if k in ("policy_loss", "value_loss", "keep", "keep_hard", "value_sign")}
-                echo(f"step {step}: {shown}")
-    finally:
-        events.close()
+
+@dataclass(frozen=True)
+class _TrainingSet:
+    """The samples a fit trains on (:class:`Replay`), which of them carry a value (``known``), and their
+    input planes and future-head targets encoded once (``future``: None for a model without that head)."""
+    replay: Replay
+    known: np.ndarray
+    planes: object
+    future: object
+
+    @classmethod
+    def of(cls, data: TeacherData, config: FitConfig, workers: int, progress: bool) -> "_TrainingSet":
+        """The training set of ``data``: its targets as ``config`` asks, encoded by ``workers`` processes."""
+        samples, known = to_samples(data, config.model.value, config.temperature)
+        replay = Replay(samples)
+        planes = encode_all(samples, config.model.encoder, workers, progress=progress)
+        kind = has_future_head(config.model)
+        future = encode_all(samples, None, workers, progress=progress, future=kind) if kind else None
+        return cls(replay, known, planes, future)
+
+    def batch(self, idx: np.ndarray, sym, encoder, device: str) -> dict:
+        """The tensors of the samples ``idx`` on ``device``, mapped by the symmetry ``sym`` (None: as they are)."""
+        arrays = self.replay.batch(idx, encoder, 0.0, sym, self.future is not None, self.planes, self.future)
+        arrays["value_mask"] = self.known[idx].astype(np.float32)
+        return {k: torch.from_numpy(v).to(device, non_blocking=True) for k, v in arrays.items()}
+
+
+def _train_steps(net, optimizer, config: FitConfig, train: _TrainingSet, syms, device: str, rng, steps: range,
+                 bar) -> dict[str, float]:
+    """Take the gradient steps ``steps``, each on a batch drawn from ``rng`` (mapped by a random symmetry of
+    ``syms`` with ``augment``); returns the sum of each loss part over them."""
+    totals: dict[str, float] = {}
+    net.train()
+    for s in steps:
+        for group in optimizer.param_groups:
+            group["lr"] = config.lr_at(s)
+        idx = rng.integers(len(train.replay), size=min(config.batch_size, len(train.replay)))
+        sym = syms[int(rng.integers(len(syms)))] if config.augment else None
+        batch = train.batch(idx, sym, config.model.encoder, device)
+        loss, parts = total_loss(net(batch["planes"]), batch, config.loss, config.model.board)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        for k, v in parts.items():
+            totals[k] = totals.get(k, 0.0) + v
         if bar is not None:
-            bar.close()
-    return rows
+            bar.update(1)
+    return totals
+
+
+def _progress_bar(progress: bool, steps: int, step: int):
+    """A tqdm bar of the steps, at ``step`` of ``steps``; None without ``progress`` or tqdm."""
+    if not progress:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=steps, initial=step, unit="step", desc="fit")
 
 
 def _check_saved_config(path: str, config: FitConfig, out: str) -> None:

@@ -39,14 +39,23 @@ class Move(Body):
 
 def router(ctx: WebContext) -> APIRouter:
     """The game routes of the app ``ctx``."""
+    api = APIRouter()
+    _add_game_routes(api, ctx)
+    _add_play_routes(api, ctx)
+    return api
+
+
+def _game_json(game: Game) -> dict:
+    """What a game route answers: the game's state (:meth:`Game.state_json`)."""
+    return game.state_json()
+
+
+def _add_game_routes(api: APIRouter, ctx: WebContext) -> None:
+    """Add the routes that create a game against an agent, read it and delete it."""
     from registry.specs import check_spec
 
-    api = APIRouter()
-    config, store, moves, builds, build = ctx.config, ctx.store, ctx.moves, ctx.builds, ctx.build
+    config, store, builds, build = ctx.config, ctx.store, ctx.builds, ctx.build
     checkpoint_roots = ctx.checkpoint_roots
-
-    def _game_json(game: Game) -> dict:
-        return game.state_json()
 
     @api.post("/api/games", status_code=201, tags=["games"], summary="Create a game against an agent")
     async def new_game(body: NewGame):
@@ -77,6 +86,11 @@ def router(ctx: WebContext) -> APIRouter:
         store.remove(gid)
         return {"deleted": gid}
 
+
+def _add_play_routes(api: APIRouter, ctx: WebContext) -> None:
+    """Add the routes of play: the human's move, the agent's move, undo and resign."""
+    store = ctx.store
+
     @api.post("/api/games/{gid}/move", tags=["games"], summary="The human draws an edge")
     async def human_move(gid: str, body: Move):
         game = store.get(gid)
@@ -93,34 +107,8 @@ def router(ctx: WebContext) -> APIRouter:
                                                   "request asked for its move); try again in a moment")
         if game.turn != "agent":
             raise WebError(409, "not_your_turn", "it is the human's turn")
-        generation, state = game.generation, game.state
-        fut = moves.start(game.spec, game.rows, game.cols, game.seed, state.history, game.time_limit)
-        game.busy, game.error = True, None
-
-        def release(f):
-            game.busy = False
-            game.touch()
-
-        fut.add_done_callback(release)
-        queue_s = config.max_think_s  # the longest a move waits for a slot (taken by moves of that length)
-        for wait_s in (queue_s + game.time_limit, None):  # then a move that started late: its limit ends it
-            try:
-                await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), wait_s)
-            except Exception:  # noqa: BLE001  (sorted out below from the future; the game stays as it was)
-                pass
-            if not fut.done() and fut.cancel():  # it never got a slot: its place is given up
-                raise WebError(503, "busy", f"all {config.workers} agent move slots stayed taken for {queue_s:g} s "
-                                            "(moves of other games); try again in a moment")
-            if fut.done():
-                break
-        exc = fut.exception()
-        if isinstance(exc, TimeoutError):  # its process was killed at the time limit
-            game.error = f"the agent did not move within the time limit of {game.time_limit:g} s"
-            raise WebError(504, "agent_timeout", game.error)
-        if exc is not None:  # a crashing agent, or its process died
-            game.error = f"the agent crashed: {exc}"
-            raise WebError(500, "agent_failed", game.error)
-        action = fut.result()
+        generation = game.generation
+        action = await _agent_action(game, ctx)
         if game.generation != generation:  # resigned meanwhile
             return _game_json(game)
         try:
@@ -142,4 +130,36 @@ def router(ctx: WebContext) -> APIRouter:
         game.resign()
         return _game_json(game)
 
-    return api
+
+async def _agent_action(game: Game, ctx: WebContext) -> int:
+    """The agent's move in ``game``, thought in a process of the app's move pool (the game busy
+    meanwhile); WebError 503 when no slot came free in time, 504 when the agent overran the game's time
+    limit, 500 when it crashed (the game's ``error`` says which)."""
+    config, moves = ctx.config, ctx.moves
+    fut = moves.start(game.spec, game.rows, game.cols, game.seed, game.state.history, game.time_limit)
+    game.busy, game.error = True, None
+
+    def release(f):
+        game.busy = False
+        game.touch()
+
+    fut.add_done_callback(release)
+    queue_s = config.max_think_s  # the longest a move waits for a slot (taken by moves of that length)
+    for wait_s in (queue_s + game.time_limit, None):  # then a move that started late: its limit ends it
+        try:
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), wait_s)
+        except Exception:  # noqa: BLE001  (sorted out below from the future; the game stays as it was)
+            pass
+        if not fut.done() and fut.cancel():  # it never got a slot: its place is given up
+            raise WebError(503, "busy", f"all {config.workers} agent move slots stayed taken for {queue_s:g} s "
+                                        "(moves of other games); try again in a moment")
+        if fut.done():
+            break
+    exc = fut.exception()
+    if isinstance(exc, TimeoutError):  # its process was killed at the time limit
+        game.error = f"the agent did not move within the time limit of {game.time_limit:g} s"
+        raise WebError(504, "agent_timeout", game.error)
+    if exc is not None:  # a crashing agent, or its process died
+        game.error = f"the agent crashed: {exc}"
+        raise WebError(500, "agent_failed", game.error)
+    return fut.result()
