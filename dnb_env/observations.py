@@ -1,29 +1,10 @@
-"""Observation encoders of the papers, by name: float32, channels first ``(C, H, W)``, mover's view.
+"""Observation encoders by name: float32, channels first ``(C, H, W)``, the player to move's view.
 
-========================  ====================  ============================================================
-name                      shape                 source
-========================  ====================  ============================================================
-``baseline4``             (4, 2R+1, 2C+1)       Dotsformer 4.1 "Baseline" (the four shared channels)
-``chainloop6``            (6, 2R+1, 2C+1)       Dotsformer 4.1 ChainLoop6
-``chainloop64``           (64, 2R+1, 2C+1)      Dotsformer 4.1 ChainLoop64
-``edgequad4``             (4, R, C)             Dotsformer Appendix A EdgeQuad4
-``edgequad9``             (9, R, C)             Dotsformer Appendix A EdgeQuad9
-``edgequad44``            (44, R, C)            Dotsformer Appendix A EdgeQuad44
-``alphazero4``            (4, 2R+1, 2C+1)       AlphaZero Dots-and-Boxes report, Fig. 4 (L, P, O, B)
-``chainloop6_safe``       (9, 2R+1, 2C+1)       ChainLoop6 + each move's safe-phase value (dnb_env.features)
-``chainloop6_safevalue``  (8, 2R+1, 2C+1)       ChainLoop6 + the position's safe-phase value only
-``chainloop6_sac2``       (12, 2R+1, 2C+1)      ``chainloop6_safe`` + each move's value with two sacrifices allowed
-``chainloop6_sac2_deep``  (12, 2R+1, 2C+1)      ``chainloop6_sac2`` with ten times the search budget
-``chainloop6_sac4``       (12, 2R+1, 2C+1)      ``chainloop6_sac2``'s channels with four sacrifices allowed
-``chainloop6_lcr``        (7, 2R+1, 2C+1)       ChainLoop6 + the long chain rule of each safe move
-``chainloop6_nim``        (12, 2R+1, 2C+1)      ``chainloop6_safe`` + each move's result in Nimstring
-``chainloop6_nim38``      (12, 2R+1, 2C+1)      ``chainloop6_nim`` with Nimstring only at <= 38 undrawn edges
-========================  ====================  ============================================================
-
-The table is :data:`ENCODERS`, one :class:`EncoderRecord` per name (function, channels, plane layout,
-the encoder it extends, how the symmetries move its channels, whether C++ computes it); the functions
-live in :mod:`dnb_env.encoders_paper` (the papers' encoders) and :mod:`dnb_env.encoders_features` (the
-research encoders built on :mod:`dnb_env.features`). :data:`DEFAULT_ENCODER` is the package's default.
+The encoders are the table :data:`ENCODERS`, one :class:`EncoderRecord` per name (function, channels,
+plane layout, the encoder it extends, how the symmetries move its channels, whether C++ computes it); the
+functions live in :mod:`dnb_env.encoders_paper` (the papers' encoders) and :mod:`dnb_env.encoders_features` (the
+research encoders built on :mod:`dnb_env.features`), whose docstrings list each encoder's shape and
+source (a record's ``description`` says it in a line). :data:`DEFAULT_ENCODER` is the package's default.
 
 Use :func:`encode` for one state, :func:`encode_batch` for many (faster per state), :func:`encoder_shape`
 for the shape and :func:`list_encoders` for the names; :func:`transform_planes` maps planes by a board
