@@ -550,3 +550,36 @@ def test_the_arena_labels_specs_as_described_and_resumes_by_their_identity(tmp_p
         play(("greedy:tag=g2,note=b", "random"), 4)
     with pytest.raises(ValueError, match="two agents of the tournament are labelled 'random'"):
         play(("greedy:tag=random", "random"), 4)
+
+
+class _BreaksOnThirdMove:
+    """An agent whose third move of a game raises (a bug inside an agent of this process)."""
+
+    name = "breaks"
+
+    def __init__(self):
+        self.moves = 0
+
+    def reset(self) -> None:
+        self.moves = 0
+
+    def select_action(self, state):
+        self.moves += 1
+        if self.moves == 3:
+            raise ValueError("out of ideas")
+        return state.legal_actions()[0]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_agent_that_raises_loses_its_game_by_forfeit_and_the_run_goes_on(tmp_path, workers):
+    cfg = TournamentConfig(board="3x3", agents=("breaks", "greedy"), games=4, seed=0, bootstrap=0, workers=workers)
+    report = run_tournament(cfg, out=str(tmp_path), agents=[("breaks", _BreaksOnThirdMove), "greedy"],
+                            progress=False, echo=None)
+    records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert report.games == len(records) == 4
+    for rec in records:
+        seat = 0 if rec["first"] == "breaks" else 1
+        assert rec["forfeit"] == {"player": seat, "kind": "error", "reason": "ValueError: out of ideas"}
+        assert rec["moves_by"][seat] == 3 and rec["result_first"] == (0.0 if seat == 0 else 1.0)
+    assert report.think[0, 3] == 4 and report.think[1, 3] == 0  # the forfeits the report counts
+    assert (tmp_path / "elo.csv").read_text().splitlines()[1].split(",")[7] == "4"

@@ -10,7 +10,11 @@
 An agent that cannot give a move raises :class:`agents.base.AgentFailure` (an engine that crashed, overran
 its time, answered an illegal move or garbage): the game stops there and is lost by that agent, and its
 record says so: ``"forfeit": {"player": 0 or 1, "kind": ..., "reason": ...}``, the moves up to the failure.
-Any other error of an agent (an illegal move of an agent in this process, a bug) stops the run.
+Any other exception raised inside an agent's move (in ``select_action``, or in the clock or ``prepare`` call
+the arena makes for it; a bug, a board beyond what it supports) loses the game the same way, with the kind
+``"error"`` and the exception's type and message as the reason: the run goes on. ``KeyboardInterrupt``,
+``SystemExit`` and ``MemoryError`` still stop the run, and so does an illegal move of an agent in this
+process.
 
 Before a game's clock starts, each agent with ``prepare(state)`` gets ready for it (an engine: started,
 ``newgame``, ``isready``; its own ``startup`` limit): that time is not a move's (the record's ``ready_s``),
@@ -81,8 +85,10 @@ def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_co
     overruns: list[list] = []
     while forfeit is None and not s.is_terminal():
         p = s.current_player
-        if clocks is not None:
-            _set_clock(agents[p], tc, clocks[p], s)
+        failure = _set_clock(agents[p], p, tc, clocks[p], s) if clocks is not None else None
+        if failure is not None:
+            forfeit = failure
+            break
         action, failure, spent = _timed_move(agents[p], p, s, clock)
         think[p] += spent
         most[p] = max(most[p], spent)
@@ -138,20 +144,36 @@ def _prepare_agents(agents, s: GameState, clock: Callable[[], float]) -> tuple[l
         t = clock()
         try:
             a.prepare(s)
-        except AgentFailure as exc:
-            forfeit = {"player": p, "kind": exc.kind, "reason": str(exc)}
+        except Exception as exc:
+            forfeit = _failure(p, exc)
         ready[p] = clock() - t
         if forfeit is not None:
             break
     return ready, prepared, forfeit
 
 
-def _set_clock(agent, tc: TimeControl, left: float, s: GameState) -> None:
-    """On a game clock, tell the agent to move its clock's time left (or a time for this move)."""
-    if isinstance(agent, Clocked):
-        agent.set_clock(left, tc.increment)
-    elif isinstance(agent, Timed):
-        agent.set_move_time(tc.move_time(left, len(s.legal_actions())))
+def _failure(p: int, exc: Exception) -> dict:
+    """The forfeit of player ``p``, whose agent raised ``exc`` in its move or its preparation: an
+    :class:`AgentFailure`'s kind and message, ``"error"`` with the type and message of any other exception.
+    A ``MemoryError`` is raised again: it stops the run."""
+    if isinstance(exc, AgentFailure):
+        return {"player": p, "kind": exc.kind, "reason": str(exc)}
+    if isinstance(exc, MemoryError):
+        raise exc
+    return {"player": p, "kind": "error", "reason": f"{type(exc).__name__}: {exc}"}
+
+
+def _set_clock(agent, p: int, tc: TimeControl, left: float, s: GameState) -> dict | None:
+    """On a game clock, tell player ``p``'s agent to move its clock's time left (or a time for this move);
+    the forfeit where the agent raised (None if it did not)."""
+    try:
+        if isinstance(agent, Clocked):
+            agent.set_clock(left, tc.increment)
+        elif isinstance(agent, Timed):
+            agent.set_move_time(tc.move_time(left, len(s.legal_actions())))
+    except Exception as exc:
+        return _failure(p, exc)
+    return None
 
 
 def _timed_move(agent, p: int, s: GameState, clock: Callable[[], float]) -> tuple[int | None, dict | None, float]:
@@ -161,8 +183,8 @@ def _timed_move(agent, p: int, s: GameState, clock: Callable[[], float]) -> tupl
     action, failure = None, None
     try:
         action = agent.select_action(s)
-    except AgentFailure as exc:
-        failure = {"player": p, "kind": exc.kind, "reason": str(exc)}
+    except Exception as exc:
+        failure = _failure(p, exc)
     return action, failure, clock() - t
 
 
