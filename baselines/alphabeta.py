@@ -20,6 +20,8 @@ sacrifices while a safe move is left), which lets the search reach the end of th
 The deepening stops at ``depth``, at ``time_limit`` seconds or after ``node_limit`` nodes (reproducible
 on any machine), whichever comes first; the move of the deepest finished iteration is played. Under a
 tournament's time control (:meth:`AlphaBetaAgent.set_move_time`) it deepens until the clock alone.
+With ``solve_leaf`` > 0 the nodes within that many undrawn edges take their exact value from the native
+alpha-beta solver (:mod:`dnb_env.solver`); on a board it does not take (over 9x9 boxes) no leaf is solved.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from dnb_env.agent import Analysable, Seedable, check_state
 from dnb_env.analysis import double_deal_moves, endgame_value
 from dnb_env.clock import MoveTimed
 from dnb_env.core import GameState, MutableState
-from dnb_env.solver import Solver
+from dnb_env.solver import Solver, beyond_native
 
 __all__ = ["AlphaBetaAgent"]
 
@@ -110,9 +112,10 @@ class AlphaBetaAgent(Seedable, MoveTimed, Analysable):
         return 0
 
     def _solved(self, m: MutableState) -> int | None:
-        """The exact value of the open boxes for the mover when ``m`` is in the solver zone (else None)."""
+        """The exact value of the open boxes for the mover when ``m`` is in the solver zone (else None). None
+        on a board beyond the native solver: the retrograde one would build a table for each leaf."""
         undrawn = m.geometry.num_actions - m.edges.bit_count()
-        if undrawn > self._zone:
+        if undrawn > self._zone or beyond_native(m.geometry):
             return None
         if self._solver is None:
             self._solver = Solver(max_undrawn=180, engine="alphabeta", node_limit=self.solve_nodes)

@@ -5,7 +5,9 @@ Decision rules, in order:
 1. **Exact play near the end.** With at most ``solver_edges`` undrawn edges the exact solver
    (:mod:`dnb_env.solver`) picks a move of best margin: default 38 with the native alpha-beta solver
    (within ``solver_nodes`` nodes; past them the rules below decide), 20 with the retrograde table. The
-   searches of rule 4 take exact values from the solver for every position inside that zone too.
+   searches of rule 4 take exact values from the solver for every position inside that zone too. On a board
+   the native solver does not take (over 9x9 boxes) the retrograde table plays within 20 undrawn edges (within
+   ``solver_edges`` but at most 24 when it is given) and the searches solve no positions.
 2. **Boxes on offer.** When a box can be completed, the agent decides between taking everything and
    keeping control. It takes every capturable box that does not end an opened chain or loop of its own
    (free boxes). For the last opened component, when the rest of the board is a simple endgame with
@@ -47,9 +49,13 @@ from dnb_env.analysis import (
 )
 from dnb_env.clock import MoveTimed
 from dnb_env.core import GameState
-from dnb_env.solver import MOVE_NODE_LIMIT, MOVES_REACH, Solver, SolverBudgetExceeded, native_available
+from dnb_env.solver import (MOVE_NODE_LIMIT, MOVES_REACH, RETROGRADE_REACH, Solver, SolverBudgetExceeded, beyond_native,
+                            native_available)
 
 __all__ = ["PRsBoxesAgent"]
+
+#: The auto solver zone where the retrograde table solves (without the C++ extension, or on a board over 9x9).
+_RETROGRADE_EDGES = 20
 
 
 def _parity_good(state: GameState, player: int) -> bool:
@@ -70,10 +76,13 @@ class PRsBoxesAgent(Seedable, MoveTimed):
         if solver_edges < -1:
             raise ValueError(f"solver_edges must be -1 (auto), 0 (off) or a number of undrawn edges, got {solver_edges}")
         native = native_available()
-        if solver_edges == -1:
-            solver_edges = MOVES_REACH if native else 20
+        auto = solver_edges == -1
+        if auto:
+            solver_edges = MOVES_REACH if native else _RETROGRADE_EDGES
         self.solver = Solver(max_undrawn=max(solver_edges, 0), node_limit=solver_nodes)
         self.solver_edges = solver_edges
+        # the zone on a board beyond the native solver, where the retrograde table solves
+        self.retrograde_edges = _RETROGRADE_EDGES if auto else min(solver_edges, RETROGRADE_REACH)
         self.search_safe = search_safe
         self.search_full = search_full
         options = dict(depth=search_depth, time_limit=search_time, node_limit=search_nodes, chain_eval=True,
@@ -170,7 +179,7 @@ class PRsBoxesAgent(Seedable, MoveTimed):
         check_state(self, state)
         legal = state.legal_actions()
         start = time.perf_counter()
-        if len(legal) <= self.solver_edges:
+        if len(legal) <= (self.retrograde_edges if beyond_native(state) else self.solver_edges):
             move = self._solver_move(state)
             if move is not None:
                 return move

@@ -51,7 +51,8 @@ try:
 except ImportError:  # the optional C++ extension is not built
     _native = None
 
-__all__ = ["Solver", "SolverTooLarge", "SolverBudgetExceeded", "ENGINES", "native_available", "VALUE_REACH",
+__all__ = ["Solver", "SolverTooLarge", "SolverBudgetExceeded", "ENGINES", "native_available", "beyond_native",
+           "VALUE_REACH",
            "MOVES_REACH", "RETROGRADE_REACH", "DEFAULT_NODE_LIMIT", "MOVE_NODE_LIMIT", "LEAF_NODE_LIMIT"]
 
 #: Engine names accepted by :class:`Solver`.
@@ -82,6 +83,13 @@ _NATIVE_MAX_SIZE = 9
 def native_available() -> bool:
     """Whether the alpha-beta engine (the C++ extension ``dnb_env._native``) can be used."""
     return _native is not None and hasattr(_native, "ExactSolver")
+
+
+def beyond_native(board) -> bool:
+    """Whether ``board`` (a :class:`GameState` or a Geometry) has more boxes a side than the alpha-beta engine
+    takes (9): there only the retrograde engine solves, within its reach of undrawn edges (``engine="auto"``),
+    and the agents skip the exact solves it cannot make."""
+    return board.rows > _NATIVE_MAX_SIZE or board.cols > _NATIVE_MAX_SIZE
 
 
 class SolverTooLarge(ValueError):

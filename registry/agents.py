@@ -263,7 +263,7 @@ def _alphabeta(*, board, seed, **options):
         extend_captures: a move that completes a box uses up no depth, so capture sequences are searched to
             their end
         solve_leaf: positions with at most this many undrawn edges get their exact value from the C++ solver
-            (0: off)
+            (0: off; off on boards over 9x9, which it does not take)
     """
     return AlphaBetaAgent(seed=seed, board=board, **options)
 
@@ -274,7 +274,8 @@ takes_options(_alphabeta, options_of(AlphaBetaAgent, ("depth", "time_limit", "ch
 
 def _solver(*, board, seed, fallback: Literal["prsboxes", "none"] = "prsboxes", **options):
     """Exact play from the solver. A move of best margin (ties at random) from the native alpha-beta solver
-    when the C++ extension is built, else from the retrograde table; beyond its reach or node budget the
+    when the C++ extension is built and the board has at most 9x9 boxes, else from the retrograde table
+    (within 24 undrawn edges by default); beyond its reach or node budget the
     ``fallback`` plays (baselines.solver over dnb_env.solver). On a clock the solver searches for half the
     move time in place of its node budget.
 
@@ -352,7 +353,8 @@ def _prsboxes(*, board, seed, **options):
 
     Options:
         solver_edges: undrawn edges within which the exact solver plays and scores positions (-1 auto: 38
-            with the C++ solver, else 20; 0: off)
+            with the C++ solver, else 20; 0: off); over 9x9 boxes the retrograde table plays within 20 (auto)
+            or at most 24, and the searches score no position exactly
         search_safe: with at most this many safe moves left it searches (safe moves only) instead of
             following the long-chain rule
         search_full: with at most this many safe moves left its searches try every move

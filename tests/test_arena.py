@@ -583,3 +583,12 @@ def test_an_agent_that_raises_loses_its_game_by_forfeit_and_the_run_goes_on(tmp_
         assert rec["moves_by"][seat] == 3 and rec["result_first"] == (0.0 if seat == 0 else 1.0)
     assert report.think[0, 3] == 4 and report.think[1, 3] == 0  # the forfeits the report counts
     assert (tmp_path / "elo.csv").read_text().splitlines()[1].split(",")[7] == "4"
+
+
+def test_a_tournament_on_a_board_beyond_the_native_solver_plays_its_games(tmp_path):
+    """prsboxes on 10x10 (past the 9x9 of the alpha-beta solver) plays instead of failing every game."""
+    cfg = TournamentConfig(board="10x10", agents=("prsboxes:search_nodes=2000,search_depth=4", "greedy"), games=2,
+                           seed=0, bootstrap=0, workers=1)
+    report = run_tournament(cfg, out=str(tmp_path), progress=False, echo=None)
+    records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert report.games == 2 and not any("forfeit" in rec for rec in records)

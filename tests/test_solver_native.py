@@ -461,6 +461,54 @@ def test_alphabeta_and_prsboxes_take_exact_values_in_the_solver_zone():
         AlphaBetaAgent(solve_leaf=-1)
 
 
+def _undrawn_left(board: str, undrawn: int, seed: int) -> GameState:
+    """A random position of ``board`` with ``undrawn`` edges left."""
+    rng, s = random.Random(seed), GameState.new(board)
+    while s.num_actions - s.edges.bit_count() > undrawn:
+        s = s.apply(rng.choice(s.legal_actions()))
+    return s
+
+
+def test_the_solvers_callers_play_a_whole_game_on_a_board_beyond_the_native_solver():
+    """Over 9x9 boxes the alpha-beta solver refuses the board: prsboxes and the alpha-beta search solve no
+    leaf there and prsboxes plays its last 20 edges by the retrograde table; the solver agent's fallback plays
+    until the table's reach (24 undrawn edges), the table after."""
+    from agents.arena.play import play_game
+    from baselines.alphabeta import AlphaBetaAgent
+    from baselines.greedy import GreedyAgent
+    from baselines.prsboxes import PRsBoxesAgent
+
+    def prsboxes(seed=0):
+        return PRsBoxesAgent(seed=seed, search_nodes=2000, search_depth=4)
+
+    solver = SolverAgent(seed=0, fallback=prsboxes)
+    for agent in (prsboxes(), AlphaBetaAgent(depth=2, solve_leaf=30, seed=0), solver):
+        rec = play_game("10x10", agent, GreedyAgent(seed=1))
+        assert "forfeit" not in rec and sum(rec["scores"]) == 100
+    assert 0 < solver.fallbacks < rec["moves_by"][0]
+    assert prsboxes().retrograde_edges == 20 and PRsBoxesAgent(solver_edges=30).retrograde_edges == 24
+
+
+def test_the_searchs_exact_root_and_leaves_beyond_the_native_solver():
+    """Over 9x9 boxes the auto solver zones are 0, a leaf is not solved and the root is, by the retrograde
+    table, within its reach only."""
+    from agents.search import SearchSettings
+    from agents.search.exact import ExactRoot, exact_solver, final_value, solve_extra
+    from agents.search.settings import PLAY, settings_for
+
+    assert settings_for(geometry("10x10"), PLAY).solve_root == settings_for(geometry("10x10"), PLAY).solve_leaf == 0
+    assert settings_for(geometry("9x9"), PLAY).solve_root > 0
+    cfg = SearchSettings(solve_leaf=30, solve_root=30)
+    root = ExactRoot(cfg)
+    assert root.policy(_undrawn_left("10x10", 25, seed=0)) is None
+    s = _undrawn_left("10x10", 20, seed=0)
+    pi, value = root.policy(s)
+    best = max(Solver().move_values(s).values())
+    assert {a for a in range(s.num_actions) if pi[a] > 0} == set(Solver().best_moves(s)[1])
+    assert value == final_value(s, "win", best)
+    assert solve_extra(exact_solver(cfg, 1000), s, "margin") is None
+
+
 # ---------------------------------------------------------------- best moves and saved tables
 def test_best_moves_are_the_moves_of_best_margin(brute):
     rng = random.Random(21)

@@ -8,7 +8,7 @@ import numpy as np
 
 from agents.search.settings import SearchSettings
 from dnb_env.core import GameState
-from dnb_env.solver import Solver, SolverBudgetExceeded, native_available
+from dnb_env.solver import RETROGRADE_REACH, Solver, SolverBudgetExceeded, beyond_native, native_available
 
 __all__ = ["ExactRoot", "exact_solver", "final_value", "solve_extra"]
 
@@ -24,8 +24,12 @@ def exact_solver(settings: SearchSettings, node_limit: int) -> Solver:
 def solve_extra(solver, state: GameState, value: str) -> int | None:
     """What the open boxes of ``state`` are worth net to its mover under best play, as far as ``value``
     needs: the exact margin (``"margin"``) or one margin of the right sign (``"win"``: one or two
-    null-window tests); None when the solver's node budget runs out. The C++ search's ``Tree::solve``
-    asks the same queries in the same order, so both searches agree even where a budget runs out."""
+    null-window tests); None when the solver's node budget runs out, and on a board beyond the alpha-beta
+    solver (over 9x9 boxes: the retrograde one would build a table for each leaf). The C++ search's
+    ``Tree::solve`` asks the same queries in the same order, so both searches agree even where a budget runs
+    out."""
+    if beyond_native(state):
+        return None
     try:
         if value == "margin":
             lo, hi = solver.bounds(state)
@@ -42,24 +46,41 @@ def solve_extra(solver, state: GameState, value: str) -> int | None:
 class ExactRoot:
     """The root policy in the solver zone (``config.solve_root``): uniform over the moves that keep the
     best margin (so also the best result), with the exact value of the position in the search's units;
-    None outside the zone or when ``solve_root_nodes`` do not suffice. Used by both search backends."""
+    None outside the zone or when ``solve_root_nodes`` do not suffice. On a board beyond the alpha-beta
+    solver (over 9x9 boxes) the retrograde table solves the root, within :data:`RETROGRADE_REACH` undrawn
+    edges at most. Used by both search backends."""
 
     def __init__(self, config: SearchSettings):
         config.check_resolved()
         self.config = config
         self._solver = None
+        self._table = None  # the retrograde solver of a board beyond the alpha-beta one
+
+    def _solver_for(self, state: GameState) -> Solver | None:
+        """The solver of ``state``'s root, made on first use; None outside the zone."""
+        cfg, undrawn = self.config, state.num_actions - state.edges.bit_count()
+        if beyond_native(state):
+            if undrawn > min(cfg.solve_root, RETROGRADE_REACH):
+                return None
+            if self._table is None:
+                self._table = Solver(RETROGRADE_REACH, engine="retrograde")
+            return self._table
+        if not cfg.solve_root or undrawn > cfg.solve_root:
+            return None
+        if self._solver is None:
+            self._solver = exact_solver(cfg, cfg.solve_root_nodes)
+        return self._solver
 
     def policy(self, state: GameState, seconds: float | None = None) -> tuple[np.ndarray, float] | None:
         """The exact root policy and value of ``state``, or None; ``seconds``: a deadline for the solve
         (a timed move), past which it gives None as when out of nodes."""
         cfg = self.config
-        if not cfg.solve_root or state.num_actions - state.edges.bit_count() > cfg.solve_root:
+        solver = self._solver_for(state)
+        if solver is None:
             return None
-        if self._solver is None:
-            self._solver = exact_solver(cfg, cfg.solve_root_nodes)
-        self._solver.set_deadline(seconds)
+        solver.set_deadline(seconds)
         try:
-            best, moves = self._solver.best_moves(state)
+            best, moves = solver.best_moves(state)
         except SolverBudgetExceeded:
             return None
         pi = np.zeros(state.num_actions)

@@ -36,7 +36,7 @@ from types import MappingProxyType
 from typing import Mapping, Sequence
 
 from dnb_env.core import Geometry
-from dnb_env.solver import LEAF_NODE_LIMIT, MOVE_NODE_LIMIT, MOVES_REACH, VALUE_REACH, native_available
+from dnb_env.solver import LEAF_NODE_LIMIT, MOVE_NODE_LIMIT, MOVES_REACH, VALUE_REACH, beyond_native, native_available
 
 __all__ = ["SearchSettings", "AUTO", "PLAY", "SELF_PLAY", "SOLVE_ROOT_CAP", "SOLVE_LEAF_CAP", "default", "solver_zone",
            "settings_for", "option_parameters"]
@@ -61,7 +61,9 @@ class SearchSettings:
     out of ``solve_nodes`` lowers the leaf zone to one edge below that leaf for the rest of the search; the
     root's policy comes from :class:`agents.search.exact.ExactRoot` when ``solve_root_nodes`` suffice. A
     zone of :data:`AUTO` (-1) is a use's, resolved for a board by :meth:`for_board` before a search takes
-    the settings.
+    the settings. On a board the alpha-beta solver does not take (over 9x9 boxes) no leaf is solved and
+    the root only within the retrograde table's reach (:data:`~dnb_env.solver.RETROGRADE_REACH` undrawn
+    edges; the auto zones are 0 there).
     """
 
     simulations: int = field(default=800, metadata={"help": "leaf evaluations (or exact leaves) per search"})
@@ -89,10 +91,11 @@ class SearchSettings:
         "help": '``"win"`` (results +1/-1/0, AlphaZero) or ``"margin"`` (final box margin / boxes)'})
     solve_leaf: int = field(default=0, metadata={
         "help": "leaves with at most this many undrawn edges get the exact solver's value (0: off; -1: auto, "
-                "resolved for the board by ``solver_zone``)"})
+                "resolved for the board by ``solver_zone``; off on boards over 9x9)"})
     solve_root: int = field(default=0, metadata={
         "help": "a root with at most this many undrawn edges is not searched: its policy is uniform over the "
-                "moves of best margin (0: off; -1: auto, resolved for the board by ``solver_zone``)"})
+                "moves of best margin (0: off; -1: auto, resolved for the board by ``solver_zone``; over 9x9 "
+                "boxes at most 24, by the retrograde table, and auto is off)"})
     solve_nodes: int = field(default=LEAF_NODE_LIMIT, metadata={
         "help": "the exact solver's node budget for each leaf"})
     solve_root_nodes: int = field(default=MOVE_NODE_LIMIT, metadata={
@@ -167,15 +170,15 @@ def default(name: str, use: Mapping = _NO_CHANGES):
 def solver_zone(setting: int, num_actions: int | Geometry, cap: int, fraction: tuple[int, int] = (3, 5)) -> int:
     """A solver zone option resolved for a board (its number of edges or its :class:`Geometry`): ``-1``
     (auto) is ``min(cap, num_actions * p // q)`` undrawn edges for ``fraction = (p, q)`` (the last 60% of the
-    game at most by default, :meth:`Geometry.solver_zone`) when the C++ solver is built, else 0; other
-    values as given (0 = off)."""
+    game at most by default, :meth:`Geometry.solver_zone`) when the C++ solver is built and takes the board
+    (a Geometry over 9x9 boxes: 0), else 0; other values as given (0 = off)."""
     if isinstance(setting, bool) or not isinstance(setting, int) or setting < -1:
         raise ValueError(f"a solver zone must be -1 (auto), 0 (off) or a number of undrawn edges, got {setting!r}")
     if setting == -1:
         if not native_available():
             return 0
         if isinstance(num_actions, Geometry):
-            return num_actions.solver_zone(cap, fraction)
+            return 0 if beyond_native(num_actions) else num_actions.solver_zone(cap, fraction)
         return Geometry.auto_solver_zone(num_actions, cap, fraction)
     return setting
 
