@@ -585,6 +585,18 @@ def test_an_agent_that_raises_loses_its_game_by_forfeit_and_the_run_goes_on(tmp_
     assert (tmp_path / "elo.csv").read_text().splitlines()[1].split(",")[7] == "4"
 
 
+@pytest.mark.parametrize("error", [MemoryError, KeyboardInterrupt, SystemExit])
+def test_running_out_of_memory_or_an_interrupt_inside_an_agent_still_stops_the_run(error):
+    from agents.arena.play import play_game
+    from agents.base import FunctionAgent
+
+    def move(state):
+        raise error()
+
+    with pytest.raises(error):
+        play_game("2x2", FunctionAgent(move, name="stops"), _first_legal())
+
+
 def test_a_tournament_on_a_board_beyond_the_native_solver_plays_its_games(tmp_path):
     """prsboxes on 10x10 (past the 9x9 of the alpha-beta solver) plays instead of failing every game."""
     cfg = TournamentConfig(board="10x10", agents=("prsboxes:search_nodes=2000,search_depth=4", "greedy"), games=2,
