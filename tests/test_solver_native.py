@@ -498,6 +498,11 @@ def test_the_searchs_exact_root_and_leaves_beyond_the_native_solver():
 
     assert settings_for(geometry("10x10"), PLAY).solve_root == settings_for(geometry("10x10"), PLAY).solve_leaf == 0
     assert settings_for(geometry("9x9"), PLAY).solve_root > 0
+    from agents.training.config import make_train_config
+
+    for board, zones in (("10x10", (0, 0)), ("5x5", (36, 38))):  # self-play's search resolves them the same way
+        search = make_train_config("alphavit", board=board).mcts()
+        assert (search.solve_leaf, search.solve_root) == zones
     cfg = SearchSettings(solve_leaf=30, solve_root=30)
     root = ExactRoot(cfg)
     assert root.policy(_undrawn_left("10x10", 25, seed=0)) is None

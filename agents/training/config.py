@@ -314,7 +314,7 @@ class TrainConfig:
 
     def mcts(self) -> SearchSettings:
         """The self-play search's settings, the auto solver zones resolved for the board."""
-        return self.search.for_board(geometry(self.board).num_actions)
+        return self.search.for_board(geometry(self.board))
 
     def lr_at(self, iteration: int) -> float:
         return self.lr * 0.5 ** ((iteration - 1) // self.lr_halving) if self.lr_halving else self.lr
