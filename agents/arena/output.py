@@ -39,8 +39,8 @@ def table(report) -> str:
         lines.append(f"{report.elo[k]:>6.0f} [{lo:>5.0f},{hi:>6.0f}]{times}  {report.labels[k]}")
     if timed:
         lines.append("s/move, max s: mean and longest think time of a move; lost: games lost by forfeit "
-                     "(time, crash, illegal move)" + ("; clock: the least seconds left on its game clock after "
-                                                      "a move" if clocked else ""))
+                     "(time, crash, illegal move, error)"
+                     + ("; clock: the least seconds left on its game clock after a move" if clocked else ""))
     lines.append("")
     lines.append("score of row vs column (wins + draws/2, n games, Wilson 95% interval):")
     for i in range(n):
