@@ -4,7 +4,7 @@ Each ecosystem is optional: one that is not installed is skipped. Gymnasium 1.x 
 by itself, so ``import dnb_env`` first, or name the module in the id: ``gym.make("dnb_env:DotsAndBoxes-5x5-v0")``.
 
 ========================  ==========================================================================
-Gymnasium                 ``DotsAndBoxes-{R}x{C}-v0`` for 1 <= R, C <= 9; ``DotsAndBoxes-v0`` with
+Gymnasium                 ``DotsAndBoxes-{R}x{C}-v0`` for 1 <= R, C <= 12; ``DotsAndBoxes-v0`` with
                           ``rows=``, ``cols=``. An id without its version (``DotsAndBoxes-5x5``)
                           is Gymnasium's name for the latest version: it makes that one, with
                           Gymnasium's warning "Using the latest versioned environment".
@@ -21,7 +21,7 @@ Version history of the Gymnasium ids (their ``-vN``; the PettingZoo id carries i
 
 from __future__ import annotations
 
-MAX_REGISTERED = 9
+MAX_REGISTERED = 12
 #: The version of the Gymnasium ids (the version history above).
 GYM_VERSION = 0
 

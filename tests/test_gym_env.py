@@ -27,7 +27,7 @@ def test_registered_ids():
     env = gym.make("DotsAndBoxes-v0", rows=4, cols=2, obs_type="edgequad9")
     assert env.observation_space["observation"].shape == (9, 4, 2)
     ours = sorted(i for i in gym.envs.registry if i.startswith("DotsAndBoxes"))
-    assert ours == sorted(["DotsAndBoxes-v0"] + [f"DotsAndBoxes-{r}x{c}-v0" for r in range(1, 10) for c in range(1, 10)])
+    assert ours == sorted(["DotsAndBoxes-v0"] + [f"DotsAndBoxes-{r}x{c}-v0" for r in range(1, 13) for c in range(1, 13)])
 
 
 @pytest.mark.parametrize("rows, cols", [(r, c) for r in range(1, 10) for c in range(1, 10)])
@@ -50,7 +50,7 @@ def test_the_generic_id_in_both_forms_and_unknown_versions():
     with pytest.raises(gym.error.VersionNotFound, match="v0"):
         gym.make("DotsAndBoxes-5x5-v1")
     with pytest.raises(gym.error.NameNotFound):
-        gym.make("DotsAndBoxes-10x10-v0")
+        gym.make("DotsAndBoxes-13x13-v0")  # past the registered ids (DotsAndBoxes-v0 takes it)
 
 
 @pytest.mark.parametrize("env_id, kwargs", [("DotsAndBoxes-3x2-v0", {}), ("DotsAndBoxes-v0", {"rows": 3, "cols": 2})])
@@ -397,3 +397,19 @@ def test_an_engine_program_as_the_opponent_through_gym_make(tmp_path):
         gym.make("DotsAndBoxes-3x3-v0", opponent=f'engine:cmd="{cmd}",name=tiny', opponent_kwargs={"name": "x"})
     env = gym.make("DotsAndBoxes-3x3-v0", opponent="alphabeta:depth=1")  # any spec, not only engines
     assert env.unwrapped.opponent.depth == 1
+
+
+@pytest.mark.parametrize("board", [(10, 10), (12, 11)])
+def test_the_ids_past_the_native_engine_play_whole_games(board):
+    """The ids go to 12x12: past the C++ engine's 9x9 the envs run on the Python rules, single and vector."""
+    rows, cols = board
+    env = gym.make(f"DotsAndBoxes-{rows}x{cols}-v0", opponent="greedy")
+    obs, info = env.reset(seed=3)
+    assert obs["observation"].shape == (6, 2 * rows + 1, 2 * cols + 1)
+    rng, done, steps = np.random.default_rng(3), False, 0
+    while not done:
+        obs, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        done, steps = terminated or truncated, steps + 1
+    assert sum(info["scores"]) == rows * cols and reward in (-1.0, 0.0, 1.0) and steps > 0
+    vec = gym.make_vec(f"DotsAndBoxes-{rows}x{cols}-v0", num_envs=2, vectorization_mode="vector_entry_point")
+    assert vec.reset(seed=0)[0]["action_mask"].shape == (2, (rows + 1) * cols + rows * (cols + 1))

@@ -18,11 +18,11 @@ from dnb_env.observations import encode
 
 def test_agrees_with_cpp_game():
     rng = random.Random(0)
-    for rows, cols in [(1, 1), (2, 2), (2, 3), (3, 3), (4, 2)]:
+    for rows, cols, games in [(1, 1, 30), (2, 2, 30), (2, 3, 30), (3, 3, 30), (4, 2, 30), (10, 10, 2), (12, 11, 1)]:
         params = {"num_rows": rows, "num_cols": cols, "utility_margin": True}
         py_game = pyspiel.load_game("python_dots_and_boxes", params)
         cpp_game = pyspiel.load_game("dots_and_boxes", params)
-        for _ in range(30):
+        for _ in range(games):
             a_state, b_state = py_game.new_initial_state(), cpp_game.new_initial_state()
             while not b_state.is_terminal():
                 assert a_state.legal_actions() == b_state.legal_actions()
