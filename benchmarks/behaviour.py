@@ -32,10 +32,6 @@ import tempfile
 
 import numpy as np
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
 #: Names of fields that read the clock, besides those in seconds (``*_s``, ``*_seconds``).
 TIMED = ("seconds", "time", "elapsed", "wall")
 

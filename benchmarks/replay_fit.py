@@ -22,7 +22,7 @@ import torch
 
 from agents.models import build_model
 from agents.training.config import make_train_config
-from agents.training.settings_cli import parse_settings
+from agents.training.overrides import parse_settings
 from agents.training.evaluation import midgame_steps, policy_moves, replay_positions
 from agents.training.loop import train_steps
 from agents.training.replay import Replay

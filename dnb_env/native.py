@@ -71,6 +71,10 @@ except ImportError as e:  # not built: no compiler at install time
 else:
     _IMPORT_ERROR = None
 
+#: The encoders the C++ engine implements (its own list; the records of :data:`dnb_env.observations.ENCODERS`
+#: marked ``native`` must name the same, bit-identical to the Python code). Empty when it is not built.
+ENCODERS: tuple[str, ...] = tuple(_native.ENCODERS) if _native is not None else ()
+
 __all__ = ["available", "backend", "set_backend", "use_backend", "NativeBoards", "new_boards", "to_native", "states_from_native", "encode_batch", "MAX_SIZE", "ENCODERS"]
 
 #: Largest number of box rows/columns the native engine takes (180 edges fit its 3 x 64-bit bitsets).
@@ -143,16 +147,8 @@ def _require():
 def handles(name: str | None, g) -> bool:
     """Whether the native backend is selected and does the work ``name`` (an encoder, or None for the
     board analysis of :mod:`dnb_env.analysis`) on board geometry ``g``."""
-    return (backend() == "native" and (name is None or name in _native_encoders())
+    return (backend() == "native" and (name is None or name in ENCODERS)
             and g.rows <= MAX_SIZE and g.cols <= MAX_SIZE)
-
-
-@functools.lru_cache(maxsize=1)
-def _native_encoders() -> tuple[str, ...]:
-    """The names of the records of :data:`dnb_env.observations.ENCODERS` marked ``native``."""
-    from dnb_env.observations import native_encoders  # the registry sits above this module
-
-    return native_encoders()
 
 
 def analysis(function: str, states: Sequence[GameState], *args):
@@ -166,8 +162,6 @@ def analysis(function: str, states: Sequence[GameState], *args):
 def __getattr__(name):
     if name == "NativeBoards":
         return _require().Boards
-    if name == "ENCODERS":  # the encoders the native engine implements (bit-identical to dnb_env.observations)
-        return _native_encoders()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -235,8 +229,8 @@ def states_from_native(boards, histories: Sequence[Sequence[int]] | None = None)
 def encode_batch(name: str, states: Sequence[GameState]) -> np.ndarray:
     """``[N, C, H, W]`` float32, equal to :func:`dnb_env.observations.encode_batch` for the native
     encoders (``ENCODERS``); ``ValueError`` for any other name."""
-    if name not in _native_encoders():
-        raise ValueError(f"the native engine has no encoder {name!r}; it has {', '.join(_native_encoders())}")
+    if name not in ENCODERS:
+        raise ValueError(f"the native engine has no encoder {name!r}; it has {', '.join(ENCODERS)}")
     states, g = _one_board(states, "encode_batch")
     return _require().encode_states(name, g.rows, g.cols, states)
 

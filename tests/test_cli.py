@@ -103,15 +103,15 @@ def test_a_missing_extra_is_named(tmp_path, capsys, monkeypatch):
             raise ModuleNotFoundError(f"No module named {module!r}", name=module)
         return command
 
-    monkeypatch.setattr(registry.cli.train, "run", needs("torch"))
+    monkeypatch.setattr(registry.commands.train, "run", needs("torch"))
     assert cli(["train", "--out", str(tmp_path / "run")]) == 2
     assert capsys.readouterr().err == ("dnb: error: dnb train needs PyTorch: pip install 'dnb-env[torch]' (on Linux "
                                        "this installs the CUDA build of torch; for the CPU build first run pip install "
                                        "torch --index-url https://download.pytorch.org/whl/cpu)\n")
-    monkeypatch.setattr(registry.cli.train, "run", needs("open_spiel.python"))
+    monkeypatch.setattr(registry.commands.train, "run", needs("open_spiel.python"))
     assert cli(["train", "--out", str(tmp_path / "run")]) == 2
     assert "needs OpenSpiel: pip install 'dnb-env[spiel]'" in capsys.readouterr().err
-    monkeypatch.setattr(registry.cli.train, "run", needs("agents.no_such_module"))  # not an extra: a real error
+    monkeypatch.setattr(registry.commands.train, "run", needs("agents.no_such_module"))  # not an extra: a real error
     with pytest.raises(ModuleNotFoundError):
         cli(["train", "--out", str(tmp_path / "run")])
     error = missing_extra(ModuleNotFoundError(name="fastapi"), "dnb serve")
@@ -163,7 +163,7 @@ def test_teach_with_torch_keeps_the_whole_default_mix(capsys):
     pytest.importorskip("torch")
     from agents.training.teacher import DEFAULT_PLAYERS
 
-    assert registry.cli.teach.default_players() == DEFAULT_PLAYERS and capsys.readouterr().err == ""
+    assert registry.commands.teach.default_players() == DEFAULT_PLAYERS and capsys.readouterr().err == ""
 
 
 def test_teach_help_says_what_the_default_mix_needs(capsys, monkeypatch):

@@ -337,7 +337,7 @@ def test_shared_inference_trains_and_gives_samples_of_the_local_count_and_shapes
     play another move; the counts, keys, shapes and dtypes are the local run's. The option may change on
     resume, and without the ray backend it is an error."""
     from agents.models import build_model
-    from agents.training.settings_cli import parse_settings
+    from agents.training.overrides import parse_settings
     from agents.training.loop import train
     from agents.training.selfplay_ray import RaySelfPlay
 

@@ -71,7 +71,7 @@ def test_cli_help_shows_defaults(command, shown, capsys, monkeypatch):
 
 
 def test_cli_train_settings_are_typed_and_checked():
-    from agents.training.settings_cli import parse_settings
+    from agents.training.overrides import parse_settings
 
     assert parse_settings("resnet", ["epochs=3", "value=margin", "prune=false", "lr=0.01", "model.width=16",
                                      "curriculum.start_step=none", "start_step=4"]) == {

@@ -547,7 +547,7 @@ def test_a_config_of_before_the_renames_loads_the_same():
     """A run folder's config.json of before the search section was the search settings: ``search.batch`` is
     ``search.batch_size``, ``search.temperature_moves`` the top-level ``temperature_moves``, and the search
     settings it lacks take their self-play defaults; ``--set`` takes the old keys too."""
-    from agents.training.settings_cli import parse_settings
+    from agents.training.overrides import parse_settings
 
     cfg = tiny(**{"search.batch_size": 4, "temperature_moves": 3})
     old = to_dict(cfg)

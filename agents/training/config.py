@@ -13,7 +13,7 @@ Defaults are the papers' (Dotsformer Table A1 and A2, BoxesZero Table 2 and A2).
 dotted path (``"search.simulations"``) or, where a name is unique across the sections, by the bare name
 (``"simulations"``, ``"width"``). ``to_dict``/``from_dict`` round-trip a config through JSON
 (``config.json`` in every run folder). Every setting's meaning is its field's ``help`` (metadata), which
-``dnb train --help`` prints (:mod:`agents.training.settings_cli`, which also parses ``--set KEY=VALUE``).
+``dnb train --help`` prints (:mod:`agents.training.overrides`, which also parses ``--set KEY=VALUE``).
 """
 
 from __future__ import annotations

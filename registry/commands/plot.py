@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from registry.cli.parsing import Parser
+from registry.commands.parsing import Parser
 
 
 def run_attention(args: argparse.Namespace) -> int:

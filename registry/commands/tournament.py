@@ -7,7 +7,7 @@ import os
 
 from dnb_env.core import DEFAULT_BOARD
 from dnb_env.limits import check_cpus, machine_cpus
-from registry.cli.parsing import Defaults, backend_options
+from registry.commands.parsing import Defaults, backend_options
 
 
 def run(args: argparse.Namespace) -> int:

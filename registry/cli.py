@@ -1,15 +1,36 @@
-"""``dnb serve``: the web app."""
+"""The ``dnb`` command line.
+
+    dnb demo --board 5x5 --seed 0      a random game, printed move by move with the ASCII board
+    dnb tournament --board 5x5 --agents random,greedy,alphabeta:depth=3,prsboxes --games 100 \
+        --openings 10:guided --workers 2 --threads 1 --out results/5x5
+    dnb tournament ... --backend ray [--ray-address auto]    games as Ray tasks (README "Running on a cluster")
+    dnb train --board 5x5 --out runs/x --backend ray --set workers=8 [--ray-address auto]   self-play actors on Ray
+    dnb engine alphabeta:depth=3        an agent as an engine on stdin/stdout (docs/engine-protocol.md)
+    dnb agents [NAME]                   the agents with a summary each; NAME: its options and strength
+    dnb serve --port 8000               the web app (play, insight, replays, tournament folders; extra [web])
+    dnb --version
+
+Without extras (``pip install dnb-env``) ``demo``, ``agents``, ``teach`` and tournaments of the agents that need no
+network run; a command that needs an extra says which (``dnb train needs PyTorch: pip install 'dnb-env[torch]'``,
+:mod:`registry.extras`).
+
+Each command but ``serve`` is a module of :mod:`registry.commands`; ``serve`` is here, since the command line is
+the one floor above the web app.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from registry.cli.parsing import Defaults
+from registry.commands import agents, demo, engine, errors, export, fit, plot, report, solve, teach, tournament, train
+from registry.commands.parsing import Defaults, Parser, Version, version
 from registry.extras import missing_extra
 
+__all__ = ["main", "version"]
 
-def run(args: argparse.Namespace) -> int:
+def serve(args: argparse.Namespace) -> int:
+    """``dnb serve``: the web app (the one command that imports :mod:`dnb_web`)."""
     import ipaddress
 
     try:
@@ -58,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_serve_parser(sub: argparse._SubParsersAction) -> None:
     """The ``dnb serve`` subcommand's options."""
     sv = sub.add_parser("serve", help="the web app: play any agent in the browser, insight, replays, tournaments",
                         formatter_class=Defaults)
@@ -80,4 +101,42 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     help="an engine program games may play as engine:cmd=\"CMD ARGS...\" (repeatable; the "
                          "program, the first word of cmd, must equal CMD exactly; default: none, every engine "
                          "refused)")
-    sv.set_defaults(func=run)
+    sv.set_defaults(func=serve)
+
+
+#: Each command's ``add_parser(sub)``, in the order ``dnb --help`` lists them.
+COMMANDS = (demo.add_parser, tournament.add_parser, train.add_parser, solve.add_parser, teach.add_parser,
+            fit.add_parser, export.add_parser, report.add_parser, plot.add_parser, add_serve_parser,
+            engine.add_parser, agents.add_parser)
+
+
+def build_parser() -> Parser:
+    """The ``dnb`` parser with every command's subparser."""
+    parser = Parser(prog="dnb", description="Dots-and-Boxes for game-AI research")
+    parser.add_argument("--version", action=Version)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for add_parser in COMMANDS:
+        add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``dnb`` command line ``argv`` (default: ``sys.argv[1:]``); its exit code. An error the user can
+    act on is one ``dnb: error:`` line on stderr and exit code 2 (:func:`registry.commands.errors.error_message`)."""
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)  # `dnb plot attention` hands its options to the plot's parser
+    if rest and not getattr(args, "takes_rest", False):
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.rest = rest
+    try:
+        return args.func(args)
+    except Exception as exc:
+        error = errors.error_message(args, exc)
+        if error is None:
+            raise
+        print(f"dnb: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # python -m registry.cli
+    sys.exit(main())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from dnb_env.limits import check_cpus, check_int, check_number, machine_memory_mb
-from registry.cli.parsing import Defaults
+from registry.commands.parsing import Defaults
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ import sys
 from dnb_env.core import DEFAULT_BOARD
 from dnb_env.limits import check_cpus
 from dnb_env.solver import MOVES_REACH, VALUE_REACH
-from registry.cli.parsing import Defaults, backend_options
+from registry.commands.parsing import Defaults, backend_options
 from registry.extras import extra_hint
 
 

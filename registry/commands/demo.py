@@ -6,7 +6,7 @@ import argparse
 import random
 
 from dnb_env.core import DEFAULT_BOARD, GameState
-from registry.cli.parsing import Defaults
+from registry.commands.parsing import Defaults
 
 
 def run(args: argparse.Namespace) -> int:

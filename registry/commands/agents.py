@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from registry.cli.parsing import Defaults
+from registry.commands.parsing import Defaults
 from registry.extras import extra_hint
 
 

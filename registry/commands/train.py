@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from dnb_env.limits import check_cpus
-from registry.cli.parsing import backend_options
+from registry.commands.parsing import backend_options
 from registry.extras import extra_hint
 
 #: ``dnb train``'s board when none is given: the small board of the default (cpu) preset, not DEFAULT_BOARD.
@@ -28,7 +28,7 @@ def model_family(algorithm: str | None, model: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from agents.training.config import make_train_config
-    from agents.training.settings_cli import parse_settings
+    from agents.training.overrides import parse_settings
     from agents.training.loop import train
 
     model = model_family(args.algorithm, args.model)
@@ -55,7 +55,7 @@ def _settings_epilog() -> str:
     families' keys need PyTorch, so this is built when the help is shown)."""
     head = "--set keys (dotted, or the bare name where unique), with their defaults under --preset cpu and paper:"
     try:
-        from agents.training.settings_cli import settings_help
+        from agents.training.overrides import settings_help
 
         return head + "\n  " + settings_help().replace("\n", "\n  ")
     except ModuleNotFoundError as exc:

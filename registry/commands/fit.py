@@ -6,13 +6,13 @@ import argparse
 
 from dnb_env.core import DEFAULT_BOARD
 from dnb_env.limits import check_cpus
-from registry.cli.parsing import Defaults
-from registry.cli.train import model_family
+from registry.commands.parsing import Defaults
+from registry.commands.train import model_family
 
 
 def run(args: argparse.Namespace) -> int:
     from agents.training.config import make_train_config
-    from agents.training.settings_cli import parse_settings
+    from agents.training.overrides import parse_settings
     from agents.training.supervised import FitConfig, fit
 
     model = model_family(args.algorithm, args.model)
