@@ -41,11 +41,9 @@ from typing import Callable
 from fastapi import FastAPI
 
 from dnb_web.context import WebConfig, WebContext
-from dnb_web.options import option_caps  # noqa: F401  (option_caps: API)
 from dnb_web.routes import include_routes
 from dnb_web.routes.errors import add_error_handlers
 from dnb_web.server import BodyLimit, HostCheck
-from dnb_web.server import DaemonPool as _Pool  # noqa: F401  (its name here before dnb_web.server)
 
 __all__ = ["WebConfig", "create_app"]
 

@@ -22,13 +22,10 @@ from dataclasses import dataclass, field
 from agents.arena.record import GameRecord
 from dnb_env.agent import Agent
 from dnb_env.core import GameState, IllegalActionError
-from dnb_web.checks import MAX_BOARD, WebError, check_board  # noqa: F401  (MAX_BOARD, check_board: their old home)
-from dnb_web.options import parse_spec  # noqa: F401  (its old home)
-from dnb_web.paths import allowed_path, inside  # noqa: F401  (their old home)
-from dnb_web.positions import frames, state_json  # noqa: F401  (frames: its old home)
+from dnb_web.checks import WebError
+from dnb_web.positions import state_json
 
-__all__ = ["WebError", "Game", "GameStore", "parse_spec", "check_board", "state_json", "frames", "MAX_BOARD",
-           "allowed_path", "inside"]
+__all__ = ["Game", "GameStore"]
 
 
 @dataclass(eq=False)

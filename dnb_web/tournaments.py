@@ -99,7 +99,7 @@ def find_folder(folder: str, roots, root: int | None = None) -> str:
     """The path of the tournament folder named ``folder``: its name relative to ``roots[root]``, or when
     ``root`` is None, to the first root where it exists (a path as the server sees it, absolute or relative
     to its working directory, is taken as well). Whether the result lies inside a root is the caller's check
-    (:func:`dnb_web.games.allowed_path`); WebError 400 for a ``root`` out of range."""
+    (:func:`dnb_web.paths.allowed_path`); WebError 400 for a ``root`` out of range."""
     if root is not None:
         if not 0 <= root < len(roots):
             raise WebError(400, "bad_root", f"root={root} is not one of the {len(roots)} results folders (0..{len(roots) - 1})")

@@ -332,7 +332,8 @@ def test_an_agent_stopped_mid_move_ends_its_helpers(tmp_path):
 
 
 def test_the_web_app_refuses_engines():
-    from dnb_web.games import WebError, parse_spec
+    from dnb_web.checks import WebError
+    from dnb_web.options import parse_spec
 
     with pytest.raises(WebError) as info:
         parse_spec(f'engine:cmd="{SERVED_GREEDY}"', [])
@@ -392,7 +393,7 @@ def test_with_overrun_lose_a_late_engine_loses_at_the_tournaments_margin(tmp_pat
 
 def test_one_time_margin_and_a_hard_cap_for_a_hung_engine(tmp_path):
     from agents.arena.play import TimeControl
-    from agents.engine.protocol import TIME_MARGIN
+    from dnb_env.clock import TIME_MARGIN
 
     assert TournamentConfig().time_margin == TimeControl(1.0).margin == TIME_MARGIN
     assert EngineAgent(["true"]).tolerance == TIME_MARGIN

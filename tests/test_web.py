@@ -534,8 +534,8 @@ def test_moves_past_their_time_limit_leave_no_worker_taken(roots):
 def test_analysis_pool_refuses_at_once_when_full():
     """Analyses run on threads that cannot be ended: when every slot is taken, the next one is refused
     with 503 at once rather than queued behind jobs that may not end."""
-    from dnb_web.app import _Pool
-    from dnb_web.games import WebError
+    from dnb_web.server import DaemonPool as _Pool
+    from dnb_web.checks import WebError
 
     pool, gate = _Pool(2, "analysis"), threading.Event()
     jobs = [pool.start(gate.wait, 30) for _ in range(2)]
@@ -590,7 +590,7 @@ def test_time_limits_and_option_caps_are_forced_on_agents(client):
                  "openspiel_mcts:rollouts=1000", "solver:node_limit=100000000", "alphabeta:depth=99"):
         assert_error(client.post("/api/games", json={"board": "3x3", "opponent": spec}), 400, "bad_agent")
     gid = new_game(client, board="2x2", opponent="solver")["id"]  # a default over its cap is lowered
-    from dnb_web.app import option_caps
+    from dnb_web.options import option_caps
 
     assert client.app.state.store.get(gid).agent.solver.node_limit == option_caps(2, 2)["node_limit"]
     assert option_caps(9, 9)["simulations"] >= 1000 and option_caps(9, 9)["simulations"] < option_caps(3, 3)["simulations"]

@@ -20,10 +20,6 @@ from dataclasses import dataclass
 from dnb_env.clock import MAX_MS, clock_move_time
 from dnb_env.core import geometry
 
-# the time-control rules, imported from here by earlier code: their home is dnb_env.clock
-from dnb_env.clock import (MIN_MOVE_TIME, OVERRUN_RULES, TIME_MARGIN, check_seconds,  # noqa: F401
-                           check_time_control)
-
 __all__ = ["VERSION", "HELLO", "MAX_LINE", "MAX_MS", "ProtocolError", "GoLimits",
            "format_go", "parse_go", "parse_move", "parse_info", "format_info", "parse_int", "parse_boards",
            "boards_text"]

@@ -22,7 +22,7 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 
-from agents.models import config_from_dict, config_to_dict, family_of, get_family, list_families, make_model_config
+from agents.models import config_from_dict, config_to_dict, family_of, get_family, make_model_config
 from agents.search import SearchSettings
 from agents.search.settings import SELF_PLAY
 from dnb_env.core import geometry
