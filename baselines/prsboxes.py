@@ -16,9 +16,13 @@ Decision rules, in order:
    ``-e - 8`` relative): the controller's choice of Berlekamp's theory. When the rest is not a simple
    endgame, the search of rule 4 decides.
 3. **Safe moves left.** While moves remain that give nothing away, the fight is over who must open the
-   first long chain. With more than ``search_safe`` safe moves it plays a safe move that leaves the
-   long-chain parity in its favour (Berlekamp's long chain rule: the first player wants dots + long
-   chains even). With ``search_safe`` or fewer it searches (rule 4) with only safe moves allowed while
+   first long chain. With more than ``search_safe`` safe moves it plays a safe move that wins Nimstring
+   (the same game played for the last move, whose winner gets control; :class:`dnb_env._native.Nimstring`)
+   when the position has at most ``nimstring_edges`` undrawn edges and the search finds one within
+   ``nimstring_positions`` positions (trying the moves the long chain rule likes first, and stopping at the
+   first that wins; the table kept from move to move within a game); otherwise, or when no safe move wins
+   it, a safe move that leaves the long-chain parity in its favour (Berlekamp's long chain rule: the first
+   player wants dots + long chains even). With ``search_safe`` or fewer it searches (rule 4) with only safe moves allowed while
    any are left (no early sacrifices), so the search reaches the end of the safe-move phase; with
    ``search_full`` or fewer, every move is searched.
 4. **Search.** In a simple endgame without a box on offer it plays :func:`dnb_env.analysis.endgame_move`
@@ -37,6 +41,7 @@ import numpy as np
 
 from baselines.alphabeta import AlphaBetaAgent
 from baselines.solver import best_solver_moves
+from dnb_env import native
 from dnb_env.agent import Seedable, check_state
 from dnb_env.analysis import (
     double_deal_moves,
@@ -56,6 +61,10 @@ __all__ = ["PRsBoxesAgent"]
 
 #: The auto solver zone where the retrograde table solves (without the C++ extension, or on a board over 9x9).
 _RETROGRADE_EDGES = 20
+#: Safe moves are chosen by their Nimstring result within this many undrawn edges (5x5 steps 16 on).
+NIMSTRING_EDGES = 44
+#: The Nimstring search's positions a move (about a second on 5x5 when it does not finish).
+NIMSTRING_POSITIONS = 400_000
 
 
 def _parity_good(state: GameState, player: int) -> bool:
@@ -70,8 +79,14 @@ class PRsBoxesAgent(Seedable, MoveTimed):
 
     def __init__(self, seed: int | None = None, solver_edges: int = -1, search_safe: int = 9, search_depth: int = 40,
                  search_nodes: int = 300_000, search_time: float | None = None, search_full: int = 4,
-                 board: tuple[int, int] | None = None, solver_nodes: int = MOVE_NODE_LIMIT):
+                 board: tuple[int, int] | None = None, solver_nodes: int = MOVE_NODE_LIMIT,
+                 nimstring_edges: int = NIMSTRING_EDGES, nimstring_positions: int = NIMSTRING_POSITIONS):
         self.rng = np.random.default_rng(seed)
+        if nimstring_edges < 0 or nimstring_positions < 1:
+            raise ValueError(f"nimstring_edges must be >= 0 (0: off) and nimstring_positions >= 1, got "
+                             f"{nimstring_edges} and {nimstring_positions}")
+        self.nimstring_edges, self.nimstring_positions = nimstring_edges, nimstring_positions
+        self._nimstring: dict[tuple[int, int], object] = {}  # (rows, cols) -> its search, kept within a game
         self.board = board
         if solver_edges < -1:
             raise ValueError(f"solver_edges must be -1 (auto), 0 (off) or a number of undrawn edges, got {solver_edges}")
@@ -98,7 +113,8 @@ class PRsBoxesAgent(Seedable, MoveTimed):
         self.safe_searcher.seed(seed)
 
     def reset(self) -> None:
-        pass
+        for nim in self._nimstring.values():
+            nim.clear()
 
     def set_move_time(self, seconds: float) -> None:
         """Play within ``seconds`` a move (a tournament's time control): the exact solver searches for half
@@ -172,7 +188,26 @@ class PRsBoxesAgent(Seedable, MoveTimed):
         if len(safe) <= self.search_safe:
             return self.safe_searcher.select_action(state)
         good = [a for a in safe if _parity_good(state.apply(a), me)]
-        return self._pick(good or safe)
+        move = self._nimstring_move(state, good, [a for a in safe if a not in good])
+        return move if move is not None else self._pick(good or safe)
+
+    def _nimstring_move(self, state: GameState, first: list[int], then: list[int]) -> int | None:
+        """A move that wins Nimstring for the mover, of ``first`` (in random order) or else of ``then``, when
+        the position has at most ``nimstring_edges`` undrawn edges and the search finishes within
+        ``nimstring_positions`` positions (on a clock, within half the move time too); None when none of them
+        wins, the search does not finish, or without the C++ extension or on a board over 64 edges."""
+        undrawn = state.num_actions - state.edges.bit_count()
+        if undrawn > self.nimstring_edges or state.num_actions > 64 or not native_available():
+            return None
+        moves = [first[i] for i in self.rng.permutation(len(first))] + [then[i] for i in
+                                                                          self.rng.permutation(len(then))]
+        nim = self._nimstring.get((state.rows, state.cols))
+        if nim is None:
+            nim = self._nimstring[(state.rows, state.cols)] = native._require().Nimstring(state.rows, state.cols,
+                                                                                           table_mb=64.0)
+        seconds = None if self.move_time is None else 0.5 * self.move_time
+        found = nim.first_win(state.edges, moves, self.nimstring_positions, keep=True, seconds=seconds)
+        return found if found is not None and found >= 0 else None
 
     # -------------------------------------------------------------- main
     def select_action(self, state: GameState) -> int:

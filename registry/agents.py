@@ -345,11 +345,12 @@ register_agent("mcts", _mcts)
 
 
 def _prsboxes(*, board, seed, **options):
-    """Chain-theory rules with searches, in the style of PRsBoxes. Berlekamp's long-chain rule
-    and double-dealing decide the safe-move phase and the captures, alpha-beta searches the positions the
-    rules leave open, and the exact solver plays every position within ``solver_edges`` undrawn edges
-    (baselines.prsboxes, whose docstring lists the rules). On a clock its searches deepen until the move
-    time and the solver gets half of it.
+    """Chain-theory rules with searches, in the style of PRsBoxes. Nimstring (who gets control, searched
+    exactly within ``nimstring_edges`` undrawn edges), Berlekamp's long-chain rule and double-dealing decide
+    the safe-move phase and the captures, alpha-beta searches the positions the rules leave open, and the
+    exact solver plays every position within ``solver_edges`` undrawn edges (baselines.prsboxes, whose
+    docstring lists the rules). On a clock its searches deepen until the move time, and the solver and the
+    Nimstring search get half of it.
 
     Options:
         solver_edges: undrawn edges within which the exact solver plays and scores positions (-1 auto: 38
@@ -361,12 +362,16 @@ def _prsboxes(*, board, seed, **options):
         search_depth: deepest iteration of its searches
         search_nodes: node budget of each search, so a game replays the same on any machine
         solver_nodes: the exact solver's node budget a move; past it the rules decide
+        nimstring_edges: undrawn edges within which it plays a safe move that wins Nimstring (who gets
+            control), where the search finds one (0: off)
+        nimstring_positions: the Nimstring search's position budget a move (on a clock, also half the time)
     """
     return PRsBoxesAgent(seed=seed, board=board, **options)
 
 
 takes_options(_prsboxes, options_of(PRsBoxesAgent, ("solver_edges", "search_safe", "search_full", "search_depth",
-                                                    "search_nodes", "solver_nodes")))
+                                                    "search_nodes", "solver_nodes", "nimstring_edges",
+                                                    "nimstring_positions")))
 register_agent("prsboxes", _prsboxes)
 
 

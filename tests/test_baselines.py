@@ -15,7 +15,7 @@ from baselines.random_agent import RandomAgent
 from baselines.solver import SolverAgent
 from dnb_env.analysis import MoveClass, double_deal_moves, move_classes, realistic_move
 from dnb_env.core import GameState, MutableState
-from dnb_env.solver import Solver, SolverTooLarge
+from dnb_env.solver import Solver, SolverTooLarge, native_available
 from registry import make_agent
 
 
@@ -186,6 +186,36 @@ def test_prsboxes_is_exact_near_the_end_and_keeps_control():
         """
     ))
     assert agent.select_action(s) in (7,)  # takes the first box of the opened chain
+
+
+@pytest.mark.skipif(not native_available(), reason="the Nimstring search is in the C++ extension")
+def test_prsboxes_plays_a_safe_move_that_wins_nimstring_where_one_does():
+    from dnb_env.analysis import realistic_position
+    from dnb_env.features import nimstring_move_wins
+
+    # positions with more safe moves than search_safe, searched by the rule (the solver zone off)
+    rng = random.Random(5)
+    agent = PRsBoxesAgent(seed=0, solver_edges=0)
+    off = PRsBoxesAgent(seed=0, solver_edges=0, nimstring_edges=0)
+    used = differs = 0
+    for _ in range(40):
+        s = realistic_position("5x5", rng.randint(30, 36), rng)
+        cls = move_classes(s)
+        safe = np.flatnonzero(cls == MoveClass.SAFE)
+        if (cls == MoveClass.SCORING).any() or len(safe) <= agent.search_safe:
+            continue
+        wins = nimstring_move_wins(s, 10 ** 6, max_undrawn=None)
+        winning_safe = {int(a) for a in safe if wins is not None and wins[a] == 1}
+        if not winning_safe:
+            continue
+        used += 1
+        assert agent.select_action(s) in winning_safe
+        differs += any(off.select_action(s) not in winning_safe for _ in range(3))
+    assert used >= 5 and differs >= 1  # the rule decided, and the parity rule alone would have played otherwise
+    with pytest.raises(ValueError, match="nimstring"):
+        PRsBoxesAgent(nimstring_edges=-1)
+    with pytest.raises(ValueError, match="nimstring"):
+        PRsBoxesAgent(nimstring_positions=0)
 
 
 def test_prsboxes_beats_greedy():

@@ -112,9 +112,9 @@ def test_the_reductions_change_no_answer(board):
 
     rows, cols = board
     n = geometry(rows, cols).num_actions
-    fast = native._require().Nimstring(rows, cols, reductions=True)
-    plain = native._require().Nimstring(rows, cols, reductions=False)
-    assert fast.reductions and not plain.reductions
+    fast = native._require().Nimstring(rows, cols, reductions=True, forms=False)
+    plain = native._require().Nimstring(rows, cols, reductions=False, forms=False)
+    assert fast.reductions and not plain.reductions and not fast.forms
     if n <= 12:
         positions = range(1 << n)
     elif n <= 24:
@@ -132,6 +132,95 @@ def test_the_reductions_change_no_answer(board):
             assert fast.move_wins(edges, 10 ** 6) == plain.move_wins(edges, 10 ** 6), (board, edges)
         compared += 1
     assert compared >= min(len(positions), 30)
+
+
+@needs_native
+@pytest.mark.parametrize("board", [(2, 3), (3, 4), (5, 5)])
+def test_canonical_forms_change_no_answer(board):
+    # a part keyed by its form (wherever it lies, whatever the lengths of its long chains) has the Grundy
+    # numbers and move results of the search without the forms; every 2x3 position is also checked against
+    # the plain game above (the default search has the forms)
+    from dnb_env import native
+
+    rows, cols = board
+    n = geometry(rows, cols).num_actions
+    forms = native._require().Nimstring(rows, cols, forms=True)
+    edges_only = native._require().Nimstring(rows, cols, forms=False)
+    assert forms.forms and not edges_only.forms
+    rng = random.Random(7)
+    if n <= 24:
+        positions = rng.sample(range(1 << n), 4000)
+    else:  # moves played: 3x4 from 8 of its 31, 5x5 from 24 of its 60
+        lo, hi = (8, 24) if n < 60 else (24, 34)
+        positions = [realistic_position(f"{rows}x{cols}", rng.randint(lo, hi), rng).edges for _ in range(40)]
+    compared = 0
+    for edges in positions:
+        want = edges_only.value(edges, 10 ** 6)
+        if want is None or edges == (1 << n) - 1:
+            continue
+        assert forms.value(edges, 10 ** 6) == want, (board, edges)
+        assert forms.move_wins(edges, 10 ** 6) == edges_only.move_wins(edges, 10 ** 6), (board, edges)
+        compared += 1
+    assert compared >= min(len(positions), 30)
+
+
+@needs_native
+def test_a_part_met_again_elsewhere_on_the_board_is_not_searched_again():
+    # the boxes of the left column with every side undrawn, the rest of the board drawn; then the same in the
+    # right column (the mirror image): with the forms the second search needs no position of its own
+    from dnb_env import native
+
+    g = geometry(5, 5)
+
+    def column(c):
+        undrawn = {e for r in range(5) for e in g.box_sides[r * 5 + c]}
+        return sum(1 << a for a in range(g.num_actions) if a not in undrawn)
+
+    for forms in (True, False):
+        nim = native._require().Nimstring(5, 5, forms=forms)
+        left = nim.value(column(0), 10 ** 6)
+        assert left is not None
+        again = nim.value(column(4), 1, keep=True)
+        assert (again == left) if forms else again is None
+        assert nim.value(column(4), 10 ** 6) == left
+
+
+@needs_native
+def test_the_first_winning_move_is_the_first_of_the_moves_that_win():
+    from dnb_env import native
+
+    nim = native._require().Nimstring(5, 5)
+    rng = random.Random(9)
+    seen_some = 0
+    for _ in range(20):
+        s = realistic_position("5x5", rng.randint(26, 32), rng)
+        wins = nim.move_wins(s.edges, 10 ** 6)
+        if wins is None:
+            continue
+        moves = list(wins)
+        rng.shuffle(moves)
+        first = next((a for a in moves if wins[a]), -1)
+        assert nim.first_win(s.edges, moves, 10 ** 6) == first
+        losing = [a for a in moves if not wins[a]]
+        assert nim.first_win(s.edges, losing, 10 ** 6) == -1
+        seen_some += first != -1
+    assert seen_some >= 3
+    assert nim.first_win(s.edges, [], 10) == -1
+    with pytest.raises(ValueError, match="undrawn"):
+        nim.first_win(s.edges, [a for a in range(60) if s.edges >> a & 1][:1], 10)
+
+
+@needs_native
+def test_a_search_stops_at_its_deadline():
+    from dnb_env import native
+
+    nim = native._require().Nimstring(5, 5)
+    s = realistic_position("5x5", 48, random.Random(8))  # undrawn edges: far beyond a tenth of a second
+    assert nim.move_wins(s.edges, 10 ** 9, seconds=0.1) is None
+    assert nim.value(s.edges, 10 ** 9, seconds=0.0) is None
+    for bad in (-1.0, float("nan")):
+        with pytest.raises(ValueError, match="seconds"):
+            nim.value(s.edges, 10, seconds=bad)
 
 
 @needs_native

@@ -19,9 +19,13 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
+
+#include "nimstring_forms.hpp"
 
 namespace dnb::nim {
 
@@ -30,13 +34,77 @@ constexpr int kLoony = 255;
 
 struct OutOfPositions {};
 
+inline uint64_t memo_hash(uint64_t key) { return key * 0x9E3779B97F4A7C15ull; }
+inline uint64_t memo_hash(const FormKey& key) { return key.lo; }
+inline bool memo_empty(uint64_t key) { return key == 0; }
+inline bool memo_empty(const FormKey& key) { return !key.ok; }
+inline bool operator==(const FormKey& a, const FormKey& b) { return a.ok == b.ok && a.hi == b.hi && a.lo == b.lo; }
+
+// Open addressing over (key, tag) to a small value; a key that tests empty marks a free slot. It doubles
+// until `max_entries` slots, then refuses a store (false) and the caller clears it.
+template <class Key>
+class Memo {
+ public:
+  explicit Memo(size_t max_entries) : max_entries_(max_entries) { clear(); }
+  size_t used() const { return used_; }
+  void clear() {
+    keys_.assign(size_t(1) << 16, Key{});
+    tags_.assign(size_t(1) << 16, 0);
+    vals_.assign(size_t(1) << 16, 0);
+    used_ = 0;
+  }
+  int lookup(const Key& key, int tag) const {
+    for (size_t i = slot(key, tag);; i = (i + 1) & (keys_.size() - 1)) {
+      if (keys_[i] == key && tags_[i] == tag) return vals_[i];
+      if (memo_empty(keys_[i])) return -1;
+    }
+  }
+  bool store(const Key& key, int tag, int v) {
+    if (2 * (used_ + 1) > keys_.size()) {
+      if (keys_.size() >= max_entries_) return false;
+      grow();
+    }
+    put(key, uint8_t(tag), uint8_t(v));
+    return true;
+  }
+
+ private:
+  size_t max_entries_;
+  std::vector<Key> keys_;
+  std::vector<uint8_t> tags_, vals_;
+  size_t used_ = 0;
+
+  size_t slot(const Key& key, int tag) const {
+    return size_t((memo_hash(key) ^ (uint64_t(tag) * 0xD6E8FEB86659FD93ull)) >> 20) & (keys_.size() - 1);
+  }
+  void put(const Key& key, uint8_t tag, uint8_t v) {
+    size_t i = slot(key, tag);
+    while (!memo_empty(keys_[i])) i = (i + 1) & (keys_.size() - 1);
+    keys_[i] = key;
+    tags_[i] = tag;
+    vals_[i] = v;
+    ++used_;
+  }
+  void grow() {
+    std::vector<Key> k(keys_.size() * 2, Key{});
+    std::vector<uint8_t> t(keys_.size() * 2, 0), v(keys_.size() * 2, 0);
+    std::swap(k, keys_);
+    std::swap(t, tags_);
+    std::swap(v, vals_);
+    used_ = 0;
+    for (size_t i = 0; i < k.size(); ++i)
+      if (!memo_empty(k[i])) put(k[i], t[i], v[i]);
+  }
+};
+
 class Nimstring {
  public:
   // box_sides: the four edges of each box; edge_boxes: the one or two boxes beside each edge (-1 pads).
   Nimstring(const std::vector<std::array<int16_t, 4>>& box_sides,
             const std::vector<std::array<int16_t, 2>>& edge_boxes, size_t max_entries = size_t(1) << 24,
-            bool reductions = true)
-      : num_boxes_(int(box_sides.size())), num_edges_(int(edge_boxes.size())), max_entries_(max_entries),
+            bool reductions = true, bool forms = true)
+      : num_boxes_(int(box_sides.size())), num_edges_(int(edge_boxes.size())),
+        table_(forms ? max_entries / 2 : max_entries), forms_(forms), form_table_(forms ? max_entries / 4 : 1),
         reductions_(reductions) {
     box_mask_.assign(num_boxes_, 0);
     for (int b = 0; b < num_boxes_; ++b)
@@ -57,21 +125,30 @@ class Nimstring {
       uint64_t border = 0;
       for (int e = 0; e < num_edges_; ++e)
         if ((box_mask_[b] >> e & 1) && (edge_boxes_[e][0] < 0 || edge_boxes_[e][1] < 0)) border |= uint64_t(1) << e;
-      if (__builtin_popcountll(border) >= 2) borders_.push_back(border);
+      if (bits(border) >= 2) borders_.push_back(border);
     }
     full_ = num_edges_ == 64 ? ~uint64_t(0) : (uint64_t(1) << num_edges_) - 1;
+    if (forms_) part_forms_ = std::make_unique<PartForms>(box_mask_, edge_boxes_);
     clear();
+  }
+
+  // The searches started from now on also stop (OutOfPositions) `seconds` from now (the clock is read every
+  // 1,024 positions); a negative `seconds` lifts the deadline.
+  void set_deadline(double seconds) {
+    timed_ = seconds >= 0;
+    deadline_ = std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(timed_ ? seconds : 0.0));
   }
 
   int num_edges() const { return num_edges_; }
   bool reductions() const { return reductions_; }
+  bool forms() const { return forms_; }
   uint64_t full() const { return full_; }
-  size_t entries() const { return used_; }
+  size_t entries() const { return table_.used() + form_table_.used(); }
   void clear() {
-    keys_.assign(size_t(1) << 16, 0);
-    tags_.assign(size_t(1) << 16, 0);
-    vals_.assign(size_t(1) << 16, 0);
-    used_ = 0;
+    table_.clear();
+    form_table_.clear();
     history_.fill(0);
   }
 
@@ -104,27 +181,46 @@ class Nimstring {
     return out;
   }
 
+  // The first of `moves` (undrawn edges, in the order given) whose drawing wins Nimstring for the player who
+  // draws it, or -1 when none does: the search stops at the first winning move instead of settling every
+  // move. Throws OutOfPositions; starts from an empty table too, unless `keep`.
+  int first_win(uint64_t undrawn, const std::vector<int>& moves, uint64_t limit, bool keep = false) {
+    if (!keep) clear();
+    budget_ = limit;
+    for (int e : moves) {
+      if (!(undrawn >> e & 1)) continue;
+      const uint64_t child = undrawn & ~(uint64_t(1) << e);
+      const bool again = completes(child, e);
+      uint64_t m = child;
+      const bool child_mover_wins = !normalise(m) || wins(m, 0);
+      if (again == child_mover_wins) return e;
+    }
+    return -1;
+  }
+
  private:
   int num_boxes_, num_edges_;
-  size_t max_entries_;
   uint64_t full_ = 0;
   std::vector<uint64_t> box_mask_;
   std::vector<std::array<int16_t, 2>> edge_boxes_;
   std::vector<uint64_t> twins_below_;  // per edge: the lower border sides of its box (none for inner edges)
   std::vector<uint64_t> borders_;      // the border sides of each box with two or more of them
-  // open addressing over (part, tag), key 0 = empty (a part always has an undrawn edge); tag 0: the part's
-  // Grundy value, tag h + 1: whether the mover wins the part plus a nim heap of h (0 / 1)
-  std::vector<uint64_t> keys_;
-  std::vector<uint8_t> tags_;
-  std::vector<uint8_t> vals_;
-  size_t used_ = 0;
+  // tag 0: a part's Grundy value, tag h + 1: whether the mover wins the part plus a nim heap of h (0 / 1);
+  // table_ keys parts by their edges, form_table_ (with forms_) by their form (nimstring_forms.hpp): a part
+  // missing from the first is looked up in the second before it is searched
+  Memo<uint64_t> table_;
+  bool forms_;
+  std::unique_ptr<PartForms> part_forms_;
+  Memo<FormKey> form_table_;
   uint64_t budget_ = 0;
+  bool timed_ = false;  // set_deadline: the searches also stop at deadline_
+  std::chrono::steady_clock::time_point deadline_{};
   // with the reductions (reductions_), moves are tried by how often each edge was a winning move in this
   // call's search so far, most first, and one border side a box is searched (twins_below_)
   bool reductions_;
   std::array<uint32_t, 64> history_{};
 
-  int valence(uint64_t m, int b) const { return __builtin_popcountll(m & box_mask_[b]); }
+  int valence(uint64_t m, int b) const { return bits(m & box_mask_[b]); }
 
   // whether drawing edge e (already removed from m) completes a box
   bool completes(uint64_t m, int e) const {
@@ -201,63 +297,35 @@ class Nimstring {
     return x;
   }
 
-  size_t slot(uint64_t key, int tag) const {
-    const uint64_t h = (key ^ (uint64_t(tag) << 58)) * 0x9E3779B97F4A7C15ull;
-    return size_t(h >> 20) & (keys_.size() - 1);
-  }
-
   // the table's key of a part: its undrawn edges with each box's undrawn border sides moved to the lowest
   uint64_t canonical(uint64_t m) const {
     for (uint64_t border : borders_) {
       const uint64_t have = m & border;
       if (!have || have == border) continue;
       uint64_t low = 0, rest = border;
-      for (int k = __builtin_popcountll(have); k; --k, rest &= rest - 1) low |= rest & (~rest + 1);
+      for (int k = bits(have); k; --k, rest &= rest - 1) low |= rest & (~rest + 1);
       m = (m & ~border) | low;
     }
     return m;
   }
 
-  int lookup(uint64_t m, int tag) const {
-    const uint64_t key = canonical(m);
-    for (size_t i = slot(key, tag);; i = (i + 1) & (keys_.size() - 1)) {
-      if (keys_[i] == key && tags_[i] == tag) return vals_[i];
-      if (keys_[i] == 0) return -1;
-    }
-  }
-
+  // a full table starts afresh (values are exact, dropping them costs time only)
+  int lookup(uint64_t m, int tag) const { return table_.lookup(canonical(m), tag); }
   void store(uint64_t m, int tag, int v) {
-    const uint64_t key = canonical(m);
-    if (2 * (used_ + 1) > keys_.size()) {
-      if (keys_.size() >= max_entries_) {
-        clear();  // full: start afresh (values are exact, dropping them costs time only)
-      } else {
-        std::vector<uint64_t> k(keys_.size() * 2, 0);
-        std::vector<uint8_t> t(keys_.size() * 2, 0), v2(keys_.size() * 2, 0);
-        std::swap(k, keys_);
-        std::swap(t, tags_);
-        std::swap(v2, vals_);
-        for (size_t i = 0; i < k.size(); ++i) {
-          if (!k[i]) continue;
-          size_t j = slot(k[i], t[i]);
-          while (keys_[j]) j = (j + 1) & (keys_.size() - 1);
-          keys_[j] = k[i];
-          tags_[j] = t[i];
-          vals_[j] = v2[i];
-        }
-      }
-    }
-    size_t i = slot(key, tag);
-    while (keys_[i]) i = (i + 1) & (keys_.size() - 1);
-    keys_[i] = key;
-    tags_[i] = uint8_t(tag);
-    vals_[i] = uint8_t(v);
-    ++used_;
+    if (!table_.store(canonical(m), tag, v)) clear();
+  }
+  // parts of fewer edges are searched again wherever they appear: their form costs more than their search
+  static constexpr int kFormMinEdges = 10;
+  FormKey form(uint64_t m) const { return forms_ && bits(m) >= kFormMinEdges ? part_forms_->key(m) : FormKey{}; }
+  int form_lookup(const FormKey& f, int tag) const { return f.ok ? form_table_.lookup(f, tag) : -1; }
+  void form_store(const FormKey& f, int tag, int v) {
+    if (f.ok && !form_table_.store(f, tag, v)) clear();
   }
 
   void charge() {
     if (budget_ == 0) throw OutOfPositions();
     --budget_;
+    if (timed_ && (budget_ & 1023) == 0 && std::chrono::steady_clock::now() >= deadline_) throw OutOfPositions();
   }
 
   // Whether the mover wins the sum of the parts of m (normalised) and a nim heap of `heap`: a search for a
@@ -269,7 +337,7 @@ class Nimstring {
     while (m) {
       uint64_t c = part(m);
       m &= ~c;
-      if (__builtin_popcountll(c) > __builtin_popcountll(big)) std::swap(big, c);
+      if (bits(c) > bits(big)) std::swap(big, c);
       if (c) x ^= part_value(c);
     }
     return big ? part_wins(big, x) : x != 0;
@@ -280,11 +348,21 @@ class Nimstring {
     if (g >= 0) return g != heap;
     const int known = lookup(p, heap + 1);
     if (known >= 0) return known;
+    const FormKey f = form(p);
+    if (const int same = form_lookup(f, 0); same >= 0) {
+      store(p, 0, same);
+      return same != heap;
+    }
+    if (const int same = form_lookup(f, heap + 1); same >= 0) {
+      store(p, heap + 1, same);
+      return same;
+    }
     charge();
     bool win = false;
     for (int j = 0; j < heap && !win; ++j) win = !part_wins(p, j);  // take from the heap
     if (!win) win = some_move_wins(p, heap);
     store(p, heap + 1, win);
+    form_store(f, heap + 1, win);
     return win;
   }
 
@@ -314,6 +392,11 @@ class Nimstring {
   int part_value(uint64_t m) {
     const int hit = lookup(m, 0);
     if (hit >= 0) return hit;
+    const FormKey f = form(m);
+    if (const int same = form_lookup(f, 0); same >= 0) {
+      store(m, 0, same);
+      return same;
+    }
     charge();
     uint64_t seen = 0;
     for (uint64_t r = m; r; r &= r - 1) {
@@ -325,6 +408,7 @@ class Nimstring {
     }
     const int g = __builtin_ctzll(~seen);
     store(m, 0, g);
+    form_store(f, 0, g);
     return g;
   }
 };

@@ -11,6 +11,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -292,20 +293,23 @@ py::dict verify_rules(int rows, int cols, uint32_t rules, bool drop_double_deal)
 // Nimstring values (nimstring.hpp) of one board size; each call searches afresh unless told to keep the table.
 class PyNimstring {
  public:
-  PyNimstring(int rows, int cols, double table_mb, bool reductions)
-      : g_(checked(rows, cols)), nim_(g_.box_sides, g_.action_boxes, max_entries(table_mb), reductions) {}
+  PyNimstring(int rows, int cols, double table_mb, bool reductions, bool forms)
+      : g_(checked(rows, cols)), nim_(g_.box_sides, g_.action_boxes, max_entries(table_mb), reductions, forms) {}
 
   int rows() const { return g_.rows; }
   int cols() const { return g_.cols; }
   size_t entries() const { return nim_.entries(); }
   bool reductions() const { return nim_.reductions(); }
+  bool forms() const { return nim_.forms(); }
 
-  py::object value(py::handle edges, uint64_t positions, bool keep) {
+  py::object value(py::handle edges, uint64_t positions, bool keep, std::optional<double> seconds) {
     const uint64_t undrawn = load(edges);
+    check_seconds(seconds);
     int v = -2;  // out of positions
     {
       Busy busy(lock_);
       py::gil_scoped_release release;
+      nim_.set_deadline(seconds.value_or(-1.0));
       try {
         v = nim_.value(undrawn, positions, keep);
       } catch (const nim::OutOfPositions&) {
@@ -315,13 +319,15 @@ class PyNimstring {
     return py::int_(v == nim::kLoony ? -1 : v);
   }
 
-  py::object move_wins(py::handle edges, uint64_t positions, bool keep) {
+  py::object move_wins(py::handle edges, uint64_t positions, bool keep, std::optional<double> seconds) {
     const uint64_t undrawn = load(edges);
+    check_seconds(seconds);
     std::vector<std::pair<int, bool>> out;
     bool done = false;
     {
       Busy busy(lock_);
       py::gil_scoped_release release;
+      nim_.set_deadline(seconds.value_or(-1.0));
       try {
         out = nim_.move_wins(undrawn, positions, keep);
         done = true;
@@ -332,6 +338,27 @@ class PyNimstring {
     py::dict d;
     for (const auto& [a, w] : out) d[py::int_(a)] = py::bool_(w);
     return d;
+  }
+
+  py::object first_win(py::handle edges, const std::vector<int>& moves, uint64_t positions, bool keep,
+                       std::optional<double> seconds) {
+    const uint64_t undrawn = load(edges);
+    check_seconds(seconds);
+    for (int a : moves)
+      if (a < 0 || a >= nim_.num_edges() || !(undrawn >> a & 1))
+        throw py::value_error("moves must be undrawn edges of the position, got " + std::to_string(a));
+    int found = -2;  // out of positions
+    {
+      Busy busy(lock_);
+      py::gil_scoped_release release;
+      nim_.set_deadline(seconds.value_or(-1.0));
+      try {
+        found = nim_.first_win(undrawn, moves, positions, keep);
+      } catch (const nim::OutOfPositions&) {
+      }
+    }
+    if (found == -2) return py::none();
+    return py::int_(found);
   }
 
   void clear() {
@@ -350,6 +377,11 @@ class PyNimstring {
                             std::to_string(rows) + "x" + std::to_string(cols));
     }
     return geometry(rows, cols);
+  }
+
+  static void check_seconds(std::optional<double> seconds) {
+    if (seconds && !(*seconds >= 0.0 && *seconds <= 1e6))
+      throw py::value_error("seconds must be in 0..1e6 or None, got " + std::to_string(*seconds));
   }
 
   static size_t max_entries(double table_mb) {
@@ -444,20 +476,32 @@ it goes on from the table the earlier calls left, and ``positions`` counts only 
 edge a drawn) or 3 uint64 words; ``positions`` caps the positions one call may evaluate. Searches release the
 GIL. ``reductions`` (default) tries the moves that won most often earlier in the same call first and searches
 one border side of a box only (the border sides of a box are the same Nimstring move); the answers are the
-same without them, found after more positions.
+same without them, found after more positions. ``forms`` (default) also keys each part by its canonical form
+(nimstring_forms.hpp: the same game wherever it lies on the board, whatever its shape, every run of three or
+more two-string boxes alike), so a part is searched once for all its copies; again the same answers.
 )doc")
-      .def(py::init<int, int, double, bool>(), py::arg("rows"), py::arg("cols"), py::arg("table_mb") = 256.0,
-           py::arg("reductions") = true)
+      .def(py::init<int, int, double, bool, bool>(), py::arg("rows"), py::arg("cols"), py::arg("table_mb") = 256.0,
+           py::arg("reductions") = true, py::arg("forms") = true)
       .def_property_readonly("reductions", &PyNimstring::reductions)
+      .def_property_readonly("forms", &PyNimstring::forms)
       .def_property_readonly("rows", &PyNimstring::rows)
       .def_property_readonly("cols", &PyNimstring::cols)
       .def_property_readonly("entries", &PyNimstring::entries)
       .def("value", &PyNimstring::value, py::arg("edges"), py::arg("positions"), py::arg("keep") = false,
+           py::arg("seconds") = py::none(),
            "The position's value for its mover: a Grundy number (0: the mover loses), -1 for a loony "
-           "position (the mover wins); None when the search needs more than `positions` positions.")
+           "position (the mover wins); None when the search needs more than `positions` positions or more "
+           "than `seconds` (None: no time limit).")
       .def("move_wins", &PyNimstring::move_wins, py::arg("edges"), py::arg("positions"), py::arg("keep") = false,
+           py::arg("seconds") = py::none(),
            "{action: whether drawing it wins Nimstring for the player who draws it} over the undrawn edges; "
-           "None when the search needs more than `positions` positions.")
+           "None when the search needs more than `positions` positions or more than `seconds` (None: no "
+           "time limit).")
+      .def("first_win", &PyNimstring::first_win, py::arg("edges"), py::arg("moves"), py::arg("positions"),
+           py::arg("keep") = false, py::arg("seconds") = py::none(),
+           "The first of `moves` (undrawn edges, in the order given) that wins Nimstring for the player who "
+           "draws it, -1 when none of them does; None when the search needs more than `positions` positions "
+           "or more than `seconds`. It stops at the first winning move, where move_wins settles every move.")
       .def("clear", &PyNimstring::clear, "Empty the table.");
 
   m.def("solver_verify_rules", &verify_rules, py::arg("rows"), py::arg("cols"),
