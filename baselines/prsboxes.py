@@ -19,12 +19,15 @@ Decision rules, in order:
    first long chain. With more than ``search_safe`` safe moves it plays a safe move that wins Nimstring
    (the same game played for the last move, whose winner gets control; :class:`dnb_env._native.Nimstring`)
    when the position has at most ``nimstring_edges`` undrawn edges and the search finds one within
-   ``nimstring_positions`` positions (trying the moves the long chain rule likes first, and stopping at the
-   first that wins; the table kept from move to move within a game); otherwise, or when no safe move wins
-   it, a safe move that leaves the long-chain parity in its favour (Berlekamp's long chain rule: the first
-   player wants dots + long chains even). With ``search_safe`` or fewer it searches (rule 4) with only safe moves allowed while
-   any are left (no early sacrifices), so the search reaches the end of the safe-move phase; with
-   ``search_full`` or fewer, every move is searched.
+   ``nimstring_positions`` positions (on a clock, within half the move time instead), trying first the
+   moves the long chain rule likes and stopping at the first that wins, its table kept from move to move
+   within a game. The exact solver checks that move (within ``nimstring_verify`` nodes, or on a clock the
+   time left) and passes over one that wins Nimstring but loses on boxes for the next that wins it.
+   Otherwise, or when no safe move wins Nimstring, it plays a safe move that leaves the long-chain parity in
+   its favour (Berlekamp's long chain rule: the first player wants dots + long chains even). With
+   ``search_safe`` or fewer it searches (rule 4) with only safe moves allowed while any are left (no early
+   sacrifices), so the search reaches the end of the safe-move phase; with ``search_full`` or fewer, every
+   move is searched.
 4. **Search.** In a simple endgame without a box on offer it plays :func:`dnb_env.analysis.endgame_move`
    (optimal). Otherwise a negamax alpha-beta with a transposition table and iterative deepening to
    ``search_depth`` (within ``search_nodes`` nodes, so a game replays the same on any machine): capture
@@ -63,8 +66,15 @@ __all__ = ["PRsBoxesAgent"]
 _RETROGRADE_EDGES = 20
 #: Safe moves are chosen by their Nimstring result within this many undrawn edges (5x5 steps 16 on).
 NIMSTRING_EDGES = 44
-#: The Nimstring search's positions a move (about a second on 5x5 when it does not finish).
-NIMSTRING_POSITIONS = 400_000
+#: The Nimstring search's positions a move (about half a second on 5x5 when it does not finish).
+NIMSTRING_POSITIONS = 200_000
+#: The exact solver's nodes for each check of a move that wins Nimstring (``nimstring_verify``).
+NIMSTRING_VERIFY = 1_000_000
+#: On a clock, the Nimstring search's share of the move time (instead of the positions).
+NIMSTRING_CLOCK = 0.5
+#: The most moves that win Nimstring the exact solver checks in a move (``nimstring_verify``).
+NIMSTRING_CHECKS = 4
+_UNBOUNDED = 1 << 62
 
 
 def _parity_good(state: GameState, player: int) -> bool:
@@ -80,12 +90,15 @@ class PRsBoxesAgent(Seedable, MoveTimed):
     def __init__(self, seed: int | None = None, solver_edges: int = -1, search_safe: int = 9, search_depth: int = 40,
                  search_nodes: int = 300_000, search_time: float | None = None, search_full: int = 4,
                  board: tuple[int, int] | None = None, solver_nodes: int = MOVE_NODE_LIMIT,
-                 nimstring_edges: int = NIMSTRING_EDGES, nimstring_positions: int = NIMSTRING_POSITIONS):
+                 nimstring_edges: int = NIMSTRING_EDGES, nimstring_positions: int = NIMSTRING_POSITIONS,
+                 nimstring_verify: int = NIMSTRING_VERIFY):
         self.rng = np.random.default_rng(seed)
-        if nimstring_edges < 0 or nimstring_positions < 1:
-            raise ValueError(f"nimstring_edges must be >= 0 (0: off) and nimstring_positions >= 1, got "
-                             f"{nimstring_edges} and {nimstring_positions}")
+        if nimstring_edges < 0 or nimstring_positions < 1 or nimstring_verify < 0:
+            raise ValueError(f"nimstring_edges and nimstring_verify must be >= 0 (0: off) and nimstring_positions >= 1,"
+                             f" got {nimstring_edges}, {nimstring_verify} and {nimstring_positions}")
         self.nimstring_edges, self.nimstring_positions = nimstring_edges, nimstring_positions
+        self.nimstring_verify = nimstring_verify
+        self._verifier: Solver | None = None
         self._nimstring: dict[tuple[int, int], object] = {}  # (rows, cols) -> its search, kept within a game
         self.board = board
         if solver_edges < -1:
@@ -188,26 +201,63 @@ class PRsBoxesAgent(Seedable, MoveTimed):
         if len(safe) <= self.search_safe:
             return self.safe_searcher.select_action(state)
         good = [a for a in safe if _parity_good(state.apply(a), me)]
-        move = self._nimstring_move(state, good, [a for a in safe if a not in good])
-        return move if move is not None else self._pick(good or safe)
+        if self._searches_nimstring(state):
+            groups = [good, [a for a in safe if a not in good]]
+            move = self._nimstring_move(state, groups)
+            if move is not None:
+                return move
+        return self._pick(good or safe)
 
-    def _nimstring_move(self, state: GameState, first: list[int], then: list[int]) -> int | None:
-        """A move that wins Nimstring for the mover, of ``first`` (in random order) or else of ``then``, when
-        the position has at most ``nimstring_edges`` undrawn edges and the search finishes within
-        ``nimstring_positions`` positions (on a clock, within half the move time too); None when none of them
-        wins, the search does not finish, or without the C++ extension or on a board over 64 edges."""
+    def _searches_nimstring(self, state: GameState) -> bool:
+        """Whether rule 3 asks Nimstring: at most ``nimstring_edges`` undrawn edges, the C++ extension built
+        and a board of at most 64 edges."""
         undrawn = state.num_actions - state.edges.bit_count()
-        if undrawn > self.nimstring_edges or state.num_actions > 64 or not native_available():
-            return None
-        moves = [first[i] for i in self.rng.permutation(len(first))] + [then[i] for i in
-                                                                          self.rng.permutation(len(then))]
+        return undrawn <= self.nimstring_edges and state.num_actions <= 64 and native_available()
+
+    def _nimstring_move(self, state: GameState, groups: list[list[int]]) -> int | None:
+        """A move that wins Nimstring for the mover, of the first group that has one (each group in random
+        order), when the search finishes within ``nimstring_positions`` positions (on a clock: within
+        :data:`NIMSTRING_CLOCK` of the move time instead); None when none of them wins or the search does not
+        finish. With ``nimstring_verify`` the exact solver then checks that the move keeps a won game won
+        (within ``nimstring_verify`` nodes, or on a clock the time left): a move it shows to lose on boxes is
+        passed over for the next that wins Nimstring, up to :data:`NIMSTRING_CHECKS` moves."""
+        start = time.perf_counter()
+        moves = [g[i] for g in groups for i in self.rng.permutation(len(g))]
         nim = self._nimstring.get((state.rows, state.cols))
         if nim is None:
             nim = self._nimstring[(state.rows, state.cols)] = native._require().Nimstring(state.rows, state.cols,
                                                                                            table_mb=64.0)
-        seconds = None if self.move_time is None else 0.5 * self.move_time
-        found = nim.first_win(state.edges, moves, self.nimstring_positions, keep=True, seconds=seconds)
-        return found if found is not None and found >= 0 else None
+        search_time = None if self.move_time is None else NIMSTRING_CLOCK * self.move_time
+        budget = self.nimstring_positions if search_time is None else _UNBOUNDED
+        first = None
+        for _ in range(NIMSTRING_CHECKS if self.nimstring_verify else 1):
+            left = None if search_time is None else max(0.0, search_time - (time.perf_counter() - start))
+            found = nim.first_win(state.edges, moves, budget, keep=True, seconds=left)
+            if found is None or found < 0:
+                break
+            first = found if first is None else first
+            kept = self._verified(state, found, start)
+            if kept is not False:  # kept, or past the check's budget: play it
+                return found
+            moves = moves[moves.index(found) + 1:]  # it wins Nimstring but loses on boxes
+        return first
+
+    def _verified(self, state: GameState, move: int, start: float) -> bool | None:
+        """Whether ``move`` keeps the game won by the exact solver (None: past its budget, or unchecked)."""
+        if not self.nimstring_verify:
+            return None
+        if self._verifier is None:
+            self._verifier = Solver(max_undrawn=state.num_actions, node_limit=self.nimstring_verify)
+        if self.move_time is not None:
+            self._verifier.node_limit = 0
+            self._verifier.set_deadline(max(0.0, self.move_time - (time.perf_counter() - start)) * 0.9)
+        try:
+            return self._verifier.keeps_win(state, move)
+        except SolverBudgetExceeded:
+            return None
+        finally:
+            self._verifier.set_deadline(None)
+            self._verifier.node_limit = self.nimstring_verify
 
     # -------------------------------------------------------------- main
     def select_action(self, state: GameState) -> int:

@@ -6,8 +6,10 @@ stops the benchmark.
 
 The variants (``--searches``): ``plain`` (no reduction), ``reduced`` (move ordering by earlier winning moves,
 one border side a box) and ``forms`` (``reduced``, and every part keyed by its canonical form, so that the same
-part met anywhere on the board, or with other lengths of its long chains, is searched once). The ratio column
-is the mean time of the first variant over the last.
+part met anywhere on the board, or with other lengths of its long chains, is searched once); ``first`` is
+``forms`` asked for the first winning move in edge order only (``first_win``, as ``prsboxes`` asks, which stops
+there instead of settling every move; its answer is checked against the others' first winning move). The ratio
+column is the mean time of the first variant over the last.
 
 Positions come from teacher datasets (``--held``, repeatable), taken in order, or from games (``--games N``:
 ``alphabeta:depth=2`` against ``greedy``, colours alternating, each opened by ``num_actions // 6`` guided random
@@ -26,7 +28,7 @@ import time
 from collections import defaultdict
 
 SEARCHES = {"plain": dict(reductions=False, forms=False), "reduced": dict(reductions=True, forms=False),
-            "forms": dict(reductions=True, forms=True)}
+            "forms": dict(reductions=True, forms=True), "first": dict(reductions=True, forms=True)}
 
 
 def _held_positions(held: list[str], lo: int, hi: int, per_count: int) -> dict[int, list]:
@@ -126,14 +128,26 @@ def _compare(searches: dict, states: list, positions: int, seconds: float | None
         answers = {}
         for name, nim in searches.items():
             t = time.perf_counter()
-            answers[name] = nim.move_wins(edges, positions, seconds=seconds)
+            if name == "first":
+                moves = [a for a in range(s.num_actions) if not edges >> a & 1]
+                answers[name] = nim.first_win(edges, moves, positions, seconds=seconds)
+            else:
+                answers[name] = nim.move_wins(edges, positions, seconds=seconds)
             times[name].append(1000 * (time.perf_counter() - t))
             done[name] += answers[name] is not None
-        found = [a for a in answers.values() if a is not None]
-        if any(a != found[0] for a in found):
+        if not _agree(answers):
             raise SystemExit(f"the searches disagree on the position {s.edges:#x}")
     return {k: {"finished": done[k], "median_ms": statistics.median(times[k]),
                 "mean_ms": statistics.fmean(times[k])} for k in searches}
+
+
+def _agree(answers: dict) -> bool:
+    """Whether the finished searches agree: the same move results, and ``first`` their first winning move."""
+    settled = [a for n, a in answers.items() if a is not None and n != "first"]
+    if any(a != settled[0] for a in settled):
+        return False
+    first = answers.get("first")
+    return not settled or first is None or first == next((m for m in sorted(settled[0]) if settled[0][m]), -1)
 
 
 if __name__ == "__main__":

@@ -364,14 +364,17 @@ def _prsboxes(*, board, seed, **options):
         solver_nodes: the exact solver's node budget a move; past it the rules decide
         nimstring_edges: undrawn edges within which it plays a safe move that wins Nimstring (who gets
             control), where the search finds one (0: off)
-        nimstring_positions: the Nimstring search's position budget a move (on a clock, also half the time)
+        nimstring_positions: the Nimstring search's position budget a move (on a clock: half the move time
+            instead)
+        nimstring_verify: the exact solver's node budget (on a clock: the time left) to check that a move
+            winning Nimstring also keeps a won game won; one it shows to lose is passed over (0: no check)
     """
     return PRsBoxesAgent(seed=seed, board=board, **options)
 
 
 takes_options(_prsboxes, options_of(PRsBoxesAgent, ("solver_edges", "search_safe", "search_full", "search_depth",
                                                     "search_nodes", "solver_nodes", "nimstring_edges",
-                                                    "nimstring_positions")))
+                                                    "nimstring_positions", "nimstring_verify")))
 register_agent("prsboxes", _prsboxes)
 
 

@@ -218,13 +218,44 @@ def test_prsboxes_plays_a_safe_move_that_wins_nimstring_where_one_does():
         PRsBoxesAgent(nimstring_positions=0)
 
 
+@pytest.mark.skipif(not native_available(), reason="the Nimstring search is in the C++ extension")
+def test_prsboxes_checks_its_nimstring_move_with_the_solver():
+    from baselines.prsboxes import NIMSTRING_CHECKS
+    from dnb_env.analysis import realistic_position
+    from dnb_env.features import nimstring_move_wins
+
+    rng = random.Random(6)
+    agent = PRsBoxesAgent(seed=0, solver_edges=0, nimstring_verify=10 ** 7)
+    solver = Solver()
+    checked = mattered = 0
+    for _ in range(60):
+        s = realistic_position("5x5", rng.randint(34, 38), rng)  # undrawn edges
+        cls = move_classes(s)
+        safe = np.flatnonzero(cls == MoveClass.SAFE)
+        if (cls == MoveClass.SCORING).any() or len(safe) <= agent.search_safe or not solver.can_win(s):
+            continue
+        wins = nimstring_move_wins(s, 10 ** 6, max_undrawn=None)
+        nim_safe = {int(a) for a in safe if wins is not None and wins[a] == 1}
+        keeping = {a for a in nim_safe if solver.keeps_win(s, a)}
+        if not keeping or len(nim_safe - keeping) >= NIMSTRING_CHECKS:
+            continue
+        checked += 1
+        mattered += bool(nim_safe - keeping)  # a move that wins Nimstring and loses on boxes was there
+        assert agent.select_action(s) in keeping
+    assert checked >= 5 and mattered >= 1
+    with pytest.raises(ValueError, match="nimstring_verify"):
+        PRsBoxesAgent(nimstring_verify=-1)
+
+
 def test_prsboxes_beats_greedy():
     from baselines.greedy import GreedyAgent
     from baselines.prsboxes import PRsBoxesAgent
 
-    # 4x4, 8 games, seats alternating; a small search budget keeps the test quick
+    # 4x4, 8 games, seats alternating; a small search budget and no Nimstring search (tested above) keep the
+    # test quick: the rules and searches alone beat greedy
     for solver_edges in (0, 20):
-        p, g = PRsBoxesAgent(seed=0, solver_edges=solver_edges, search_nodes=20_000), GreedyAgent(seed=1)
+        p = PRsBoxesAgent(seed=0, solver_edges=solver_edges, search_nodes=20_000, nimstring_edges=0)
+        g = GreedyAgent(seed=1)
         points = 0.0
         for i in range(8):
             s = GameState.new(4, 4)

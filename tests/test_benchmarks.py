@@ -371,9 +371,9 @@ def test_nimstring_benchmark_compares_the_searches_on_the_same_positions(held_se
     with pytest.raises(SystemExit):
         load("nimstring").main(["--held", str(held_set("teach5-held")), "--undrawn", "50-55"])
     res = load("nimstring").main(["--games", "2", "--board", "3x3", "--undrawn", "10-12", "--per-count", "2",
-                                  "--searches", "reduced,forms", "--seconds", "5"])
+                                  "--searches", "reduced,forms,first", "--seconds", "5"])
     assert sorted(res) == [10, 11, 12]
-    assert all(row["forms"]["finished"] == row["positions"] >= 1 for row in res.values())
+    assert all(row["forms"]["finished"] == row["first"]["finished"] == row["positions"] >= 1 for row in res.values())
     for bad in (["--games", "2", "--held", str(held_set("teach5-held"))], ["--games", "2", "--searches", "fast"],
                 ["--games", "2", "--seconds", "0"], []):
         with pytest.raises(SystemExit):
