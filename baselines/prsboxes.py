@@ -69,7 +69,7 @@ NIMSTRING_EDGES = 44
 #: The Nimstring search's positions a move (about half a second on 5x5 when it does not finish).
 NIMSTRING_POSITIONS = 200_000
 #: The exact solver's nodes for each check of a move that wins Nimstring (``nimstring_verify``).
-NIMSTRING_VERIFY = 1_000_000
+NIMSTRING_VERIFY = 500_000
 #: On a clock, the Nimstring search's share of the move time (instead of the positions).
 NIMSTRING_CLOCK = 0.5
 #: The most moves that win Nimstring the exact solver checks in a move (``nimstring_verify``).
