@@ -47,6 +47,8 @@ Positions whose own label (``can_win``) is past the node budget are ``unknown``:
 scored. The keep rate of an agent at a step is the fraction of its labelled moves in won positions that keep
 the win, with a Wilson 95% interval; moves whose label is past the budget are counted as ``unknown``. With
 ``--time-per-move X`` every agent that thinks to a clock (:class:`dnb_env.agent.Timed`) gets X seconds a move.
+An agent that draws (:class:`dnb_env.agent.Seedable`) is reseeded for each position from ``--seed`` and the
+position's seed, so its move in a position does not depend on which sets are scored with it, or in what order.
 
     python benchmarks/frontier.py make --out research/frontier/sets/5x5-s20.json --step 20 \\
         --kinds agents,alphabeta-greedy,guided --per-kind 20 --seed 1 --node-limit 300000000
@@ -68,7 +70,7 @@ import tempfile
 import time
 
 from agents.arena import make_opening, wilson_interval
-from dnb_env.agent import Timed
+from dnb_env.agent import Seedable, Timed
 from dnb_env.core import GameState, parse_board
 from dnb_env.solver import Solver, SolverBudgetExceeded
 from registry import make_agent
@@ -279,6 +281,8 @@ def score_sets(paths: list[str], agents: list[str], time_per_move: float | None 
                     continue
                 state = GameState.from_actions(board, actions=pos["history"])
                 agent.reset()
+                if isinstance(agent, Seedable):  # the move of a position does not depend on the sets' order
+                    agent.seed((seed * 1_000_003 + pos["seed"]) % 2 ** 31)
                 t = time.perf_counter()
                 move = int(agent.select_action(state))
                 spent = time.perf_counter() - t
