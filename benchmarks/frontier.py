@@ -150,7 +150,10 @@ def write_json(path: str, data: dict) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".frontier-", suffix=".json", dir=folder)
+    umask = os.umask(0)
+    os.umask(umask)
     try:
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's file is private; the set is not
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(_dumps(data))
         os.replace(tmp, path)
