@@ -14,13 +14,13 @@ and after a change are measured on the same positions, and each move's exact lab
             picks the same move costs nothing. Prints keep rates per step and agent (and per kind)
 ==========  ==============================================================================================
 
-Kinds of play (``--kinds``, in this order in the file; game ``g`` of each kind has its own seed, recorded):
+Kinds of play (``--kinds``; game ``g`` of each kind has its own seed, recorded with the position):
 
-==================  ======================================================================================
-``agents``          ``prsboxes`` against ``prsboxes`` with different seeds: the agents' own games
+====================  ====================================================================================
+``agents``            ``prsboxes`` against ``prsboxes`` with different seeds: the agents' own games
 ``alphabeta-greedy``  ``alphabeta:depth=2`` against ``greedy``, as in ``benchmarks/midgame.py``
-``guided``          guided random moves (a random safe move while there is one) straight to the step
-==================  ======================================================================================
+``guided``            guided random moves (a random safe move while there is one) straight to the step
+====================  ====================================================================================
 
 The two played kinds open with ``num_actions // 6`` guided random moves (10 on 5x5; at most the step) and
 alternate colours from game to game (even games: the first player named moves first). Positions of the
