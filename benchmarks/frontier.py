@@ -71,7 +71,7 @@ import time
 
 from agents.arena import make_opening, wilson_interval
 from dnb_env.agent import Seedable, Timed
-from dnb_env.core import GameState, parse_board
+from dnb_env.core import GameState
 from dnb_env.solver import Solver, SolverBudgetExceeded
 from registry import make_agent
 from registry.specs import parse_agent_spec, split_agents
@@ -133,15 +133,22 @@ def load_set(path: str) -> dict:
         raise SetError(f"{path}: not a readable set file ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SetError(f"{path}: not a frontier set (format {FORMAT!r} expected)")
-    params = data["params"]
-    check_step(params["board"], params["step"])
-    for i, pos in enumerate(data["positions"]):
-        if len(pos["history"]) != params["step"]:
-            raise SetError(f"{path}: position {i} has {len(pos['history'])} moves, the set's step is {params['step']}")
-        try:
-            GameState.from_actions(params["board"], actions=pos["history"])
-        except (ValueError, IndexError) as exc:
-            raise SetError(f"{path}: position {i} is not a game of {params['board']} ({exc})") from None
+    try:
+        params = data["params"]
+        check_step(params["board"], params["step"])
+        for i, pos in enumerate(data["positions"]):
+            if len(pos["history"]) != params["step"]:
+                raise SetError(f"position {i} has {len(pos['history'])} moves, the set's step is {params['step']}")
+            try:
+                GameState.from_actions(params["board"], actions=pos["history"])
+            except (ValueError, IndexError, TypeError) as exc:
+                raise SetError(f"position {i} is not a game of {params['board']} ({exc})") from None
+            if pos["label"] not in ("won", "lost", "unknown") or not isinstance(pos["moves"], dict):
+                raise SetError(f"position {i} has no label won, lost or unknown, or no moves")
+    except SetError as exc:
+        raise SetError(f"{path}: {exc}") from None
+    except (KeyError, TypeError) as exc:
+        raise SetError(f"{path}: a malformed set file ({type(exc).__name__}: {exc})") from None
     return data
 
 
@@ -369,7 +376,6 @@ def main(argv=None):
     command = shlex.join(["python", "benchmarks/frontier.py", *(sys.argv[1:] if argv is None else argv)])
     try:
         if args.command == "make":
-            parse_board(args.board)
             data = make_set(args.out, args.board, args.step, [k.strip() for k in args.kinds.split(",") if k.strip()],
                             args.per_kind, args.seed, args.node_limit, args.threads, args.tt_mb, command)
             counts = summary(data)

@@ -484,6 +484,13 @@ def test_frontier_make_refuses_another_set_and_bad_input(tmp_path):
     frontier.write_json(str(tmp_path / "broken.json"), broken)
     with pytest.raises(SystemExit, match="position 0 is not a game of 3x3"):
         frontier.main(["score", "--sets", str(tmp_path / "broken.json"), "--agents", "greedy"])
+    broken = frontier.load_set(str(out))
+    del broken["positions"][1]["label"]
+    frontier.write_json(str(tmp_path / "broken.json"), broken)
+    with pytest.raises(SystemExit, match="malformed"):
+        frontier.main(["score", "--sets", str(tmp_path / "broken.json"), "--agents", "greedy"])
+    with pytest.raises(SystemExit, match="board '5x'"):
+        frontier.main([*FRONTIER_MAKE, "--board", "5x", "--out", str(tmp_path / "b.json")])
 
 
 def test_frontier_score_labels_the_chosen_moves_and_caches_them(tmp_path, monkeypatch):
