@@ -41,7 +41,8 @@ The set file (JSON, written atomically: a temporary file, then ``os.replace``)::
 (``kept``: null when the label was past its node ``budget``; a later ``score`` with a larger ``--node-limit``
 tries it again). ``make`` refuses a file made with other ``params`` (board, step, kinds,
 seed, node limit, opening) and leaves it as it is; ``--threads`` and ``--tt-mb`` change only the speed.
-Do not ``score`` a set while ``make`` is growing it (each writes the whole file).
+A ``score`` may run while a ``make`` grows the same set: each merges what the other wrote before it writes
+(under a lock on the folder), so no position and no label is lost.
 
 Positions whose own label (``can_win``) is past the node budget are ``unknown``: counted and reported, never
 scored. The keep rate of an agent at a step is the fraction of its labelled moves in won positions that keep
@@ -68,6 +69,11 @@ import shlex
 import sys
 import tempfile
 import time
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: set files are written without the folder lock
+    fcntl = None
 
 from agents.arena import make_opening, wilson_interval
 from dnb_env.agent import Seedable, Timed
@@ -170,6 +176,59 @@ def write_json(path: str, data: dict) -> None:
         raise
 
 
+def save_set(path: str, data: dict) -> None:
+    """Write the set ``data`` to ``path`` (atomically), first merging into ``data`` what another process wrote
+    there meanwhile: positions a ``make`` added, move labels a ``score`` cached. The read and the write hold a
+    lock on the folder (where the system has ``fcntl``), so a ``score`` may run beside a ``make`` growing the
+    same set and neither loses the other's work."""
+    with _folder_lock(path):
+        try:
+            disk = load_set(path) if os.path.exists(path) else None
+        except SetError:
+            disk = None  # not ours to merge: overwritten, as before the lock
+        if disk is not None and disk["params"] == data["params"]:
+            _merge(data, disk)
+        write_json(path, data)
+
+
+def _merge(data: dict, other: dict) -> None:
+    """Add to ``data`` the positions, move labels and commands of ``other`` (the same set) that it lacks; a
+    known label wins over an unknown one."""
+    mine = {(p["kind"], p["game"]): p for p in data["positions"]}
+    for pos in other["positions"]:
+        have = mine.get((pos["kind"], pos["game"]))
+        if have is None:
+            data["positions"].append(pos)
+            continue
+        for move, label in pos["moves"].items():
+            if move not in have["moves"] or (have["moves"][move]["kept"] is None and label["kept"] is not None):
+                have["moves"][move] = label
+    order = {kind: i for i, kind in enumerate(data["params"]["kinds"])}
+    data["positions"].sort(key=lambda p: (p["game"], order.get(p["kind"], len(order))))
+    data["commands"] = other["commands"] + [c for c in data["commands"] if c not in other["commands"]]
+    data["per_kind"] = max(data["per_kind"], other["per_kind"])
+
+
+class _folder_lock:
+    """An exclusive ``flock`` on the folder of ``path`` while in the block (nothing without ``fcntl``)."""
+
+    def __init__(self, path: str):
+        self.folder = os.path.dirname(os.path.abspath(path))
+
+    def __enter__(self):
+        self.fd = None
+        if fcntl is not None:
+            os.makedirs(self.folder, exist_ok=True)
+            self.fd = os.open(self.folder, os.O_RDONLY)
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+
+
 def _dumps(data: dict) -> str:
     """JSON with one line per item of a top-level list (a set's positions, a table's rows): a grown set's
     diff is its new lines."""
@@ -238,10 +297,10 @@ def make_set(out: str, board: str, step: int, kinds: list[str], per_kind: int, s
         data["positions"].append({"kind": kind, "game": g, "seed": s_seed, "history": history, "label": label,
                                   "nodes": nodes, "seconds": seconds, "moves": {}})
         data["positions"].sort(key=lambda p: (p["game"], order.get(p["kind"], len(order))))
-        write_json(out, data)
+        save_set(out, data)
         log(f"[{i}/{len(todo)}] {kind} game {g}: {label} ({seconds:.1f} s, {nodes:,} nodes)")
     if not todo:
-        write_json(out, data)
+        save_set(out, data)
     return data
 
 
@@ -286,7 +345,7 @@ def score_sets(paths: list[str], agents: list[str], time_per_move: float | None 
                                                             "positions": 0, "unlabelled": 0})
                 row["unlabelled"] += sum(p["label"] == "unknown" for p in data["positions"]
                                          if kind in ("all", p["kind"]))
-            for pos in data["positions"]:
+            for pos in list(data["positions"]):  # save_set may add the positions of a make running beside
                 if pos["label"] != "won":
                     continue
                 state = GameState.from_actions(board, actions=pos["history"])
@@ -300,7 +359,7 @@ def score_sets(paths: list[str], agents: list[str], time_per_move: float | None 
                 if cached is None or (cached["kept"] is None and _larger(limit, cached["budget"])):
                     kept, nodes, seconds = _labelled(solver, lambda: solver.keeps_win(state, move))
                     pos["moves"][str(move)] = {"kept": kept, "nodes": nodes, "seconds": seconds, "budget": limit}
-                    write_json(path, data)
+                    save_set(path, data)
                 kept = pos["moves"][str(move)]["kept"]
                 for kind in ("all", pos["kind"]):
                     row = tally[(step, spec, kind)]

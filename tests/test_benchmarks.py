@@ -563,3 +563,29 @@ def test_frontier_score_counts_unknown_labels_and_gives_timed_agents_the_move_ti
     # a larger budget labels the moves left unknown
     rows = frontier.main(["score", "--sets", out + "2", "--agents", "greedy"])
     assert rows[0]["unknown"] == 0 and rows[0]["n"] == rows[0]["positions"] > 0
+
+
+def test_frontier_make_and_score_side_by_side_keep_each_others_work(tmp_path):
+    frontier = load("frontier")
+    out = str(tmp_path / "s.json")
+    frontier.main([*FRONTIER_MAKE, "--out", out])  # 2 games of each kind
+
+    def score_meanwhile(line):  # a score of the set runs while make grows it
+        if line.startswith("[1/"):
+            frontier.score_sets([out], ["greedy"], log=lambda *a: None)
+
+    grown = frontier.make_set(out, "3x3", 14, list(frontier.KINDS), 4, 5, 1_000_000, command="grow", log=score_meanwhile)
+    final = frontier.load_set(out)
+    assert len(final["positions"]) == 12 and final["commands"][-1] == "grow" and final == grown
+    seen = [p for p in final["positions"][:7] if p["label"] == "won"]  # the positions there when score ran
+    assert seen and all(len(p["moves"]) == 1 for p in seen)
+    # a score that read the set before a make added positions writes its labels and keeps the new positions
+    stale = frontier.load_set(out)
+    frontier.make_set(out, "3x3", 14, list(frontier.KINDS), 5, 5, 1_000_000, command="grow again", log=lambda *a: None)
+    won = next(p for p in stale["positions"] if p["label"] == "won")
+    move = next(m for m in range(24) if str(m) not in won["moves"] and m not in won["history"])
+    won["moves"][str(move)] = {"kept": False, "nodes": 1, "seconds": 0.0, "budget": 1_000_000}
+    frontier.save_set(out, stale)
+    final = frontier.load_set(out)
+    assert len(final["positions"]) == 15 and final["commands"][-2:] == ["grow", "grow again"]
+    assert final["positions"][stale["positions"].index(won)]["moves"][str(move)]["kept"] is False
