@@ -33,7 +33,7 @@ The set file (JSON, written atomically: a temporary file, then ``os.replace``)::
      "params": {"board": "5x5", "step": 16, "kinds": [...], "seed": 1, "node_limit": 300000000, "opening": 10},
      "per_kind": 20,                       # the largest --per-kind asked so far
      "commands": ["python benchmarks/frontier.py make ...", ...],   # each make run that added positions
-     "positions": [{"kind": "guided", "game": 0, "seed": 100003, "history": [...],   # the moves played
+     "positions": [{"kind": "guided", "game": 0, "seed": 120017, "history": [...],   # the moves played
                     "label": "won" | "lost" | "unknown", "nodes": 1234567, "seconds": 0.41,
                     "moves": {"17": {"kept": true, "nodes": 5678, "seconds": 0.02, "budget": 300000000}}}, ...]}
 
