@@ -11,7 +11,8 @@ and after a change are measured on the same positions, and each move's exact lab
             writes the set file after every position and resumes from it
 ``score``   each agent picks a move in every won position of the sets; the move is labelled by the solver
             (``Solver.keeps_win``) and the label is cached in the set file, so scoring another agent that
-            picks the same move costs nothing. Prints keep rates per step and agent (and per kind)
+            picks the same move costs nothing. Prints keep rates per step and agent (and per kind),
+            and each agent against the first, position by position (McNemar)
 ==========  ==============================================================================================
 
 Kinds of play (``--kinds``; game ``g`` of each kind has its own seed, recorded with the position):
@@ -76,6 +77,7 @@ except ImportError:  # not on Windows: set files are written without the folder 
     fcntl = None
 
 from agents.arena import make_opening, wilson_interval
+from agents.arena.ratings import paired_difference
 from dnb_env.agent import Seedable, Timed
 from dnb_env.core import GameState
 from dnb_env.solver import Solver, SolverBudgetExceeded
@@ -316,12 +318,15 @@ def summary(data: dict) -> dict:
 
 # --------------------------------------------------------------------------------------------- score
 def score_sets(paths: list[str], agents: list[str], time_per_move: float | None = None, node_limit: int | None = None,
-               seed: int = 0, threads: int = 1, tt_mb: float = 64.0, log=print) -> list[dict]:
+               seed: int = 0, threads: int = 1, tt_mb: float = 64.0, log=print,
+               choices: dict | None = None) -> list[dict]:
     """Score each agent (registry spec) on the won positions of the set files ``paths``; the chosen moves'
     labels are read from the files' caches or computed (``node_limit``: each set's own by default) and
     written back. Returns one row per step, agent and kind (``kind`` "all" for the step's row): ``kept``,
     ``n`` (labelled moves), ``unknown`` (moves past the budget), ``rate``, ``ci``, ``mean_s``, ``max_s``,
-    ``positions`` (won positions) and ``unlabelled`` (positions of the sets past their own budget)."""
+    ``positions`` (won positions) and ``unlabelled`` (positions of the sets past their own budget).
+    ``choices``, when given, gets each agent's move and its label per position: ``choices[spec][(step, kind,
+    game)] = (move, kept)`` (``kept`` None past the budget)."""
     sets = {path: load_set(path) for path in paths}
     boards = {data["params"]["board"] for data in sets.values()}
     if len(boards) != 1:
@@ -361,6 +366,8 @@ def score_sets(paths: list[str], agents: list[str], time_per_move: float | None 
                     pos["moves"][str(move)] = {"kept": kept, "nodes": nodes, "seconds": seconds, "budget": limit}
                     save_set(path, data)
                 kept = pos["moves"][str(move)]["kept"]
+                if choices is not None:
+                    choices.setdefault(spec, {})[(step, pos["kind"], pos["game"])] = (move, kept)
                 for kind in ("all", pos["kind"]):
                     row = tally[(step, spec, kind)]
                     row["positions"] += 1
@@ -381,6 +388,24 @@ def score_sets(paths: list[str], agents: list[str], time_per_move: float | None 
     return rows
 
 
+def paired_rows(choices: dict, agents: list[str]) -> list[dict]:
+    """Each agent after the first against the first, step by step, on the positions where both moves are
+    labelled (:func:`agents.arena.paired_difference`: ``only_first`` / ``only_second`` count the positions
+    only one of them kept, ``diff`` the first's keep rate minus the second's, ``ci`` its 95% interval, ``p``
+    the exact McNemar test)."""
+    out = []
+    first = choices.get(agents[0], {})
+    for spec in agents[1:]:
+        other = choices.get(spec, {})
+        for step in sorted({k[0] for k in first}):
+            both = [k for k in first if k[0] == step and k in other and None not in (first[k][1], other[k][1])]
+            d = paired_difference([first[k][1] for k in both], [other[k][1] for k in both])
+            out.append({"step": step, "first": agents[0], "second": spec, "n": d.n, "only_first": d.only_first,
+                        "only_second": d.only_second, "same_move": sum(first[k][0] == other[k][0] for k in both),
+                        "diff": d.diff, "ci": list(d.ci), "p": d.p})
+    return out
+
+
 def markdown_table(rows: list[dict]) -> str:
     """The rows of :func:`score_sets` as a markdown table: the steps' rows, then the rows by kind."""
     head = ("| step (undrawn) | agent | kind | keep rate [95% CI] | n | unknown | s/move mean | s/move max |\n"
@@ -395,6 +420,17 @@ def markdown_table(rows: list[dict]) -> str:
             top = "-" if r["max_s"] is None else f"{r['max_s']:.3f}"
             lines.append(f"| {r['step']} ({r['undrawn']}) | {r['agent']} | {r['kind']} | {rate} | {r['n']} | "
                          f"{r['unknown']} | {mean} | {top} |")
+    return "\n".join(lines)
+
+
+def markdown_paired(paired: list[dict]) -> str:
+    """The rows of :func:`paired_rows` as a markdown table."""
+    lines = ["| step | first | second | n | same move | kept by first only | by second only | "
+             "difference [95% CI] | McNemar p |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in paired:
+        lines.append(f"| {r['step']} | {r['first']} | {r['second']} | {r['n']} | {r['same_move']} | "
+                     f"{r['only_first']} | {r['only_second']} | {r['diff']:+.3f} "
+                     f"[{r['ci'][0]:+.3f}, {r['ci'][1]:+.3f}] | {r['p']:.3f} |")
     return "\n".join(lines)
 
 
@@ -443,15 +479,23 @@ def main(argv=None):
                   f"{counts['median_s']}, max {counts['max_s']}")
             return data
         agents = list(split_agents(args.agents))
-        if not agents:
-            raise SetError("--agents needs at least one registry spec")
+        if not agents or len(set(agents)) != len(agents):
+            raise SetError("--agents needs one or more distinct registry specs")
+        choices: dict = {}
         rows = score_sets(_expand(args.sets), agents, args.time_per_move, args.node_limit, args.seed, args.threads,
-                          args.tt_mb)
+                          args.tt_mb, choices=choices)
     except SetError as exc:
         raise SystemExit(f"frontier: {exc}") from None
     print(markdown_table(rows))
+    paired = paired_rows(choices, agents)
+    if paired:
+        print("\npaired, on the positions where both moves are labelled:")
+        print(markdown_paired(paired))
     if args.json:
-        out = {"command": command, "time_per_move": args.time_per_move, "rows": rows}
+        moves = [{"agent": spec, "step": k[0], "kind": k[1], "game": k[2], "move": move, "kept": kept}
+                 for spec in agents for k, (move, kept) in sorted(choices.get(spec, {}).items())]
+        out = {"command": command, "time_per_move": args.time_per_move, "rows": rows, "paired": paired,
+               "moves": moves}
         write_json(args.json, out)
     return rows
 

@@ -526,6 +526,13 @@ def test_frontier_score_labels_the_chosen_moves_and_caches_them(tmp_path, monkey
     assert min(by[(k, "random", "all")]["rate"] for k in (12, 14)) < 1.0  # the labels can say no
     table = json.loads((tmp_path / "table.json").read_text())
     assert table["rows"] == json.loads(json.dumps(rows)) and "score --sets" in table["command"]
+    paired = {r["step"]: r for r in table["paired"]}  # greedy against random, position by position
+    for step in (12, 14):
+        g, r = by[(step, "greedy", "all")], by[(step, "random", "all")]
+        assert paired[step]["n"] == g["n"] and paired[step]["second"] == "random"
+        assert paired[step]["only_first"] - paired[step]["only_second"] == g["kept"] - r["kept"]
+    assert {(m["step"], m["kind"], m["game"]) for m in table["moves"] if m["agent"] == "greedy"} == set(chosen)
+    assert all(chosen[(m["step"], m["kind"], m["game"])][str(m["move"])]["kept"] == m["kept"] for m in table["moves"])
 
     calls = []
     real = frontier.Solver.keeps_win
@@ -574,7 +581,8 @@ def test_frontier_make_and_score_side_by_side_keep_each_others_work(tmp_path):
         if line.startswith("[1/"):
             frontier.score_sets([out], ["greedy"], log=lambda *a: None)
 
-    grown = frontier.make_set(out, "3x3", 14, list(frontier.KINDS), 4, 5, 1_000_000, command="grow", log=score_meanwhile)
+    grown = frontier.make_set(out, "3x3", 14, list(frontier.KINDS), 4, 5, 1_000_000, command="grow",
+                              log=score_meanwhile)
     final = frontier.load_set(out)
     assert len(final["positions"]) == 12 and final["commands"][-1] == "grow" and final == grown
     seen = [p for p in final["positions"][:7] if p["label"] == "won"]  # the positions there when score ran
