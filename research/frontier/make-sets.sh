@@ -5,6 +5,9 @@
 #   nohup nice -n 10 bash research/frontier/make-sets.sh > /tmp/frontier-make.log 2>&1 &
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# this checkout's packages, not an install of another checkout (a script's folder, not the current one, is on
+# the path): the agents' games that give the positions are this checkout's agents
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 PY=${PYTHON:-python}
 frontier_make() { "$PY" benchmarks/frontier.py make --kinds agents,alphabeta-greedy,guided --seed 1 --threads 1 --tt-mb 1024 "$@"; }
 S=${SETS:-research/frontier/sets}
