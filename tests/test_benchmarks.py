@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import pathlib
 
 import pytest
@@ -401,3 +402,206 @@ def test_behaviour_fingerprints_repeat_and_compare():
     del changed["env/edgequad4"]
     assert bench.compare(first, first) == []
     assert bench.compare(first, changed) == ["env/chainloop6: DIFFERENT", "env/edgequad4: missing after"]
+
+
+# --------------------------------------------------------------------------------------------- frontier sets
+FRONTIER_MAKE = ["make", "--board", "3x3", "--step", "14", "--per-kind", "2", "--seed", "5", "--node-limit", "1000000"]
+
+
+def _frontier_won(state, brute) -> bool:
+    """Whether the player to move wins the whole game (boxes owned included), by the tests' own negamax."""
+    s0, s1 = state.scores
+    owned = s0 - s1 if state.current_player == 0 else s1 - s0
+    return owned + brute.value(state) > 0
+
+
+def test_frontier_make_labels_positions_of_each_kind_and_resumes(tmp_path, monkeypatch, brute):
+    from agents.arena import make_opening
+    from dnb_env.core import GameState
+
+    frontier = load("frontier")
+    out = str(tmp_path / "sets" / "3x3-s14.json")
+    data = frontier.main([*FRONTIER_MAKE, "--out", out])
+    assert [(p["kind"], p["game"]) for p in data["positions"]] == [(k, g) for g in range(2) for k in frontier.KINDS]
+    assert data["commands"] == [" ".join(["python", "benchmarks/frontier.py", *FRONTIER_MAKE, "--out", out])]
+    for p in data["positions"]:
+        state = GameState.from_actions("3x3", actions=p["history"])
+        assert len(p["history"]) == 14 and p["label"] == ("won" if _frontier_won(state, brute) else "lost")
+    guided = [p for p in data["positions"] if p["kind"] == "guided"]
+    assert guided[1]["history"] == make_opening("3x3", 14, "guided", frontier.position_seed(5, "guided", 1))
+    assert len({tuple(p["history"]) for p in data["positions"]}) == 6  # the kinds' seeds differ
+    before = pathlib.Path(out).read_text()
+
+    def no_solver(*args):
+        raise AssertionError("a resumed make labelled a position it had")
+
+    monkeypatch.setattr(frontier.Solver, "can_win", no_solver)
+    frontier.main([*FRONTIER_MAKE, "--out", out])  # nothing to add: no label, the same positions
+    assert pathlib.Path(out).read_text() == before
+    monkeypatch.undo()
+    # a run killed after two new positions keeps them (the file is written after each); the next one continues
+    calls = []
+    real = frontier.Solver.can_win
+
+    def killed_after_two(self, state):
+        calls.append(state)
+        if len(calls) > 2:
+            raise KeyboardInterrupt
+        return real(self, state)
+
+    monkeypatch.setattr(frontier.Solver, "can_win", killed_after_two)
+    grow = [*FRONTIER_MAKE, "--out", out]
+    grow[grow.index("--per-kind") + 1] = "4"
+    with pytest.raises(KeyboardInterrupt):
+        frontier.main(grow)
+    assert len(frontier.load_set(out)["positions"]) == 8
+    monkeypatch.undo()
+    grown = frontier.main(grow)
+    assert len(grown["positions"]) == 12 and grown["per_kind"] == 4 and grown["positions"][:6] == data["positions"]
+    fresh = frontier.main([*grow[:-1], str(tmp_path / "fresh.json")])
+    assert [p["history"] for p in fresh["positions"]] == [p["history"] for p in grown["positions"]]
+
+
+def test_frontier_make_refuses_another_set_and_bad_input(tmp_path):
+    frontier = load("frontier")
+    out = tmp_path / "s.json"
+    frontier.main([*FRONTIER_MAKE, "--per-kind", "1", "--out", str(out)])
+    before = out.read_text()
+    for flag, value in (("--seed", "6"), ("--step", "13"), ("--node-limit", "5"), ("--board", "3x4")):
+        args = [*FRONTIER_MAKE, "--out", str(out)]
+        args[args.index(flag) + 1] = value
+        with pytest.raises(SystemExit, match="other parameters"):
+            frontier.main(args)
+        assert out.read_text() == before
+    with pytest.raises(SystemExit, match="other parameters"):
+        frontier.main([*FRONTIER_MAKE, "--kinds", "guided", "--out", str(out)])
+    with pytest.raises(SystemExit, match="beyond 3x3"):
+        frontier.main([*FRONTIER_MAKE, "--step", "24", "--out", str(tmp_path / "late.json")])
+    with pytest.raises(SystemExit, match="kinds"):
+        frontier.main([*FRONTIER_MAKE, "--kinds", "agents,selfplay", "--out", str(tmp_path / "k.json")])
+    with pytest.raises(SystemExit, match="no such set file"):
+        frontier.main(["score", "--sets", str(tmp_path / "missing.json"), "--agents", "greedy"])
+    with pytest.raises(SystemExit, match="no set file matches"):
+        frontier.main(["score", "--sets", str(tmp_path / "none-*.json"), "--agents", "greedy"])
+    other = tmp_path / "other.json"
+    frontier.main([*FRONTIER_MAKE, "--board", "2x3", "--step", "9", "--per-kind", "1", "--out", str(other)])
+    with pytest.raises(SystemExit, match="several boards"):
+        frontier.main(["score", "--sets", str(out), str(other), "--agents", "greedy"])
+    broken = frontier.load_set(str(out))
+    broken["positions"][0]["history"][3] = broken["positions"][0]["history"][2]  # an edge drawn twice
+    frontier.write_json(str(tmp_path / "broken.json"), broken)
+    with pytest.raises(SystemExit, match="position 0 is not a game of 3x3"):
+        frontier.main(["score", "--sets", str(tmp_path / "broken.json"), "--agents", "greedy"])
+    broken = frontier.load_set(str(out))
+    del broken["positions"][1]["label"]
+    frontier.write_json(str(tmp_path / "broken.json"), broken)
+    with pytest.raises(SystemExit, match="malformed"):
+        frontier.main(["score", "--sets", str(tmp_path / "broken.json"), "--agents", "greedy"])
+    with pytest.raises(SystemExit, match="board '5x'"):
+        frontier.main([*FRONTIER_MAKE, "--board", "5x", "--out", str(tmp_path / "b.json")])
+
+
+def test_frontier_score_labels_the_chosen_moves_and_caches_them(tmp_path, monkeypatch):
+    from dnb_env.core import GameState
+    from dnb_env.solver import Solver
+
+    frontier = load("frontier")
+    out = str(tmp_path / "3x3-s14.json")
+    frontier.main([*FRONTIER_MAKE, "--per-kind", "4", "--out", out])
+    frontier.main([*FRONTIER_MAKE, "--per-kind", "3", "--step", "12", "--out", str(tmp_path / "3x3-s12.json")])
+    rows = frontier.main(["score", "--sets", str(tmp_path / "3x3-s*.json"), "--agents", "greedy,random",
+                          "--json", str(tmp_path / "table.json")])
+    solver = Solver()
+    chosen = {}
+    for path in (out, str(tmp_path / "3x3-s12.json")):
+        data = frontier.load_set(path)
+        for p in data["positions"]:
+            if p["label"] != "won":
+                assert p["moves"] == {}
+                continue
+            state = GameState.from_actions("3x3", actions=p["history"])
+            winning = solver.winning_moves(state)
+            assert p["moves"] and all(int(m) in state.legal_actions() for m in p["moves"])
+            assert {int(m): v["kept"] for m, v in p["moves"].items()} == {int(m): int(m) in winning for m in p["moves"]}
+            chosen[(data["params"]["step"], p["kind"], p["game"])] = p["moves"]
+    by = {(r["step"], r["agent"], r["kind"]): r for r in rows}
+    for step in (12, 14):
+        won = sum(k[0] == step for k in chosen)
+        kept = sum(v["kept"] for k, moves in chosen.items() if k[0] == step for v in moves.values())
+        assert by[(step, "greedy", "all")]["n"] == by[(step, "random", "all")]["n"] == won
+        assert by[(step, "greedy", "all")]["kept"] + by[(step, "random", "all")]["kept"] >= kept
+        assert sum(by[(step, "greedy", k)]["n"] for k in frontier.KINDS) == won
+    assert min(by[(k, "random", "all")]["rate"] for k in (12, 14)) < 1.0  # the labels can say no
+    table = json.loads((tmp_path / "table.json").read_text())
+    assert table["rows"] == json.loads(json.dumps(rows)) and "score --sets" in table["command"]
+    paired = {r["step"]: r for r in table["paired"]}  # greedy against random, position by position
+    for step in (12, 14):
+        g, r = by[(step, "greedy", "all")], by[(step, "random", "all")]
+        assert paired[step]["n"] == g["n"] and paired[step]["second"] == "random"
+        assert paired[step]["only_first"] - paired[step]["only_second"] == g["kept"] - r["kept"]
+    assert {(m["step"], m["kind"], m["game"]) for m in table["moves"] if m["agent"] == "greedy"} == set(chosen)
+    assert all(chosen[(m["step"], m["kind"], m["game"])][str(m["move"])]["kept"] == m["kept"] for m in table["moves"])
+
+    calls = []
+    real = frontier.Solver.keeps_win
+    monkeypatch.setattr(frontier.Solver, "keeps_win", lambda self, s, m: calls.append(m) or real(self, s, m))
+    again = frontier.main(["score", "--sets", out, str(tmp_path / "3x3-s12.json"), "--agents", "random,greedy"])
+    assert calls == []  # every chosen move's label came from the files
+    assert [r["agent"] for r in again if r["kind"] == "all"] == ["random", "greedy"] * 2
+    assert {(r["step"], r["agent"], r["kind"]): (r["kept"], r["n"]) for r in again} == \
+        {(r["step"], r["agent"], r["kind"]): (r["kept"], r["n"]) for r in rows}
+    # another seed of random picks other moves: only those are labelled
+    frontier.main(["score", "--sets", out, "--agents", "random", "--seed", "9"])
+    new = {(p["kind"], p["game"]): len(p["moves"]) for p in frontier.load_set(out)["positions"] if p["label"] == "won"}
+    assert len(calls) == sum(new.values()) - sum(len(v) for k, v in chosen.items() if k[0] == 14) > 0
+
+
+def test_frontier_score_counts_unknown_labels_and_gives_timed_agents_the_move_time(tmp_path, monkeypatch):
+    from dnb_env.clock import MoveTimed
+
+    frontier = load("frontier")
+    out = str(tmp_path / "s.json")
+    frontier.main([*FRONTIER_MAKE, "--step", "6", "--node-limit", "1", "--out", out])
+    assert frontier.summary(frontier.load_set(out))["unknown"] == 6  # 18 undrawn edges: past one node each
+    rows = frontier.main(["score", "--sets", out, "--agents", "greedy"])
+    assert rows[0]["unlabelled"] == 6 and rows[0]["n"] == 0 and rows[0]["rate"] is None
+    frontier.main([*FRONTIER_MAKE, "--step", "7", "--out", out + "2"])  # 17 undrawn: won for the mover
+    times = []
+    monkeypatch.setattr(MoveTimed, "set_move_time", lambda self, seconds: times.append(seconds))
+    rows = frontier.main(["score", "--sets", out + "2", "--agents", "greedy,alphabeta:depth=1", "--node-limit",
+                          "1", "--time-per-move", "0.25"])
+    assert times == [0.25]  # alphabeta thinks to a clock, greedy does not
+    cached = [m for p in frontier.load_set(out + "2")["positions"] for m in p["moves"].values()]
+    unknown = sum(m["kept"] is None for m in cached)
+    assert unknown > 0 and all(m["budget"] == 1 for m in cached)
+    assert sum(r["unknown"] for r in rows if r["kind"] == "all") == unknown
+    # a larger budget labels the moves left unknown
+    rows = frontier.main(["score", "--sets", out + "2", "--agents", "greedy"])
+    assert rows[0]["unknown"] == 0 and rows[0]["n"] == rows[0]["positions"] > 0
+
+
+def test_frontier_make_and_score_side_by_side_keep_each_others_work(tmp_path):
+    frontier = load("frontier")
+    out = str(tmp_path / "s.json")
+    frontier.main([*FRONTIER_MAKE, "--out", out])  # 2 games of each kind
+
+    def score_meanwhile(line):  # a score of the set runs while make grows it
+        if line.startswith("[1/"):
+            frontier.score_sets([out], ["greedy"], log=lambda *a: None)
+
+    grown = frontier.make_set(out, "3x3", 14, list(frontier.KINDS), 4, 5, 1_000_000, command="grow",
+                              log=score_meanwhile)
+    final = frontier.load_set(out)
+    assert len(final["positions"]) == 12 and final["commands"][-1] == "grow" and final == grown
+    seen = [p for p in final["positions"][:7] if p["label"] == "won"]  # the positions there when score ran
+    assert seen and all(len(p["moves"]) == 1 for p in seen)
+    # a score that read the set before a make added positions writes its labels and keeps the new positions
+    stale = frontier.load_set(out)
+    frontier.make_set(out, "3x3", 14, list(frontier.KINDS), 5, 5, 1_000_000, command="grow again", log=lambda *a: None)
+    won = next(p for p in stale["positions"] if p["label"] == "won")
+    move = next(m for m in range(24) if str(m) not in won["moves"] and m not in won["history"])
+    won["moves"][str(move)] = {"kept": False, "nodes": 1, "seconds": 0.0, "budget": 1_000_000}
+    frontier.save_set(out, stale)
+    final = frontier.load_set(out)
+    assert len(final["positions"]) == 15 and final["commands"][-2:] == ["grow", "grow again"]
+    assert final["positions"][stale["positions"].index(won)]["moves"][str(move)]["kept"] is False
