@@ -43,7 +43,7 @@ import time
 import numpy as np
 
 from baselines.alphabeta import AlphaBetaAgent
-from baselines.solver import best_solver_moves
+from baselines.solver import best_solver_moves, on_clock
 from dnb_env import native
 from dnb_env.agent import Seedable, check_state
 from dnb_env.analysis import (
@@ -246,18 +246,14 @@ class PRsBoxesAgent(Seedable, MoveTimed):
         """Whether ``move`` keeps the game won by the exact solver (None: past its budget, or unchecked)."""
         if not self.nimstring_verify:
             return None
-        if self._verifier is None:
-            self._verifier = Solver(max_undrawn=state.num_actions, node_limit=self.nimstring_verify)
-        if self.move_time is not None:
-            self._verifier.node_limit = 0
-            self._verifier.set_deadline(max(0.0, self.move_time - (time.perf_counter() - start)) * 0.9)
+        if self._verifier is None:  # the Nimstring zone's positions: at most 64 edges
+            self._verifier = Solver(max_undrawn=min(self.nimstring_edges, 64), node_limit=self.nimstring_verify)
+        left = None if self.move_time is None else max(0.0, self.move_time - (time.perf_counter() - start)) * 0.9
         try:
-            return self._verifier.keeps_win(state, move)
+            with on_clock(self._verifier, left):
+                return self._verifier.keeps_win(state, move)
         except SolverBudgetExceeded:
             return None
-        finally:
-            self._verifier.set_deadline(None)
-            self._verifier.node_limit = self.nimstring_verify
 
     # -------------------------------------------------------------- main
     def select_action(self, state: GameState) -> int:

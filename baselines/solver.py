@@ -13,6 +13,7 @@ Version history: 0.1 retrograde solver; 0.2 the native alpha-beta engine; 0.3 th
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Callable
 
@@ -23,20 +24,29 @@ from dnb_env.clock import MoveTimed
 from dnb_env.core import GameState
 from dnb_env.solver import DEFAULT_NODE_LIMIT, Solver, SolverBudgetExceeded, SolverTooLarge
 
-__all__ = ["SolverAgent", "best_solver_moves"]
+__all__ = ["SolverAgent", "best_solver_moves", "on_clock"]
 
 
 def best_solver_moves(solver: Solver, state: GameState, move_time: float | None = None) -> list[int]:
     """The moves of best margin by the exact solver (:meth:`Solver.best_moves`), in increasing order. Under
     a move time the solver searches for half of it, whatever its node budget (:meth:`Solver.set_deadline`);
     past its budget or deadline :class:`SolverBudgetExceeded` is raised."""
-    if move_time is None:
+    with on_clock(solver, None if move_time is None else move_time / 2):
         return sorted(solver.best_moves(state)[1])
+
+
+@contextlib.contextmanager
+def on_clock(solver: Solver, seconds: float | None):
+    """Within the block ``solver`` searches until ``seconds`` from now instead of its node budget
+    (:meth:`Solver.set_deadline`); ``None``: within its node budget, as outside the block."""
+    if seconds is None:
+        yield solver
+        return
     saved = solver.node_limit
     solver.node_limit = 0
-    solver.set_deadline(move_time / 2)
+    solver.set_deadline(seconds)
     try:
-        return sorted(solver.best_moves(state)[1])
+        yield solver
     finally:
         solver.node_limit = saved
         solver.set_deadline(None)

@@ -68,7 +68,6 @@ import json
 import os
 import shlex
 import sys
-import tempfile
 import time
 
 try:
@@ -80,6 +79,7 @@ from agents.arena import make_opening, wilson_interval
 from agents.arena.ratings import paired_difference
 from dnb_env.agent import Seedable, Timed
 from dnb_env.core import GameState
+from dnb_env.io import atomic_write
 from dnb_env.solver import Solver, SolverBudgetExceeded
 from registry import make_agent
 from registry.specs import parse_agent_spec, split_agents
@@ -161,21 +161,9 @@ def load_set(path: str) -> dict:
 
 
 def write_json(path: str, data: dict) -> None:
-    """Write ``data`` to ``path`` atomically: a temporary file in the same folder, then ``os.replace``."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".frontier-", suffix=".json", dir=folder)
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's file is private; the set is not
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(_dumps(data))
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write ``data`` to ``path`` atomically (:func:`dnb_env.io.atomic_write`), its folder made if missing."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    atomic_write(path, _dumps(data))
 
 
 def save_set(path: str, data: dict) -> None:

@@ -48,6 +48,7 @@ class Memo {
   explicit Memo(size_t max_entries) : max_entries_(max_entries) { clear(); }
   size_t used() const { return used_; }
   void clear() {
+    if (used_ == 0 && keys_.size() == size_t(1) << 16) return;  // already empty
     keys_.assign(size_t(1) << 16, Key{});
     tags_.assign(size_t(1) << 16, 0);
     vals_.assign(size_t(1) << 16, 0);
@@ -125,7 +126,7 @@ class Nimstring {
       uint64_t border = 0;
       for (int e = 0; e < num_edges_; ++e)
         if ((box_mask_[b] >> e & 1) && (edge_boxes_[e][0] < 0 || edge_boxes_[e][1] < 0)) border |= uint64_t(1) << e;
-      if (bits(border) >= 2) borders_.push_back(border);
+      if (__builtin_popcountll(border) >= 2) borders_.push_back(border);
     }
     full_ = num_edges_ == 64 ? ~uint64_t(0) : (uint64_t(1) << num_edges_) - 1;
     if (forms_) part_forms_ = std::make_unique<PartForms>(box_mask_, edge_boxes_);
@@ -172,11 +173,7 @@ class Nimstring {
     std::vector<std::pair<int, bool>> out;
     for (uint64_t r = undrawn; r; r &= r - 1) {
       const int e = __builtin_ctzll(r);
-      const uint64_t child = undrawn & ~(uint64_t(1) << e);
-      const bool again = completes(child, e);
-      uint64_t m = child;
-      const bool child_mover_wins = !normalise(m) || wins(m, 0);  // a loony child is won by its mover
-      out.emplace_back(e, again ? child_mover_wins : !child_mover_wins);
+      out.emplace_back(e, move_wins_it(undrawn, e));
     }
     return out;
   }
@@ -187,14 +184,8 @@ class Nimstring {
   int first_win(uint64_t undrawn, const std::vector<int>& moves, uint64_t limit, bool keep = false) {
     if (!keep) clear();
     budget_ = limit;
-    for (int e : moves) {
-      if (!(undrawn >> e & 1)) continue;
-      const uint64_t child = undrawn & ~(uint64_t(1) << e);
-      const bool again = completes(child, e);
-      uint64_t m = child;
-      const bool child_mover_wins = !normalise(m) || wins(m, 0);
-      if (again == child_mover_wins) return e;
-    }
+    for (int e : moves)
+      if ((undrawn >> e & 1) && move_wins_it(undrawn, e)) return e;
     return -1;
   }
 
@@ -220,7 +211,16 @@ class Nimstring {
   bool reductions_;
   std::array<uint32_t, 64> history_{};
 
-  int valence(uint64_t m, int b) const { return bits(m & box_mask_[b]); }
+  // Whether drawing the undrawn edge e of the position wins Nimstring for the player who draws it (the
+  // child's mover is the same player when e completes a box; a loony child is won by its mover).
+  bool move_wins_it(uint64_t undrawn, int e) {
+    const uint64_t child = undrawn & ~(uint64_t(1) << e);
+    uint64_t m = child;
+    const bool child_mover_wins = !normalise(m) || wins(m, 0);
+    return completes(child, e) == child_mover_wins;
+  }
+
+  int valence(uint64_t m, int b) const { return __builtin_popcountll(m & box_mask_[b]); }
 
   // whether drawing edge e (already removed from m) completes a box
   bool completes(uint64_t m, int e) const {
@@ -303,7 +303,7 @@ class Nimstring {
       const uint64_t have = m & border;
       if (!have || have == border) continue;
       uint64_t low = 0, rest = border;
-      for (int k = bits(have); k; --k, rest &= rest - 1) low |= rest & (~rest + 1);
+      for (int k = __builtin_popcountll(have); k; --k, rest &= rest - 1) low |= rest & (~rest + 1);
       m = (m & ~border) | low;
     }
     return m;
@@ -316,7 +316,9 @@ class Nimstring {
   }
   // parts of fewer edges are searched again wherever they appear: their form costs more than their search
   static constexpr int kFormMinEdges = 10;
-  FormKey form(uint64_t m) const { return forms_ && bits(m) >= kFormMinEdges ? part_forms_->key(m) : FormKey{}; }
+  FormKey form(uint64_t m) const {
+    return forms_ && __builtin_popcountll(m) >= kFormMinEdges ? part_forms_->key(m) : FormKey{};
+  }
   int form_lookup(const FormKey& f, int tag) const { return f.ok ? form_table_.lookup(f, tag) : -1; }
   void form_store(const FormKey& f, int tag, int v) {
     if (f.ok && !form_table_.store(f, tag, v)) clear();
@@ -337,7 +339,7 @@ class Nimstring {
     while (m) {
       uint64_t c = part(m);
       m &= ~c;
-      if (bits(c) > bits(big)) std::swap(big, c);
+      if (__builtin_popcountll(c) > __builtin_popcountll(big)) std::swap(big, c);
       if (c) x ^= part_value(c);
     }
     return big ? part_wins(big, x) : x != 0;

@@ -23,14 +23,6 @@
 
 namespace dnb::nim {
 
-// Bits set in x, inline: the builds have no -march, where __builtin_popcountll is a library call.
-inline int bits(uint64_t x) {
-  x -= (x >> 1) & 0x5555555555555555ull;
-  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
-  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
-  return int((x * 0x0101010101010101ull) >> 56);
-}
-
 struct FormKey {
   uint64_t hi = 0, lo = 0;
   bool ok = false;
@@ -100,7 +92,7 @@ class PartForms {
     std::array<int, 64> joints{};
     int num_joints = 0;
     for (size_t b = 0; b < box_mask_.size(); ++b) {
-      strings[b] = uint8_t(bits(part & box_mask_[b]));
+      strings[b] = uint8_t(__builtin_popcountll(part & box_mask_[b]));
       node[b] = -1;
       if (strings[b] && strings[b] != 2) {
         if (g.n >= kMaxNodes) return false;
@@ -167,7 +159,7 @@ class PartForms {
   static int count(int n, const std::array<uint8_t, kMaxNodes>& colour) {
     uint64_t seen = 0;
     for (int v = 0; v < n; ++v) seen |= uint64_t(1) << colour[v];
-    return bits(seen);
+    return __builtin_popcountll(seen);
   }
 
   // Individualise each node of the first colour class with two or more nodes in turn, refine, and keep the

@@ -304,37 +304,15 @@ class PyNimstring {
 
   py::object value(py::handle edges, uint64_t positions, bool keep, std::optional<double> seconds) {
     const uint64_t undrawn = load(edges);
-    check_seconds(seconds);
-    int v = -2;  // out of positions
-    {
-      Busy busy(lock_);
-      py::gil_scoped_release release;
-      nim_.set_deadline(seconds.value_or(-1.0));
-      try {
-        v = nim_.value(undrawn, positions, keep);
-      } catch (const nim::OutOfPositions&) {
-      }
-    }
-    if (v == -2) return py::none();
+    int v = 0;
+    if (!search(seconds, [&] { v = nim_.value(undrawn, positions, keep); })) return py::none();
     return py::int_(v == nim::kLoony ? -1 : v);
   }
 
   py::object move_wins(py::handle edges, uint64_t positions, bool keep, std::optional<double> seconds) {
     const uint64_t undrawn = load(edges);
-    check_seconds(seconds);
     std::vector<std::pair<int, bool>> out;
-    bool done = false;
-    {
-      Busy busy(lock_);
-      py::gil_scoped_release release;
-      nim_.set_deadline(seconds.value_or(-1.0));
-      try {
-        out = nim_.move_wins(undrawn, positions, keep);
-        done = true;
-      } catch (const nim::OutOfPositions&) {
-      }
-    }
-    if (!done) return py::none();
+    if (!search(seconds, [&] { out = nim_.move_wins(undrawn, positions, keep); })) return py::none();
     py::dict d;
     for (const auto& [a, w] : out) d[py::int_(a)] = py::bool_(w);
     return d;
@@ -343,21 +321,11 @@ class PyNimstring {
   py::object first_win(py::handle edges, const std::vector<int>& moves, uint64_t positions, bool keep,
                        std::optional<double> seconds) {
     const uint64_t undrawn = load(edges);
-    check_seconds(seconds);
     for (int a : moves)
       if (a < 0 || a >= nim_.num_edges() || !(undrawn >> a & 1))
         throw py::value_error("moves must be undrawn edges of the position, got " + std::to_string(a));
-    int found = -2;  // out of positions
-    {
-      Busy busy(lock_);
-      py::gil_scoped_release release;
-      nim_.set_deadline(seconds.value_or(-1.0));
-      try {
-        found = nim_.first_win(undrawn, moves, positions, keep);
-      } catch (const nim::OutOfPositions&) {
-      }
-    }
-    if (found == -2) return py::none();
+    int found = -1;
+    if (!search(seconds, [&] { found = nim_.first_win(undrawn, moves, positions, keep); })) return py::none();
     return py::int_(found);
   }
 
@@ -379,9 +347,21 @@ class PyNimstring {
     return geometry(rows, cols);
   }
 
-  static void check_seconds(std::optional<double> seconds) {
+  // Runs `run` (a search) without the GIL, stopping it `seconds` from now; false when it ran out of positions
+  // or time.
+  template <class Run>
+  bool search(std::optional<double> seconds, Run run) {
     if (seconds && !(*seconds >= 0.0 && *seconds <= 1e6))
       throw py::value_error("seconds must be in 0..1e6 or None, got " + std::to_string(*seconds));
+    Busy busy(lock_);
+    py::gil_scoped_release release;
+    nim_.set_deadline(seconds.value_or(-1.0));
+    try {
+      run();
+      return true;
+    } catch (const nim::OutOfPositions&) {
+      return false;
+    }
   }
 
   static size_t max_entries(double table_mb) {
