@@ -226,6 +226,7 @@ def test_prsboxes_checks_its_nimstring_move_with_the_solver():
 
     rng = random.Random(6)
     agent = PRsBoxesAgent(seed=0, solver_edges=0, nimstring_verify=10 ** 7)
+    assert GameState.new(3, 3).is_legal(agent.select_action(GameState.new(3, 3)))  # a smaller board first
     solver = Solver()
     checked = mattered = 0
     for _ in range(60):
