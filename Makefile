@@ -10,7 +10,7 @@ PYTHON ?= python3
 # extra pulls a CUDA build. Where that index is out of reach (a machine that sees PyPI only), torch==2.13.0 comes
 # from the configured indexes instead: on such machines a local mirror or wheel folder holds the CPU build (on
 # Linux, PyPI's own torch wheel is the CUDA one).
-$(VENV)/.installed: pyproject.toml Makefile setup.py $(wildcard dnb_env/csrc/*.cpp dnb_env/csrc/*.hpp)
+$(VENV)/.installed: pyproject.toml Makefile setup.py $(wildcard dnb_env/csrc/*.cpp dnb_env/csrc/*.hpp dnb_env/csrc/wide/*)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q --retries 2 --timeout 60 torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu \
@@ -69,6 +69,7 @@ dist: setup
 	$(DIST_CHECK)/bin/python -m pip install -q dist/*.whl
 	cd $(DIST_CHECK) && bin/python -c 'from dnb_env import native, _native; \
 		assert native.available() and native.backend() == "native", "the wheel has no C++ engine"; \
+		assert native.MAX_SIZE == 12, "the wheel has no wide C++ engine (boards past 9x9)"; \
 		margin = native.new_boards("3x3", 1).random_playouts(0)[0, 0]; \
 		print(f"C++ engine {_native.__file__}: one random 3x3 game, final margin {margin}")'
 	cd $(DIST_CHECK) && DNB_BACKEND=native bin/dnb tournament --board 3x3 --agents random,greedy --games 2 \

@@ -1,6 +1,8 @@
-"""Build of the optional C++ extension ``dnb_env._native``; everything else is in pyproject.toml.
+"""Build of the optional C++ extensions ``dnb_env._native`` and ``dnb_env._native_wide``; everything else is in
+pyproject.toml.
 
-The extension (sources in ``dnb_env/csrc``) is compiled with ``-O3 -std=c++17`` and no ``-march``, so a
+The extension (sources in ``dnb_env/csrc``; ``_native_wide`` is the same code for boards of 10x10 to 12x12,
+``dnb_env/csrc/wide``) is compiled with ``-O3 -std=c++17`` and no ``-march``, so a
 wheel runs on any CPU of its platform. It is optional: without a C++17 compiler (or without pybind11 in the
 build environment) the install still succeeds, ``dnb_env.native.available()`` is False and everything runs
 on the pure-Python engine.
@@ -37,16 +39,19 @@ def extensions() -> list[Extension]:
         print("dnb: pybind11 is not installed, building without the C++ extension dnb_env._native",
               file=sys.stderr)
         return []
+    sources = ["module.cpp", "solver_module.cpp", "search_module.cpp", "env_module.cpp"]
+    depends = sorted(glob.glob("dnb_env/csrc/*.hpp") + glob.glob("dnb_env/csrc/wide/*.hpp"))
     return [
         Extension(
-            "dnb_env._native",
-            sources=["dnb_env/csrc/module.cpp", "dnb_env/csrc/solver_module.cpp",
-                     "dnb_env/csrc/search_module.cpp", "dnb_env/csrc/env_module.cpp"],
-            depends=sorted(glob.glob("dnb_env/csrc/*.hpp")),
+            name,
+            sources=[f"dnb_env/csrc/{folder}{s}" for s in sources],
+            depends=depends,
             include_dirs=[pybind11.get_include()],
             language="c++",
             optional=True,  # a failed compile warns and installs the pure-Python package
         )
+        # boards up to 9x9 in compact records; the same sources for boards up to 12x12 (csrc/wide)
+        for name, folder in (("dnb_env._native", ""), ("dnb_env._native_wide", "wide/"))
     ]
 
 

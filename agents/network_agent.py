@@ -15,7 +15,7 @@ most visited move. The search settings are :class:`agents.search.SearchSettings`
 by keyword but ``value``. ``simulations=0`` plays the raw policy (the network's most probable legal move, no
 search). The search runs in the units the network's value head was trained on (``config.value``), on the
 backend ``search`` names (:func:`agents.search.make_search`: ``"auto"`` = the C++ search when it is built
-and the board is at most 9x9; ``"python"``; ``"native"``); both choose the same moves.
+and the board is at most 12x12; ``"python"``; ``"native"``); both choose the same moves.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ The deepening stops at ``depth``, at ``time_limit`` seconds or after ``node_limi
 on any machine), whichever comes first; the move of the deepest finished iteration is played. Under a
 tournament's time control (:meth:`AlphaBetaAgent.set_move_time`) it deepens until the clock alone.
 With ``solve_leaf`` > 0 the nodes within that many undrawn edges take their exact value from the native
-alpha-beta solver (:mod:`dnb_env.solver`); on a board it does not take (over 9x9 boxes) no leaf is solved.
+alpha-beta solver (:mod:`dnb_env.solver`); on a board it does not take (over 12x12 boxes) no leaf is solved.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Decision rules, in order:
    (:mod:`dnb_env.solver`) picks a move of best margin: default 38 with the native alpha-beta solver
    (within ``solver_nodes`` nodes; past them the rules below decide), 20 with the retrograde table. The
    searches of rule 4 take exact values from the solver for every position inside that zone too. On a board
-   the native solver does not take (over 9x9 boxes) the retrograde table plays within 20 undrawn edges (within
+   the native solver does not take (over 12x12 boxes) the retrograde table plays within 20 undrawn edges (within
    ``solver_edges`` but at most 24 when it is given) and the searches solve no positions.
 2. **Boxes on offer.** When a box can be completed, the agent decides between taking everything and
    keeping control. It takes every capturable box that does not end an opened chain or loop of its own
@@ -62,7 +62,7 @@ from dnb_env.solver import (MOVE_NODE_LIMIT, MOVES_REACH, RETROGRADE_REACH, Solv
 
 __all__ = ["PRsBoxesAgent"]
 
-#: The auto solver zone where the retrograde table solves (without the C++ extension, or on a board over 9x9).
+#: The auto solver zone where the retrograde table solves (without the C++ extension, or on a board over 12x12).
 _RETROGRADE_EDGES = 20
 #: Safe moves are chosen by their Nimstring result within this many undrawn edges (5x5 steps 16 on).
 NIMSTRING_EDGES = 44

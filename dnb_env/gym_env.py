@@ -2,7 +2,7 @@
 
 =====================  ==========================================================================
 Import                 ``import dnb_env; gym.make("DotsAndBoxes-5x5-v0")`` (or ``gym.make("dnb_env:DotsAndBoxes-5x5-v0")``)
-Ids                    ``DotsAndBoxes-{R}x{C}-v0`` for 1 <= R, C <= 9; ``DotsAndBoxes-v0`` with ``rows=``, ``cols=``
+Ids                    ``DotsAndBoxes-{R}x{C}-v0`` for 1 <= R, C <= 12; ``DotsAndBoxes-v0`` with ``rows=``, ``cols=``
                        (versions: :mod:`dnb_env.registration`)
 Install                ``pip install 'dnb-env[gym]'`` (Gymnasium, PettingZoo, pygame)
 Actions                ``Discrete(A)``, OpenSpiel's numbering (A = 60 on 5x5)

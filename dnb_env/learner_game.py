@@ -171,7 +171,7 @@ def _native_games(board, obs_type, opponent, learner_player, reward, illegal_act
     _check_choice("learner_player", learner_player, (0, 1, "random"))
     _check_choice("reward", reward, REWARDS)
     _check_choice("illegal_action", illegal_action, ILLEGAL)
-    return native._require().LearnerGames(*board, n, obs_type, reward, illegal_action, _SEATS[learner_player])
+    return native.module(*board).LearnerGames(*board, n, obs_type, reward, illegal_action, _SEATS[learner_player])
 
 
 def _native_state(games, i: int, g) -> GameState | None:

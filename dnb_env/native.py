@@ -4,13 +4,13 @@
 what                        call
 ==========================  ===================================================================
 is it built?                ``available()`` (False: no C++17 compiler at install time)
-n empty games               ``NativeBoards(rows, cols, n)`` or ``new_boards("5x5", n)`` (1..9 rows, cols)
+n empty games               ``NativeBoards(rows, cols, n)`` or ``new_boards("5x5", n)`` (1..12 rows, cols)
 positions in bulk           ``to_native(states)`` / ``NativeBoards.from_arrays(R, C, edges, owners, mover)``
 back to ``GameState``       ``states_from_native(boards)``
 one move per board          ``boards.step(actions)`` -> ``[n]`` int8 boxes completed
 queries                     ``legal_masks(out=None)`` ``[n, A]`` int8, ``current_player()`` ``[n]`` int8,
                             ``scores()`` ``[n, 2]`` int16, ``terminal()`` ``[n]`` bool,
-                            ``edges()`` ``[n, 3]`` uint64, ``owners()`` ``[n, 2, 2]`` uint64,
+                            ``edges()`` ``[n, W]`` uint64, ``owners()`` ``[n, 2, B]`` uint64,
                             ``num_drawn()`` ``[n]`` int16
 observations                ``boards.encode(name, out=None)`` ``[n, C, 2R+1, 2C+1]`` float32 for
                             baseline4, chainloop6, chainloop64, alphazero4; ``encode_batch(name, states)``
@@ -19,8 +19,15 @@ random playouts             ``boards.random_playouts(seed, n=1)`` ``[num_boards,
 
 Rules, numbering and encoders are those of :mod:`dnb_env.core` and :mod:`dnb_env.observations` (the tests
 check both engines against each other and against OpenSpiel's C++ ``dots_and_boxes``). Bitsets: bit ``a``
-of the little-endian 192-bit word triple ``edges[i]`` is edge ``a``; ``owners[i, p]`` holds player ``p``'s
-boxes (bit ``b`` = box ``r * C + c``).
+of the little-endian words ``edges[i]`` is edge ``a``; ``owners[i, p]`` holds player ``p``'s boxes (bit ``b``
+= box ``r * C + c``).
+
+Two builds of one engine. Boards of up to 9x9 boxes run in ``dnb_env._native``, whose records are compact
+(``W = 3`` edge words and ``B = 2`` box words: a board is 64 bytes, a solver table entry 32); boards of 10x10
+to 12x12 (at most 312 edges) run in ``dnb_env._native_wide``, the same C++ compiled with ``W = 5``, ``B = 3``
+and 16-bit edge indices. :func:`module` gives the one for a board, and every function here takes it from
+the states' or boards' size. Objects of one build do not mix with the other's (a ``SearchTree`` of 10x10
+takes 10x10 boards).
 
 ``step`` checks the whole batch before any board moves: an illegal action (out of range, already drawn, or
 played on a finished board) raises :class:`~dnb_env.core.IllegalActionError` (a ``ValueError``) naming the
@@ -70,15 +77,22 @@ except ImportError as e:  # not built: no compiler at install time
     _IMPORT_ERROR: ImportError | None = e
 else:
     _IMPORT_ERROR = None
+try:
+    from dnb_env import _native_wide
+except ImportError:  # not built (or built without the wide records): boards stop at 9x9
+    _native_wide = None
 
 #: The encoders the C++ engine implements (its own list; the records of :data:`dnb_env.observations.ENCODERS`
 #: marked ``native`` must name the same, bit-identical to the Python code). Empty when it is not built.
 ENCODERS: tuple[str, ...] = tuple(_native.ENCODERS) if _native is not None else ()
 
-__all__ = ["available", "backend", "set_backend", "use_backend", "NativeBoards", "new_boards", "to_native", "states_from_native", "encode_batch", "MAX_SIZE", "ENCODERS"]
+__all__ = ["available", "backend", "set_backend", "use_backend", "module", "NativeBoards", "new_boards", "to_native", "states_from_native", "encode_batch", "MAX_SIZE", "COMPACT_SIZE", "ENCODERS"]
 
-#: Largest number of box rows/columns the native engine takes (180 edges fit its 3 x 64-bit bitsets).
-MAX_SIZE = 9
+#: Largest number of box rows/columns of the compact build ``dnb_env._native`` (180 edges in 3 x 64 bits).
+COMPACT_SIZE = 9
+#: Largest number of box rows/columns the native engine takes: 12 (312 edges in 5 x 64 bits) with the wide
+#: build, 9 without it.
+MAX_SIZE = _native_wide.MAX_SIZE if _native is not None and _native_wide is not None else COMPACT_SIZE
 
 
 def available() -> bool:
@@ -135,13 +149,24 @@ def use_backend(name: str):
         _CHOSEN.set(before)
 
 
-def _require():
+def _require(rows: int = 1, cols: int = 1):
     if _native is None:
         raise ImportError(
             "the C++ extension dnb_env._native is not built (no C++17 compiler when the package was "
             f"installed?); reinstall with a compiler, e.g. `pip install -e .` ({_IMPORT_ERROR})"
         )
-    return _native
+    if rows <= COMPACT_SIZE and cols <= COMPACT_SIZE:
+        return _native
+    if rows > MAX_SIZE or cols > MAX_SIZE:
+        raise ValueError(f"the native engine takes boards up to {MAX_SIZE}x{MAX_SIZE}, got {rows}x{cols}")
+    return _native_wide
+
+
+def module(rows: int, cols: int):
+    """The C++ extension for boards of ``rows`` x ``cols`` boxes: ``dnb_env._native`` up to 9x9,
+    ``dnb_env._native_wide`` up to :data:`MAX_SIZE`; ImportError when it is not built, ValueError for a
+    larger board."""
+    return _require(rows, cols)
 
 
 def handles(name: str | None, g) -> bool:
@@ -154,14 +179,31 @@ def handles(name: str | None, g) -> bool:
 def analysis(function: str, states: Sequence[GameState], *args):
     """``dnb_env._native.<function>(rows, cols, states, *args)`` for analysis kernels (``move_classes``,
     ``endgame_values``, ``capture_or_decline``, ``long_chain_counts``, ``initiatives``) on states of one
-    board size, at most 9x9."""
+    board size, at most MAX_SIZE."""
     g = states[0].geometry
-    return getattr(_require(), function)(g.rows, g.cols, states, *args)
+    return getattr(_require(g.rows, g.cols), function)(g.rows, g.cols, states, *args)
+
+
+class _BoardsFactory:
+    """``NativeBoards``: the ``Boards`` class of the build for the board asked for."""
+
+    def __call__(self, rows: int, cols: int, n: int):
+        return _require(rows, cols).Boards(rows, cols, n)
+
+    def from_arrays(self, rows: int, cols: int, edges, owners, mover):
+        return _require(rows, cols).Boards.from_arrays(rows, cols, edges, owners, mover)
+
+    def __instancecheck__(self, obj) -> bool:
+        return any(m is not None and isinstance(obj, m.Boards) for m in (_native, _native_wide))
+
+    def __repr__(self) -> str:
+        return "dnb_env.native.NativeBoards"
 
 
 def __getattr__(name):
     if name == "NativeBoards":
-        return _require().Boards
+        _require()
+        return _BoardsFactory()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -186,11 +228,12 @@ def _one_board(states: Sequence[GameState], caller: str):
 
 
 def to_native(states: Sequence[GameState]):
-    """``NativeBoards`` holding ``states`` (all of one board size, at most 9x9), in order.
+    """``NativeBoards`` holding ``states`` (all of one board size, at most MAX_SIZE), in order.
 
     The move histories are not carried over (a native board is its edges, owners and mover)."""
-    mod = _require()
+    _require()
     states, g = _one_board(states, "to_native")
+    mod = _require(g.rows, g.cols)
     edges = _words([s.edges for s in states], 8 * mod.EDGE_WORDS)
     owners = _words([o for s in states for o in (s.owner0, s.owner1)], 8 * mod.BOX_WORDS)
     owners = owners.reshape(len(states), 2, mod.BOX_WORDS)
@@ -232,10 +275,10 @@ def encode_batch(name: str, states: Sequence[GameState]) -> np.ndarray:
     if name not in ENCODERS:
         raise ValueError(f"the native engine has no encoder {name!r}; it has {', '.join(ENCODERS)}")
     states, g = _one_board(states, "encode_batch")
-    return _require().encode_states(name, g.rows, g.cols, states)
+    return _require(g.rows, g.cols).encode_states(name, g.rows, g.cols, states)
 
 
 def new_boards(board, n: int):
     """``NativeBoards`` of ``n`` empty games on ``board`` (``"5x5"`` or ``(5, 5)``)."""
     rows, cols = parse_board(board)
-    return _require().Boards(rows, cols, n)
+    return _require(rows, cols).Boards(rows, cols, n)

@@ -126,7 +126,6 @@ def solve_board(board: str, out: str, *, moves: list[int] | None = None, tt_mb: 
     (``value`` once ``done``); with ``max_slices`` it may stop earlier, not done, to be continued by
     another call; ``threads`` search together over the one table. ValueError when ``out`` holds another
     problem or a damaged table."""
-    from dnb_env import _native  # the C++ extension: ImportError without it
     from dnb_env.native import available
 
     if not available():
@@ -152,9 +151,9 @@ def _solve(state: GameState, moves: list[int], out: str, tt_mb: float, slice_nod
            max_slices: int | None, threads: int, progress: bool) -> dict:
     """Solve ``state`` in the locked folder ``out``, resumed from its state and table where they are, in
     slices of ``slice_nodes`` nodes, saved every ``save_every`` seconds, once decided and at the end."""
-    from dnb_env import _native
+    from dnb_env.native import module
 
-    solver = _native.ExactSolver(state.rows, state.cols, tt_mb=tt_mb, threads=threads)
+    solver = module(state.rows, state.cols).ExactSolver(state.rows, state.cols, tt_mb=tt_mb, threads=threads)
     problem = _problem(state, moves, solver.rules)
     state_path, table_path = os.path.join(out, "state.json"), os.path.join(out, "table.bin")
     st = _resume(solver, state, problem, out, state_path, table_path)

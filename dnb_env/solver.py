@@ -20,7 +20,7 @@ Two engines compute it (``Solver(engine=...)``):
 ``retrograde``  pure numpy: the table of all 2^k subsets of the k undrawn edges, filled layer by layer from
                 the full board down. k = 24 (a whole 3x3 game) is 16.8M int8 entries and takes seconds; the
                 table is reused while a game stays inside it. Limited to k <= 30.
-``auto``        (default) ``alphabeta`` when the C++ extension is built and the board is at most 9x9,
+``auto``        (default) ``alphabeta`` when the C++ extension is built and the board is at most 12x12,
                 ``retrograde`` otherwise.
 ==============  =========================================================================================
 
@@ -44,6 +44,7 @@ import time
 
 import numpy as np
 
+from dnb_env import native as _engine
 from dnb_env.core import GameState
 
 try:
@@ -77,7 +78,7 @@ DEFAULT_NODE_LIMIT = 20_000_000
 MOVE_NODE_LIMIT = 6_000_000
 #: Node budget of a solve at a leaf of a tree search (a fraction of a second).
 LEAF_NODE_LIMIT = 1_000_000
-_NATIVE_MAX_SIZE = 9
+_NATIVE_MAX_SIZE = _engine.MAX_SIZE  # 12 with the wide build (dnb_env._native_wide), else 9
 
 
 def native_available() -> bool:
@@ -87,7 +88,7 @@ def native_available() -> bool:
 
 def beyond_native(board) -> bool:
     """Whether ``board`` (a :class:`GameState` or a Geometry) has more boxes a side than the alpha-beta engine
-    takes (9): there only the retrograde engine solves, within its reach of undrawn edges (``engine="auto"``),
+    takes (12, or 9 where the wide build is missing): there only the retrograde engine solves, within its reach of undrawn edges (``engine="auto"``),
     and the agents skip the exact solves it cannot make."""
     return board.rows > _NATIVE_MAX_SIZE or board.cols > _NATIVE_MAX_SIZE
 
@@ -183,7 +184,7 @@ class Solver:
     Args:
         max_undrawn: largest number of undrawn edges accepted; ``None``: 40 for ``alphabeta``, 24 for
             ``retrograde`` (which enumerates 2^k int8 entries and takes at most 30).
-        engine: ``"auto"`` (alpha-beta when the C++ extension is built and the board is at most 9x9),
+        engine: ``"auto"`` (alpha-beta when the C++ extension is built and the board is at most 12x12),
             ``"alphabeta"`` or ``"retrograde"`` (see the module docstring).
         node_limit: alpha-beta nodes per call (``0``: unlimited); past it :class:`SolverBudgetExceeded`.
         tt_mb: largest size of the alpha-beta transposition table in megabytes (grown on demand); one
@@ -260,8 +261,8 @@ class Solver:
         key = (state.rows, state.cols)
         solver = self._native.get(key)
         if solver is None:
-            solver = self._native[key] = _native.ExactSolver(state.rows, state.cols, tt_mb=self.tt_mb,
-                                                                 threads=self.threads)
+            solver = self._native[key] = _engine.module(state.rows, state.cols).ExactSolver(
+                state.rows, state.cols, tt_mb=self.tt_mb, threads=self.threads)
             if self._deadline is not None:
                 solver.set_deadline(max(0.0, self._deadline - time.perf_counter()))
         return solver

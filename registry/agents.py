@@ -263,7 +263,7 @@ def _alphabeta(*, board, seed, **options):
         extend_captures: a move that completes a box uses up no depth, so capture sequences are searched to
             their end
         solve_leaf: positions with at most this many undrawn edges get their exact value from the C++ solver
-            (0: off; off on boards over 9x9, which it does not take)
+            (0: off; off on boards over 12x12, which it does not take)
     """
     return AlphaBetaAgent(seed=seed, board=board, **options)
 
@@ -274,7 +274,7 @@ takes_options(_alphabeta, options_of(AlphaBetaAgent, ("depth", "time_limit", "ch
 
 def _solver(*, board, seed, fallback: Literal["prsboxes", "none"] = "prsboxes", **options):
     """Exact play from the solver. A move of best margin (ties at random) from the native alpha-beta solver
-    when the C++ extension is built and the board has at most 9x9 boxes, else from the retrograde table
+    when the C++ extension is built and the board has at most 12x12 boxes, else from the retrograde table
     (within 24 undrawn edges by default); beyond its reach or node budget the
     ``fallback`` plays (baselines.solver over dnb_env.solver). On a clock the solver searches for half the
     move time in place of its node budget.
@@ -354,7 +354,7 @@ def _prsboxes(*, board, seed, **options):
 
     Options:
         solver_edges: undrawn edges within which the exact solver plays and scores positions (-1 auto: 38
-            with the C++ solver, else 20; 0: off); over 9x9 boxes the retrograde table plays within 20 (auto)
+            with the C++ solver, else 20; 0: off); over 12x12 boxes the retrograde table plays within 20 (auto)
             or at most 24, and the searches score no position exactly
         search_safe: with at most this many safe moves left it searches (safe moves only) instead of
             following the long-chain rule
@@ -496,7 +496,7 @@ _NETWORK_DOC = """{what} Playing weights are the shipped ones for the board unle
         checkpoint: weights to play (None: the shipped weights for the board, in agents/checkpoints)
         device: torch device of the network, e.g. ``cpu`` or ``cuda``
         symmetrize: average the network's outputs over the board's symmetries
-        search: the search backend: ``auto`` (native when built and the board is at most 9x9), ``python``
+        search: the search backend: ``auto`` (native when built and the board is at most 12x12), ``python``
             or ``native``
     """
 

@@ -598,8 +598,8 @@ def test_running_out_of_memory_or_an_interrupt_inside_an_agent_still_stops_the_r
 
 
 def test_a_tournament_on_a_board_beyond_the_native_solver_plays_its_games(tmp_path):
-    """prsboxes on 10x10 (past the 9x9 of the alpha-beta solver) plays instead of failing every game."""
-    cfg = TournamentConfig(board="10x10", agents=("prsboxes:search_nodes=2000,search_depth=4", "greedy"), games=2,
+    """prsboxes on 13x3 (past the 12x12 of the alpha-beta solver) plays instead of failing every game."""
+    cfg = TournamentConfig(board="13x3", agents=("prsboxes:search_nodes=2000,search_depth=4", "greedy"), games=2,
                            seed=0, bootstrap=0, workers=1)
     report = run_tournament(cfg, out=str(tmp_path), progress=False, echo=None)
     records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]

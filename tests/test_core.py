@@ -280,5 +280,6 @@ def test_native_extension_built_where_required():
 
     if os.environ.get("DNB_REQUIRE_NATIVE") == "1":
         assert native.available(), "DNB_REQUIRE_NATIVE=1 but dnb_env._native did not build"
+        assert native.MAX_SIZE == 12, "DNB_REQUIRE_NATIVE=1 but dnb_env._native_wide (boards past 9x9) did not build"
     else:
         assert native.available() == (native._native is not None)

@@ -18,6 +18,8 @@ from dnb_env.observations import encode_batch
 pytestmark = pytest.mark.skipif(not native.available(), reason="the C++ extension is not built (no compiler?)")
 
 SIZES = [(r, c) for r in range(1, 10) for c in range(1, 10)]
+#: Boards of the wide build (dnb_env._native_wide): past 9x9 up to 12x12, square, long and thin.
+WIDE = [(10, 10), (12, 12), (11, 3), (2, 12), (12, 1), (10, 9)] if native.MAX_SIZE >= 12 else []
 
 
 def snapshot(boards):
@@ -39,12 +41,13 @@ def played(rows, cols, rng, moves, realistic=False):
 
 # ---------------------------------------------------------------- rules
 def test_differential_against_gamestate_on_every_size():
-    """2,025 random games, 25 per size 1x1..9x9 stepped as one batch: masks, mover, scores, terminal,
-    boxes gained and the full position (edges, owners) agree with GameState after every move."""
+    """2,025 random games, 25 per size 1x1..9x9 stepped as one batch, and 6 per board of the wide build:
+    masks, mover, scores, terminal, boxes gained and the full position (edges, owners) agree with GameState
+    after every move."""
     rng = random.Random(20260707)
     games = 0
-    for rows, cols in SIZES:
-        n = 25
+    for rows, cols in SIZES + WIDE:
+        n = 25 if (rows, cols) in SIZES else 6
         boards = native.NativeBoards(rows, cols, n)
         states = [GameState.new(rows, cols) for _ in range(n)]
         mask = np.empty((n, states[0].num_actions), dtype=np.int8)
@@ -74,10 +77,11 @@ def test_differential_against_openspiel_cpp():
     pyspiel = pytest.importorskip("pyspiel")
     rng = random.Random(7)
     games = 0
-    for rows, cols in SIZES:
+    for rows, cols in SIZES + WIDE:
         game = pyspiel.load_game("dots_and_boxes", {"num_rows": rows, "num_cols": cols, "utility_margin": True})
-        spiel = [game.new_initial_state() for _ in range(25)]
-        boards = native.NativeBoards(rows, cols, 25)
+        n = 25 if (rows, cols) in SIZES else 3
+        spiel = [game.new_initial_state() for _ in range(n)]
+        boards = native.NativeBoards(rows, cols, n)
         while not spiel[0].is_terminal():
             np.testing.assert_array_equal(boards.legal_masks(), [ps.legal_actions_mask() for ps in spiel])
             np.testing.assert_array_equal(boards.current_player(), [ps.current_player() for ps in spiel])
@@ -96,7 +100,7 @@ def test_differential_against_openspiel_cpp():
 def test_loaded_positions_play_on_like_gamestate():
     """Mid-game positions loaded in bulk (to_native) and played on in lockstep stay equal to GameState."""
     rng = random.Random(11)
-    for rows, cols in [(1, 1), (2, 3), (5, 5), (9, 9), (7, 2)]:
+    for rows, cols in [(1, 1), (2, 3), (5, 5), (9, 9), (7, 2)] + WIDE[:3]:
         A = 2 * rows * cols + rows + cols
         start = rng.randrange(A)
         states = [played(rows, cols, rng, start, realistic=k % 2 == 0) for k in range(12)]
@@ -268,10 +272,59 @@ def test_wrong_arrays_raise_clear_errors_and_change_nothing():
         boards.reset(np.array([1, 0, 1]))
 
 
-@pytest.mark.parametrize("rows, cols, n", [(0, 3, 1), (3, 0, 1), (10, 2, 1), (2, 10, 1), (-1, 2, 1), (3, 3, -1)])
+@pytest.mark.parametrize("rows, cols, n", [(0, 3, 1), (3, 0, 1), (13, 2, 1), (2, 13, 1), (-1, 2, 1), (3, 3, -1)])
 def test_bad_board_sizes(rows, cols, n):
-    with pytest.raises(ValueError, match=r"1\.\.9|>= 0"):
+    with pytest.raises(ValueError, match=r"1\.\.9|up to 12x12|>= 0"):
         native.NativeBoards(rows, cols, n)
+
+
+@pytest.mark.skipif(not WIDE, reason="the wide build dnb_env._native_wide is not built")
+def test_each_build_takes_its_boards_and_module_chooses():
+    from dnb_env import _native, _native_wide
+
+    assert (_native.MAX_SIZE, _native.EDGE_WORDS, _native.BOX_WORDS) == (9, 3, 2)
+    assert (_native_wide.MAX_SIZE, _native_wide.EDGE_WORDS, _native_wide.BOX_WORDS) == (12, 5, 3)
+    with pytest.raises(ValueError, match=r"1\.\.9 rows"):
+        _native.Boards(10, 2, 1)
+    with pytest.raises(ValueError, match=r"1\.\.12 rows"):
+        _native_wide.Boards(13, 2, 1)
+    assert native.module(9, 9) is _native and native.module(9, 10) is _native_wide
+    assert native.module(12, 1) is _native_wide
+    with pytest.raises(ValueError, match="up to 12x12, got 13x1"):
+        native.module(13, 1)
+    assert isinstance(native.NativeBoards(10, 10, 1), native.NativeBoards)
+    assert isinstance(native.NativeBoards(3, 3, 1), native.NativeBoards)
+    assert native.to_native([GameState.new(10, 11)]).edges().shape == (1, 5)
+
+
+@pytest.mark.skipif(not WIDE, reason="the wide build dnb_env._native_wide is not built")
+def test_the_wide_build_equals_the_compact_one_on_small_boards():
+    """The same C++ in wider records: on 5x5 and 9x9 its rules, encoders and analysis give what the compact
+    build gives, bit for bit."""
+    from dnb_env import _native, _native_wide
+
+    rng = random.Random(3)
+    for rows, cols in [(5, 5), (9, 9), (3, 7)]:
+        states = [played(rows, cols, rng, rng.randrange(2 * rows * (cols + 1)), realistic=True) for _ in range(10)]
+        compact = native.to_native(states)
+        e, o = compact.edges(), compact.owners()
+        wide_e = np.zeros((len(states), 5), np.uint64)
+        wide_o = np.zeros((len(states), 2, 3), np.uint64)
+        wide_e[:, :3], wide_o[:, :, :2] = e, o
+        wide = _native_wide.Boards.from_arrays(rows, cols, wide_e, wide_o, compact.current_player())
+        for name in native.ENCODERS:
+            assert wide.encode(name).tobytes() == compact.encode(name).tobytes(), name
+        for fn in ("move_classes", "long_chain_counts"):
+            np.testing.assert_array_equal(getattr(_native_wide, fn)(rows, cols, states), getattr(_native, fn)(rows, cols, states))
+        np.testing.assert_array_equal(wide.random_playouts(9, 3), compact.random_playouts(9, 3))
+        for _ in range(6):
+            live = ~compact.terminal()
+            if not live.all():
+                break
+            actions = np.array([rng.choice(st.legal_actions()) for st in native.states_from_native(compact)])
+            assert wide.step(actions).tolist() == compact.step(actions).tolist()
+            np.testing.assert_array_equal(wide.edges()[:, :3], compact.edges())
+            np.testing.assert_array_equal(wide.scores(), compact.scores())
 
 
 def test_from_arrays_rejects_impossible_positions():
@@ -303,8 +356,8 @@ def test_from_arrays_rejects_impossible_positions():
     o[1, :, 0] = 1
     bad("board 1: a box is owned by both players", o=o)
     bad("board 0: mover must be 0 or 1, got 2", m=np.array([2, 0]))
-    with pytest.raises(ValueError, match="up to 9x9"):
-        native.to_native([GameState.new(10, 3)])
+    with pytest.raises(ValueError, match=f"up to {native.MAX_SIZE}x{native.MAX_SIZE}"):
+        native.to_native([GameState.new(native.MAX_SIZE + 1, 3)])
     with pytest.raises(ValueError, match="one board size"):
         native.to_native([GameState.new(2, 2), GameState.new(2, 3)])
 
@@ -366,7 +419,7 @@ def test_backend_is_read_when_used_and_chosen_per_context(monkeypatch):
 
 def test_encode_states_reads_gamestates_of_every_size():
     rng = random.Random(5)
-    for rows, cols in [(1, 1), (2, 7), (5, 5), (6, 6), (9, 9), (8, 3)]:  # 6x6 and up: edges beyond 64 bits
+    for rows, cols in [(1, 1), (2, 7), (5, 5), (6, 6), (9, 9), (8, 3)] + WIDE[:2]:  # 6x6 and up: edges beyond 64 bits
         states = [played(rows, cols, rng, rng.randrange(2 * rows * (cols + 1))) for _ in range(6)]
         for name in native.ENCODERS:
             with native.use_backend("python"):
@@ -387,7 +440,7 @@ def _analysis_of(s):
 def test_analysis_equals_the_python_reference_on_every_size():
     rng = random.Random(11)
     n = 0
-    for rows, cols in SIZES[::4] + [(3, 3), (5, 5), (9, 9)]:
+    for rows, cols in SIZES[::4] + [(3, 3), (5, 5), (9, 9)] + WIDE[:2]:
         for k in range(12):
             realistic = k % 2 == 0
             s = played(rows, cols, rng, rng.randrange(2 * rows * (cols + 1) + 1), realistic=realistic)

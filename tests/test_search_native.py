@@ -342,11 +342,12 @@ def test_agents_choose_the_native_search_by_default(one_torch_thread):
 def test_backend_choice():
     cfg = SearchSettings(simulations=10)
     assert isinstance(make_search(UniformEvaluator(), cfg, backend="auto", board=(5, 5)), NativeMCTS)
-    assert isinstance(make_search(UniformEvaluator(), cfg, backend="auto", board=(10, 10)), MCTS)
+    assert isinstance(make_search(UniformEvaluator(), cfg, backend="auto", board=(12, 12)), NativeMCTS)
+    assert isinstance(make_search(UniformEvaluator(), cfg, backend="auto", board=(13, 10)), MCTS)
     assert isinstance(make_search(UniformEvaluator(), cfg, backend="python"), MCTS)
     assert choose_backend("auto", (9, 9)) == "native"
-    with pytest.raises(ValueError, match="up to 9x9"):
-        make_search(UniformEvaluator(), cfg, backend="native", board=(10, 9))
+    with pytest.raises(ValueError, match="up to 12x12"):
+        make_search(UniformEvaluator(), cfg, backend="native", board=(13, 9))
     with pytest.raises(ValueError, match="backend must be one of"):
         make_search(UniformEvaluator(), cfg, backend="cuda")
     from agents.search import MCTSAgent

@@ -14,7 +14,7 @@ import pytest
 from baselines.solver import SolverAgent
 from dnb_env.analysis import realistic_position
 from dnb_env.core import GameState, geometry
-from dnb_env.solver import Solver, SolverBudgetExceeded, SolverTooLarge, native_available
+from dnb_env.solver import Solver, SolverBudgetExceeded, SolverTooLarge, beyond_native, native_available
 from dnb_env.symmetry import symmetries, transform_state
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the C++ extension dnb_env._native is not built")
@@ -303,15 +303,15 @@ def test_max_undrawn_and_engine_choice():
         Solver(engine="minimax")
     with pytest.raises(ValueError, match="max_undrawn"):
         Solver(40, engine="retrograde")
-    with pytest.raises(SolverTooLarge, match="at most 9x9"):
-        Solver(engine="alphabeta").value(GameState.new(10, 1))
-    s = GameState.new(10, 1)  # auto: beyond the native engine, the retrograde table takes it
-    for a in s.legal_actions()[:14]:
+    with pytest.raises(SolverTooLarge, match="at most 12x12"):
+        Solver(engine="alphabeta").value(GameState.new(13, 1))
+    s = GameState.new(13, 1)  # auto: beyond the native engine, the retrograde table takes it
+    for a in s.legal_actions()[:18]:
         s = s.apply(a)
     assert Solver().value(s) == Solver(engine="retrograde").value(s)
     # a position past the retrograde table's limit on such a board is refused, not a 2^30-entry table
-    big = GameState.new(10, 10)
-    for a in big.legal_actions()[:190]:
+    big = GameState.new(13, 13)
+    for a in big.legal_actions()[:334]:
         big = big.apply(a)
     with pytest.raises(SolverTooLarge, match="30 undrawn.*at most 24"):
         Solver().move_values(big)
@@ -470,7 +470,7 @@ def _undrawn_left(board: str, undrawn: int, seed: int) -> GameState:
 
 
 def test_the_solvers_callers_play_a_whole_game_on_a_board_beyond_the_native_solver():
-    """Over 9x9 boxes the alpha-beta solver refuses the board: prsboxes and the alpha-beta search solve no
+    """Over 12x12 boxes the alpha-beta solver refuses the board: prsboxes and the alpha-beta search solve no
     leaf there and prsboxes plays its last 20 edges by the retrograde table; the solver agent's fallback plays
     until the table's reach (24 undrawn edges), the table after."""
     from agents.arena.play import play_game
@@ -483,30 +483,53 @@ def test_the_solvers_callers_play_a_whole_game_on_a_board_beyond_the_native_solv
 
     solver = SolverAgent(seed=0, fallback=prsboxes)
     for agent in (prsboxes(), AlphaBetaAgent(depth=2, solve_leaf=30, seed=0), solver):
-        rec = play_game("10x10", agent, GreedyAgent(seed=1))
-        assert "forfeit" not in rec and sum(rec["scores"]) == 100
+        rec = play_game("13x3", agent, GreedyAgent(seed=1))
+        assert "forfeit" not in rec and sum(rec["scores"]) == 39
     assert 0 < solver.fallbacks < rec["moves_by"][0]
     assert prsboxes().retrograde_edges == 20 and PRsBoxesAgent(solver_edges=30).retrograde_edges == 24
 
 
+def test_the_native_solver_takes_boards_up_to_12x12_by_undrawn_count():
+    """On 10x10 to 12x12 (the wide build) the alpha-beta solver solves by undrawn edges, as on 5x5: its values
+    equal the retrograde table's at 18 undrawn, on square and long boards, and of every move; realistic
+    positions at 36 undrawn are solved; the auto solver zones of the search are those of the undrawn count."""
+    from agents.search.settings import PLAY, settings_for
+    from dnb_env import native
+
+    if native.MAX_SIZE < 12:
+        pytest.skip("the wide build dnb_env._native_wide is not built")
+    ab, table = Solver(engine="alphabeta"), Solver(engine="retrograde")
+    for k, board in enumerate(["10x10", "12x12", "11x4", "12x1"]):
+        s = _undrawn_left(board, 18, seed=k)
+        assert ab.value(s) == table.value(s), board
+        assert ab.move_values(s) == table.move_values(s), board
+    rng = random.Random(4)
+    for board in ("10x10", "12x11"):
+        s = realistic_position(board, 36, rng)
+        left = s.geometry.num_boxes - sum(s.scores)
+        assert -left <= Solver(node_limit=20_000_000).value(s) <= left
+    assert not beyond_native(geometry("12x12")) and beyond_native(geometry("13x2"))
+    assert settings_for(geometry("12x12"), PLAY).solve_leaf == settings_for(geometry("9x9"), PLAY).solve_leaf > 0
+
+
 def test_the_searchs_exact_root_and_leaves_beyond_the_native_solver():
-    """Over 9x9 boxes the auto solver zones are 0, a leaf is not solved and the root is, by the retrograde
+    """Over 12x12 boxes the auto solver zones are 0, a leaf is not solved and the root is, by the retrograde
     table, within its reach only."""
     from agents.search import SearchSettings
     from agents.search.exact import ExactRoot, exact_solver, final_value, solve_extra
     from agents.search.settings import PLAY, settings_for
 
-    assert settings_for(geometry("10x10"), PLAY).solve_root == settings_for(geometry("10x10"), PLAY).solve_leaf == 0
-    assert settings_for(geometry("9x9"), PLAY).solve_root > 0
+    assert settings_for(geometry("13x3"), PLAY).solve_root == settings_for(geometry("13x3"), PLAY).solve_leaf == 0
+    assert settings_for(geometry("9x9"), PLAY).solve_root > 0 and settings_for(geometry("12x12"), PLAY).solve_root > 0
     from agents.training.config import make_train_config
 
-    for board, zones in (("10x10", (0, 0)), ("5x5", (36, 38))):  # self-play's search resolves them the same way
+    for board, zones in (("13x3", (0, 0)), ("5x5", (36, 38))):  # self-play's search resolves them the same way
         search = make_train_config("alphavit", board=board).mcts()
         assert (search.solve_leaf, search.solve_root) == zones
     cfg = SearchSettings(solve_leaf=30, solve_root=30)
     root = ExactRoot(cfg)
-    assert root.policy(_undrawn_left("10x10", 25, seed=0)) is None
-    s = _undrawn_left("10x10", 20, seed=0)
+    assert root.policy(_undrawn_left("13x3", 25, seed=0)) is None
+    s = _undrawn_left("13x3", 20, seed=0)
     pi, value = root.policy(s)
     best = max(Solver().move_values(s).values())
     assert {a for a in range(s.num_actions) if pi[a] > 0} == set(Solver().best_moves(s)[1])

@@ -383,7 +383,7 @@ def test_labelled_positions_are_middle_and_late_game_with_exact_labels():
         best = max(values.values())
         assert p.optimal == {a for a, v in values.items() if v == best}
         assert p.winning == {a for a, v in values.items() if (v > 0) - (v < 0) == (best > 0) - (best < 0)}
-    assert labelled_positions("10x10", 2) == []  # beyond the native solver's boards
+    assert labelled_positions("13x3", 2) == []  # beyond the native solver's boards
     with pytest.raises(ValueError, match="first"):
         labelled_positions("3x3", 1, first=30)
 

@@ -21,7 +21,7 @@ module              what
 ``agent``           :class:`MCTSAgent`, an Agent over either backend
 ==================  ====================================================================================
 
-Backends: ``"auto"`` is native when the extension is built and the board is at most 9x9, else python.
+Backends: ``"auto"`` is native when the extension is built and the board is at most 12x12, else python.
 Both expose the same methods (``begin/collect/complete``, ``run``, ``counts``, ``root_value``,
 ``output``, ``visit_order``, ``advance``, ``internal_nodes``, ``exact_root``) and the same root statistics;
 which one a search is, is its ``backend`` attribute.
@@ -58,7 +58,7 @@ BACKENDS = ("auto", "python", "native")
 def choose_backend(backend: str = "auto", board: tuple[int, int] | None = None) -> str:
     """``"python"`` or ``"native"`` for the requested ``backend`` on ``board`` ((rows, cols), None: any
     size the native engine takes). ``"native"`` without the extension is an ImportError; on a board over
-    9x9 a ValueError."""
+    MAX_SIZE (12 with the wide build) a ValueError."""
     if backend not in BACKENDS:
         raise ValueError(f"search backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     fits = board is None or (board[0] <= _native_engine.MAX_SIZE and board[1] <= _native_engine.MAX_SIZE)

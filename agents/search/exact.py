@@ -25,7 +25,7 @@ def solve_extra(solver, state: GameState, value: str) -> int | None:
     """What the open boxes of ``state`` are worth net to its mover under best play, as far as ``value``
     needs: the exact margin (``"margin"``) or one margin of the right sign (``"win"``: one or two
     null-window tests); None when the solver's node budget runs out, and on a board beyond the alpha-beta
-    solver (over 9x9 boxes: the retrograde one would build a table for each leaf). The C++ search's
+    solver (over 12x12 boxes: the retrograde one would build a table for each leaf). The C++ search's
     ``Tree::solve`` asks the same queries in the same order, so both searches agree even where a budget runs
     out."""
     if beyond_native(state):
@@ -47,7 +47,7 @@ class ExactRoot:
     """The root policy in the solver zone (``config.solve_root``): uniform over the moves that keep the
     best margin (so also the best result), with the exact value of the position in the search's units;
     None outside the zone or when ``solve_root_nodes`` do not suffice. On a board beyond the alpha-beta
-    solver (over 9x9 boxes) the retrograde table solves the root, within :data:`RETROGRADE_REACH` undrawn
+    solver (over 12x12 boxes) the retrograde table solves the root, within :data:`RETROGRADE_REACH` undrawn
     edges at most. Used by both search backends."""
 
     def __init__(self, config: SearchSettings):

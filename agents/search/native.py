@@ -40,6 +40,7 @@ shape (``ValueError``) or dtype (``TypeError``), or not finite: each raises befo
 
 from __future__ import annotations
 
+import time
 from typing import Sequence
 
 import numpy as np
@@ -61,8 +62,8 @@ def available() -> bool:
     return native.available()
 
 
-def _module():
-    return native._require()
+def _module(rows: int = 1, cols: int = 1):
+    return native._require(rows, cols)
 
 
 def _states(rows: int, cols: int, edges, owners, mover) -> list[GameState]:
@@ -178,16 +179,34 @@ class NativeMCTS:
         self.evaluator, self.config = evaluator, config
         self.rng = rng if rng is not None else np.random.default_rng()
         self.root_net_value: float | None = None
-        self._tree = _module().SearchTree(config.c_puct, config.virtual_loss, config.prune, config.value,
-                                          config.selection, config.solve_leaf, config.solve_nodes, config.solve_tt_mb)
+        self._mod = _module()
+        self._tree = self._new_tree()
         self.exact_root = ExactRoot(config)
         self._forest = None  # a SearchForest of this tree alone, for collect/complete
         self._root_state: GameState | None = None
         self._batch: NativeBatch | None = None
+        self._solve_deadline: float | None = None  # set_solve_deadline's time.perf_counter() time
+
+    def _new_tree(self):
+        c = self.config
+        return self._mod.SearchTree(c.c_puct, c.virtual_loss, c.prune, c.value, c.selection, c.solve_leaf,
+                                    c.solve_nodes, c.solve_tt_mb)
+
+    def _tree_for(self, state: GameState) -> None:
+        """A tree of the C++ build that takes ``state``'s board (boards past 9x9 run in the wide build); the
+        kept tree when it is of that build already."""
+        mod = _module(state.rows, state.cols)
+        if mod is self._mod:
+            return
+        self._mod, self._tree, self._forest = mod, self._new_tree(), None
+        self._root_state = None
+        if self._solve_deadline is not None:
+            self._tree.set_solve_deadline(max(0.0, self._solve_deadline - time.perf_counter()))
 
     def set_solve_deadline(self, seconds: float | None) -> None:
         """Leaf solves stop ``seconds`` from now as if out of nodes (a timed move), without lowering the
         zone for the rest of the search; None lifts the deadline."""
+        self._solve_deadline = None if seconds is None else time.perf_counter() + float(seconds)
         self._tree.set_solve_deadline(-1.0 if seconds is None else float(seconds))
 
     # ------------------------------------------------------------------ tree and root
@@ -219,6 +238,7 @@ class NativeMCTS:
     def needs_root_evaluation(self, state: GameState) -> bool:
         """Whether :meth:`begin` on ``state`` would ask the evaluator for the root (no reusable subtree;
         never with ``selection="uct"``)."""
+        self._tree_for(state)
         return self.config.selection != "uct" and self._tree.peek(state, self._reuse_path(state))
 
     def begin(self, state: GameState, evaluation: RootOutput | None = None) -> None:
@@ -229,6 +249,7 @@ class NativeMCTS:
         cfg = self.config
         self.root_net_value = None
         self._batch = None
+        self._tree_for(state)
         needs = self._tree.begin(state, self._reuse_path(state), cfg.simulations)
         self._root_state = state
         if cfg.selection == "uct":  # no priors needed: the root is not evaluated; the move orders' seed
@@ -264,7 +285,7 @@ class NativeMCTS:
         if self._root_state is None:
             raise ValueError("collect() before begin(state)")
         if self._forest is None:
-            self._forest = _module().SearchForest([self._tree], planes_encoder(self.evaluator), 1)
+            self._forest = self._mod.SearchForest([self._tree], planes_encoder(self.evaluator), 1)
         counts, planes, masks, edges, owners, mover = self._forest.collect(np.array([limit], np.int64))
         g = self._root_state.geometry
         self._batch = NativeBatch(self, g.rows, g.cols, counts, planes, masks, edges, owners, mover)
@@ -339,7 +360,9 @@ def run_many_native(searches: Sequence[NativeMCTS], states: Sequence[GameState],
         return []
     with gc_paused():
         begin_all(searches, states, evaluator)
-        mod = _module()
+        mod = searches[0]._mod
+        if any(s._mod is not mod for s in searches):
+            raise ValueError("run_many_native needs states of one board size")
         limits = np.array([s.config.batch_size for s in searches], np.int64)
         builtin = _builtin(evaluator, searches[0].config)
         if builtin is not None and all(_builtin(evaluator, s.config) == builtin for s in searches):

@@ -61,7 +61,7 @@ class SearchSettings:
     out of ``solve_nodes`` lowers the leaf zone to one edge below that leaf for the rest of the search; the
     root's policy comes from :class:`agents.search.exact.ExactRoot` when ``solve_root_nodes`` suffice. A
     zone of :data:`AUTO` (-1) is a use's, resolved for a board by :meth:`for_board` before a search takes
-    the settings. On a board the alpha-beta solver does not take (over 9x9 boxes) no leaf is solved and
+    the settings. On a board the alpha-beta solver does not take (over 12x12 boxes) no leaf is solved and
     the root only within the retrograde table's reach (:data:`~dnb_env.solver.RETROGRADE_REACH` undrawn
     edges; the auto zones are 0 there).
     """
@@ -91,10 +91,10 @@ class SearchSettings:
         "help": '``"win"`` (results +1/-1/0, AlphaZero) or ``"margin"`` (final box margin / boxes)'})
     solve_leaf: int = field(default=0, metadata={
         "help": "leaves with at most this many undrawn edges get the exact solver's value (0: off; -1: auto, "
-                "resolved for the board by ``solver_zone``; off on boards over 9x9)"})
+                "resolved for the board by ``solver_zone``; off on boards over 12x12)"})
     solve_root: int = field(default=0, metadata={
         "help": "a root with at most this many undrawn edges is not searched: its policy is uniform over the "
-                "moves of best margin (0: off; -1: auto, resolved for the board by ``solver_zone``; over 9x9 "
+                "moves of best margin (0: off; -1: auto, resolved for the board by ``solver_zone``; over 12x12 "
                 "boxes at most 24, by the retrograde table, and auto is off)"})
     solve_nodes: int = field(default=LEAF_NODE_LIMIT, metadata={
         "help": "the exact solver's node budget for each leaf"})
@@ -171,7 +171,7 @@ def solver_zone(setting: int, num_actions: int | Geometry, cap: int, fraction: t
     """A solver zone option resolved for a board (its number of edges or its :class:`Geometry`): ``-1``
     (auto) is ``min(cap, num_actions * p // q)`` undrawn edges for ``fraction = (p, q)`` (the last 60% of the
     game at most by default, :meth:`Geometry.solver_zone`) when the C++ solver is built and takes the board
-    (a Geometry over 9x9 boxes: 0), else 0; other values as given (0 = off)."""
+    (a Geometry over 12x12 boxes: 0), else 0; other values as given (0 = off)."""
     if isinstance(setting, bool) or not isinstance(setting, int) or setting < -1:
         raise ValueError(f"a solver zone must be -1 (auto), 0 (off) or a number of undrawn edges, got {setting!r}")
     if setting == -1:

@@ -20,7 +20,7 @@ from agents.search import SearchSettings, make_search, run_many
 from agents.search.settings import default
 from dnb_env.agent import Seedable
 from dnb_env.core import MIDDLE_GAME, MIDGAME_STEPS, GameState, geometry
-from dnb_env.solver import Solver, SolverBudgetExceeded, SolverTooLarge, native_available
+from dnb_env.solver import Solver, SolverBudgetExceeded, beyond_native, native_available
 
 __all__ = ["Labelled", "LATE_UNDRAWN", "EVAL_SEED_OFFSET", "MIDDLE_GAME", "MIDGAME_STEPS", "midgame_steps",
            "labelled_positions", "replay_positions", "accuracy", "policy_moves", "search_moves", "score_against",
@@ -66,7 +66,7 @@ def labelled_positions(board: str, count: int, seed: int = 0, first: int | None 
     if not 0 <= first <= g.num_actions - 3:
         raise ValueError(f"first must be in [0, {g.num_actions - 3}], not {first}")
     if g.num_actions > 24:
-        if not native_available():
+        if not native_available() or beyond_native(g):
             return []
         first = max(first, g.num_actions - LATE_UNDRAWN)
     solver = Solver()
@@ -83,8 +83,6 @@ def labelled_positions(board: str, count: int, seed: int = 0, first: int | None 
             mv = solver.move_values(s)
         except SolverBudgetExceeded:  # rare at LATE_UNDRAWN; the position is drawn again
             continue
-        except SolverTooLarge:  # a board larger than the native solver takes
-            return []
         best = max(mv.values())
         optimal = frozenset(a for a, v in mv.items() if v == best)
         sign = (best > 0) - (best < 0)

@@ -6,13 +6,15 @@
 // Grid cells of the (2R+1) x (2C+1) observation planes: dot (2r, 2c), h(r, c) at (2r, 2c+1),
 // v(r, c) at (2r+1, 2c), centre of box (r, c) at (2r+1, 2c+1). Boxes are numbered r * C + c.
 //
-// A board is one 64-byte record: drawn edges (3 x 64 bits >= 180 edges of a 9x9 board), each player's
-// boxes (2 x 64 bits >= 81 boxes), scores, the number of drawn edges and the player to move. Drawing the
+// A board is one fixed-size record: drawn edges (kEdgeWords x 64 bits), each player's boxes (kBoxWords x
+// 64 bits), scores, the number of drawn edges and the player to move. Drawing the
 // fourth side of a box scores it and the same player moves again; the game ends when every edge is drawn.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -25,11 +27,20 @@
 
 namespace dnb {
 
-constexpr int kMaxSize = 9;      // rows and cols of boxes: 1..9
-constexpr int kEdgeWords = 3;    // 192 bits >= 180 edges (9x9)
-constexpr int kBoxWords = 2;     // 128 bits >= 81 boxes (9x9)
+// The largest board (rows and cols of boxes, 1..kMaxSize) sets every fixed width below; the build may
+// choose it (-DDNB_MAX_SIZE=N).
+#ifndef DNB_MAX_SIZE
+#define DNB_MAX_SIZE 9
+#endif
+constexpr int kMaxSize = DNB_MAX_SIZE;
 constexpr int kMaxEdges = 2 * kMaxSize * (kMaxSize + 1);
 constexpr int kMaxBoxes = kMaxSize * kMaxSize;
+constexpr int kEdgeWords = (kMaxEdges + 63) / 64;  // 9x9: 3 words >= 180 edges; 12x12: 5 >= 312
+constexpr int kBoxWords = (kMaxBoxes + 63) / 64;   // 9x9: 2 words >= 81 boxes; 12x12: 3 >= 144
+static_assert(kMaxSize >= 1 && kMaxSize <= 16, "DNB_MAX_SIZE must be in 1..16");
+
+// An edge index in compact tables (move lists, histories, symmetry maps): one byte while every edge fits.
+using EdgeIndex = std::conditional_t<(kMaxEdges <= 255), uint8_t, uint16_t>;
 
 inline int popcount64(uint64_t x) {
 #if defined(_MSC_VER)
@@ -125,8 +136,9 @@ inline const Geometry& geometry(int rows, int cols) {
   static std::array<std::unique_ptr<Geometry>, kMaxSize * kMaxSize> cache;
   static std::mutex lock;
   if (rows < 1 || rows > kMaxSize || cols < 1 || cols > kMaxSize) {
-    throw std::invalid_argument("the native engine takes boards of 1..9 rows and 1..9 columns of boxes, got " +
-                                std::to_string(rows) + "x" + std::to_string(cols));
+    throw std::invalid_argument("the native engine takes boards of 1.." + std::to_string(kMaxSize) + " rows and 1.." +
+                                std::to_string(kMaxSize) + " columns of boxes, got " + std::to_string(rows) + "x" +
+                                std::to_string(cols));
   }
   std::lock_guard<std::mutex> guard(lock);
   auto& slot = cache[(rows - 1) * kMaxSize + (cols - 1)];
@@ -134,7 +146,7 @@ inline const Geometry& geometry(int rows, int cols) {
   return *slot;
 }
 
-// One game: 64 bytes, trivially copyable.
+// One game, trivially copyable.
 struct Board {
   uint64_t edges[kEdgeWords];
   uint64_t owners[2][kBoxWords];  // owners[p]: bit b set = box b belongs to player p
@@ -239,7 +251,11 @@ inline std::string load_board(const Geometry& g, const uint64_t* edges, const ui
   int drawn = 0;
   for (int w = 0; w < kEdgeWords; ++w) drawn += popcount64(b.edges[w]);
   b.drawn = int16_t(drawn);
-  for (int p = 0; p < 2; ++p) b.score[p] = int16_t(popcount64(b.owners[p][0]) + popcount64(b.owners[p][1]));
+  for (int p = 0; p < 2; ++p) {
+    int n = 0;
+    for (int w = 0; w < kBoxWords; ++w) n += popcount64(b.owners[p][w]);
+    b.score[p] = int16_t(n);
+  }
   b.player = int8_t(player);
   return "";
 }
@@ -279,10 +295,10 @@ class Rng {
 // (player 0 minus player 1).
 inline int random_playout(const Geometry& g, const Board& start, Rng& rng) {
   Board b = start;
-  uint8_t legal[kMaxEdges];
+  EdgeIndex legal[kMaxEdges];
   uint32_t n = 0;
   for (int a = 0; a < g.num_actions; ++a) {
-    if (!test_bit(b.edges, a)) legal[n++] = uint8_t(a);
+    if (!test_bit(b.edges, a)) legal[n++] = EdgeIndex(a);
   }
   while (n) {
     uint32_t i = rng.below(n);

@@ -165,7 +165,7 @@ struct LearnerGame {
   Board board = empty_board();
   NumpyRng env_rng;  // the vector env's generator of this game (learner seat and opponent seed at reset)
   NumpyRng opp_rng;  // the opponent's generator, reseeded at every reset
-  uint8_t history[kMaxEdges];
+  EdgeIndex history[kMaxEdges];
   int16_t moves = 0;
   int8_t learner = 0;
   bool ready = false;      // reset, and the reset left the learner a move
@@ -175,7 +175,7 @@ struct LearnerGame {
 
 inline void play(const Geometry& g, LearnerGame& G, int a) {
   apply(g, G.board, a);
-  G.history[G.moves++] = uint8_t(a);
+  G.history[G.moves++] = EdgeIndex(a);
 }
 
 // The k-th undrawn edge (0-based) in increasing order.

@@ -403,7 +403,11 @@ class Boards {
 }  // namespace
 }  // namespace dnb
 
-PYBIND11_MODULE(_native, m) {
+#ifndef DNB_MODULE
+#define DNB_MODULE _native  // wide/wide.hpp names the build for boards past 9x9
+#endif
+
+PYBIND11_MODULE(DNB_MODULE, m) {
   using dnb::Boards;
   m.doc() = "Batched Dots-and-Boxes rules and observation encoders in C++ (use it through dnb_env.native).";
   m.attr("MAX_SIZE") = dnb::kMaxSize;

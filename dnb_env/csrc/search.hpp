@@ -151,7 +151,7 @@ class Tree {
   size_t capacity_bytes() const {
     return nodes_.capacity() * sizeof(Node) + (P_.capacity() + N_.capacity() + W_.capacity() + Q_.capacity() +
                                                U_.capacity()) * sizeof(double) +
-           child_.capacity() * sizeof(int32_t) + action_.capacity() + O_.capacity() + pend_.capacity() * sizeof(double);
+           child_.capacity() * sizeof(int32_t) + (action_.capacity() + O_.capacity()) * sizeof(EdgeIndex) + pend_.capacity() * sizeof(double);
   }
   bool batch_open() const { return batch_open_; }
   uint64_t batch_serial() const { return serial_; }
@@ -448,7 +448,7 @@ class Tree {
     int8_t mask[kMaxEdges];
     const bool pruned = s_.prune && capture_or_decline(g, n.board, mask);
     double p[kMaxEdges] = {};
-    uint8_t acts[kMaxEdges];
+    EdgeIndex acts[kMaxEdges];
     int k = 0, j = 0;
     const double uniform = 1.0 / g.num_actions;
     const double* pend = n.pending == kUniform ? nullptr : pend_.data() + n.pending;
@@ -458,7 +458,7 @@ class Tree {
         const int a = w * 64 + lowest_bit(free);
         free &= free - 1;
         if (!pruned || mask[a]) {
-          acts[k] = uint8_t(a);
+          acts[k] = EdgeIndex(a);
           p[k++] = pend ? pend[j] : uniform;
         }
         ++j;
@@ -483,8 +483,8 @@ class Tree {
     n.pending = -1;
     if (s_.uct) {  // the order the edges are tried in: a uniform shuffle (Fisher-Yates)
       O_.resize(end);
-      uint8_t* o = O_.data() + first;
-      for (int i = 0; i < k; ++i) o[i] = uint8_t(i);
+      EdgeIndex* o = O_.data() + first;
+      for (int i = 0; i < k; ++i) o[i] = EdgeIndex(i);
       for (int i = k - 1; i > 0; --i) std::swap(o[i], o[orders_.below(uint32_t(i + 1))]);
       n.tried = 0;
     }
@@ -515,7 +515,7 @@ class Tree {
 #pragma clang fp contract(off)
 #endif
     Node& n = nodes_[size_t(at)];
-    const uint8_t* o = O_.data() + n.first;
+    const EdgeIndex* o = O_.data() + n.first;
     const double* N = N_.data() + n.first;
     const double* Q = Q_.data() + n.first;
     int j = n.tried;
@@ -712,8 +712,8 @@ class Tree {
   std::vector<Node> nodes_;
   std::vector<double> P_, N_, W_, Q_, U_;
   std::vector<int32_t> child_;
-  std::vector<uint8_t> action_;
-  std::vector<uint8_t> O_;    // UCT: per node, its edge offsets in the order they are tried
+  std::vector<EdgeIndex> action_;
+  std::vector<EdgeIndex> O_;    // UCT: per node, its edge offsets in the order they are tried
   Rng orders_{0};             // UCT: the generator of those orders
   std::vector<double> pend_;  // pending priors, per evaluated node its legal moves in increasing order
   int32_t root_ = -1;
@@ -729,7 +729,7 @@ class Tree {
   std::vector<int32_t> remap_, stack_;
   std::vector<double> P2_, N2_, W2_, Q2_, U2_, pend2_;
   std::vector<int32_t> child2_;
-  std::vector<uint8_t> action2_, O2_;
+  std::vector<EdgeIndex> action2_, O2_;
   std::vector<double> scratch_vals_;
 };
 

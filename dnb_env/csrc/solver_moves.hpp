@@ -27,9 +27,9 @@ enum Rule : uint32_t {
 
 // The moves searched at a node, in search order.
 struct Moves {
-  uint8_t m[kMaxEdges];
+  EdgeIndex m[kMaxEdges];
   int n = 0;
-  void push(int e) { m[n++] = uint8_t(e); }
+  void push(int e) { m[n++] = EdgeIndex(e); }
 };
 
 // kDeferred: a node whose (quiet) moves were not generated because the caller asked to stop before them.
@@ -112,7 +112,7 @@ inline bool free_capture(const Topology& t, const Pos& p, Moves& out, RuleStats&
 // node's moves into `out` and its kind into `kind`: a forced capture from a long run or from a spare cheap
 // run, or the choice {take, double-deal} of the one cheap run. False when no run is on offer.
 inline bool run_capture(const Topology& t, const Pos& p, Moves& out, RuleStats& stats, NodeKind& kind) {
-  uint64_t seen[kBoxWords] = {0, 0};
+  uint64_t seen[kBoxWords] = {};
   // the runs of 2 (chain) or 4 (two-ended) boxes; raw storage: default-constructing kMaxBoxes runs on
   // every capture node cost a tenth of the search
   alignas(Run) unsigned char runs_storage[sizeof(Run) * kMaxBoxes];
@@ -304,7 +304,7 @@ inline void sort_safe_moves(const Topology& t, const Pos& p, Moves& out) {
     key[i] = p.val[eb[0]] + (eb[1] < 0 ? 4 : p.val[eb[1]]);
   }
   for (int i = 1; i < out.n; ++i) {
-    const uint8_t m = out.m[i];
+    const EdgeIndex m = out.m[i];
     const int k = key[i];
     int j = i - 1;
     while (j >= 0 && key[j] > k) {
@@ -318,9 +318,9 @@ inline void sort_safe_moves(const Topology& t, const Pos& p, Moves& out) {
 }
 
 // Insertion sort of the sacrifices by boxes given (stable: centre order among equals).
-inline void sort_sacrifices(uint8_t* sac, int16_t* sac_key, int sac_n) {
+inline void sort_sacrifices(EdgeIndex* sac, int16_t* sac_key, int sac_n) {
   for (int i = 1; i < sac_n; ++i) {
-    const uint8_t m = sac[i];
+    const EdgeIndex m = sac[i];
     const int16_t k = sac_key[i];
     int j = i - 1;
     while (j >= 0 && sac_key[j] > k) {
@@ -337,10 +337,10 @@ inline void sort_sacrifices(uint8_t* sac, int16_t* sac_key, int sac_n) {
 // with the capture rules off), then sacrifices by the boxes they hand over (the length of the component
 // they open, from sc).
 inline void order_moves(const Topology& t, const Pos& p, const bool* pruned, const Scratch& sc, Moves& out) {
-  uint8_t sac[kMaxEdges];
+  EdgeIndex sac[kMaxEdges];
   int16_t sac_key[kMaxEdges];
   int sac_n = 0;
-  uint8_t caps[kMaxEdges];
+  EdgeIndex caps[kMaxEdges];
   int caps_n = 0;
   for (int i = 0; i < t.num_edges; ++i) {
     const int e = t.centre_order[i];
@@ -363,9 +363,9 @@ inline void order_moves(const Topology& t, const Pos& p, const bool* pruned, con
       }
     }
     if (capture) {
-      caps[caps_n++] = uint8_t(e);
+      caps[caps_n++] = EdgeIndex(e);
     } else if (sacrifice) {
-      sac[sac_n] = uint8_t(e);
+      sac[sac_n] = EdgeIndex(e);
       sac_key[sac_n++] = int16_t(given);
     } else {
       out.push(e);
@@ -387,9 +387,10 @@ inline NodeKind generate(const Topology& t, const Pos& p, uint32_t rules, Moves&
                          RuleStats& stats, bool quiet = true) {
   out.n = 0;
   if (p.remaining == 0) return NodeKind::kTerminal;
-  const bool capturable = (p.cap[0] | p.cap[1]) != 0;
+  uint64_t any_cap = 0;
+  for (int w = 0; w < kBoxWords; ++w) any_cap |= p.cap[w];
+  const bool capturable = any_cap != 0;
   const bool joints = p.joints > 0;
-  static_assert(kBoxWords == 2, "the capturable-box mask is two words");
   if (capturable && (rules & kFreeCapture)) {
     if (free_capture(t, p, out, stats)) return NodeKind::kForcedCapture;
     NodeKind kind;

@@ -49,7 +49,7 @@ struct SearchStats {
 
 class Solver {
  public:
-  // `tt_entries`: transposition-table entries (32 bytes each); the table grows to this size on demand.
+  // `tt_entries`: transposition-table entries (32 bytes each up to 9x9); the table grows to this size on demand.
   Solver(int rows, int cols, size_t tt_entries, uint32_t rules)
       : t_(topology(rows, cols)), rules_(rules & kAllRules), own_tt_(new TranspositionTable(tt_entries)),
         tt_(*own_tt_) {}
@@ -422,7 +422,7 @@ class Solver {
       }
       // the move that decided this position's last search first, then captures, safe moves and sacrifices
       // (each move classified once)
-      uint8_t order[3][kMaxEdges];
+      EdgeIndex order[3][kMaxEdges];
       int count[3] = {0, 0, 0};
       int first_pass = -1;  // the pass of b.best, when it is a move of this node
       for (int e = 0; e < solver.t_.num_edges; ++e) {
@@ -431,7 +431,7 @@ class Solver {
         const int pass = cls == kPhaseScoring ? 0 : cls == kPhaseSafe ? 1 : 2;
         if (pass == 2 && left == 0) continue;
         if (e == b.best) first_pass = pass;
-        else order[pass][count[pass]++] = uint8_t(e);
+        else order[pass][count[pass]++] = EdgeIndex(e);
       }
       v = -kInf;
       int best = -1;
@@ -569,26 +569,25 @@ class Solver {
   // With rule 5 the keys count the drawn border sides of a box rather than name them, so positions that
   // differ only in which border side of a box is drawn share the key.
   int canonical(const Pos& p, uint64_t* key) const {
-    static_assert(kEdgeWords == 3, "canonical() compares three words");
     const uint64_t* best = p.img[0];
     int s_best = 0;
     for (int s = 1; s < t_.num_sym; ++s) {
       const uint64_t* k = p.img[s];
-      if (k[2] < best[2] || (k[2] == best[2] && (k[1] < best[1] || (k[1] == best[1] && k[0] < best[0])))) {
+      int w = kEdgeWords - 1;
+      while (w > 0 && k[w] == best[w]) --w;
+      if (k[w] < best[w]) {
         best = k;
         s_best = s;
       }
     }
-    key[0] = best[0];
-    key[1] = best[1];
-    key[2] = best[2];
+    for (int w = 0; w < kEdgeWords; ++w) key[w] = best[w];
     return s_best;
   }
 
   // Where a position goes in the table: its canonical key, the key's hash and the symmetry that maps the
   // position to it.
   struct TableSlot {
-    uint64_t key[kEdgeWords] = {0, 0, 0};
+    uint64_t key[kEdgeWords] = {};
     uint64_t hash = 0;
     int sym = 0;
   };
@@ -609,7 +608,7 @@ class Solver {
   bool probe_table(const Pos& p, const TableSlot& slot, int alpha, int beta, int& cut, int& tt_move) {
     bool hit = false;
     int8_t hit_lo = 0, hit_hi = 0;
-    uint8_t hit_move = kNoMove;
+    EdgeIndex hit_move = kNoMove;
     {
       TranspositionTable::Guard guard(tt_, slot.hash);
       if (const TTEntry* e = tt_.probe(slot.hash, slot.key)) {

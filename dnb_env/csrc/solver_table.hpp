@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <new>
 #include <vector>
@@ -20,20 +21,24 @@
 namespace dnb {
 namespace exact {
 
-constexpr uint8_t kNoMove = 255;
+constexpr EdgeIndex kNoMove = std::numeric_limits<EdgeIndex>::max();
 
 struct TTEntry {
   uint64_t key[kEdgeWords];  // canonical drawn-edge set
   int8_t lo, hi;             // lo <= v <= hi
-  uint8_t move;              // best move in canonical orientation (kNoMove: none)
+  EdgeIndex move;            // best move in canonical orientation (kNoMove: none)
   uint8_t work;              // 1 + log2(nodes of the search that stored it); 0 = empty slot
-  uint32_t pad;
+  uint8_t pad[5 - sizeof(EdgeIndex)];  // zeroed padding to a whole word (files hold the raw entries)
 };
-static_assert(sizeof(TTEntry) == 32, "TTEntry is 32 bytes");
+static_assert(kEdgeWords > 3 || sizeof(TTEntry) == 32, "TTEntry is 32 bytes up to 9x9");
 
 // The table index of a canonical edge set: its words mixed (multiply-xorshift).
 inline uint64_t key_hash(const uint64_t* key) {
-  uint64_t h = key[0] * 0x9E3779B97F4A7C15ull ^ key[1] * 0xC2B2AE3D27D4EB4Full ^ key[2] * 0x165667B19E3779F9ull;
+  static constexpr uint64_t kMix[] = {0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull,
+                                      0xD6E8FEB86659FD93ull, 0xA0761D6478BD642Full, 0xE7037ED1A0B428DBull};
+  static_assert(kEdgeWords <= 6, "key_hash mixes at most six words");
+  uint64_t h = 0;
+  for (int w = 0; w < kEdgeWords; ++w) h ^= key[w] * kMix[w];
   h ^= h >> 29;
   h *= 0xBF58476D1CE4E5B9ull;
   return h ^ (h >> 32);
@@ -137,7 +142,7 @@ class TranspositionTable {
   TTEntry* probe(uint64_t hash, const uint64_t* key) {
     TTEntry* b = &table_[hash & mask_];
     for (int i = 0; i < 2; ++i) {
-      if (b[i].work && b[i].key[0] == key[0] && b[i].key[1] == key[1] && b[i].key[2] == key[2]) return &b[i];
+      if (b[i].work && same_key(b[i].key, key)) return &b[i];
     }
     return nullptr;
   }
@@ -156,13 +161,17 @@ class TranspositionTable {
       e = &b[1];
     }
     *e = TTEntry{};
-    e->key[0] = key[0];
-    e->key[1] = key[1];
-    e->key[2] = key[2];
+    for (int w = 0; w < kEdgeWords; ++w) e->key[w] = key[w];
     return e;
   }
 
  private:
+  static bool same_key(const uint64_t* a, const uint64_t* b) {
+    for (int w = 0; w < kEdgeWords; ++w) {
+      if (a[w] != b[w]) return false;
+    }
+    return true;
+  }
   void allocate(size_t n) {
     table_.assign(n, TTEntry{});
     mask_ = n - 2;

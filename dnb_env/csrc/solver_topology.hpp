@@ -28,12 +28,12 @@ struct Topology {
   std::vector<std::array<int16_t, 2>> edge_boxes;          // [A] boxes beside each edge, -1 pads
   std::vector<std::array<int16_t, 4>> box_sides;           // [B] the four sides
   std::vector<std::array<uint8_t, 2>> side_bit;            // [A] e's bit in the side mask of each box beside it
-  std::vector<std::array<uint8_t, kMaxEdges>> perm, inv;   // [S][A] edge images under each symmetry
-  std::vector<uint8_t> centre_order;                        // all edges, centre first
+  std::vector<std::array<EdgeIndex, kMaxEdges>> perm, inv; // [S][A] edge images under each symmetry
+  std::vector<EdgeIndex> centre_order;                      // all edges, centre first
   // rule 5: boxes with two or more border sides, and their border sides in centre order
   struct BorderGroup {
     int n = 0;
-    uint8_t side[4];
+    EdgeIndex side[4];
   };
   std::vector<BorderGroup> border_groups;
   std::vector<int8_t> border_group_of;                      // [A] group of a border side, -1 otherwise
@@ -70,12 +70,12 @@ struct Topology {
         if (maps[s][2]) std::swap(y, x);
         const int b = cell_edge[size_t(y) * W + x];
         if (b < 0) throw std::logic_error("solver: a board symmetry does not map edges to edges");
-        perm[s][a] = uint8_t(b);
-        inv[s][b] = uint8_t(a);
+        perm[s][a] = EdgeIndex(b);
+        inv[s][b] = EdgeIndex(a);
       }
     }
     centre_order.resize(num_edges);
-    for (int a = 0; a < num_edges; ++a) centre_order[a] = uint8_t(a);
+    for (int a = 0; a < num_edges; ++a) centre_order[a] = EdgeIndex(a);
     auto dist = [&](int a) {
       const int y = geo.action_cell[a] / W, x = geo.action_cell[a] % W;
       return (2 * y - (H - 1)) * (2 * y - (H - 1)) + (2 * x - (W - 1)) * (2 * x - (W - 1));
@@ -89,7 +89,7 @@ struct Topology {
       for (int i = 0; i < num_edges; ++i) {
         const int e = centre_order[i];
         const bool side = box_sides[b][0] == e || box_sides[b][1] == e || box_sides[b][2] == e || box_sides[b][3] == e;
-        if (side && edge_boxes[e][1] < 0) grp.side[grp.n++] = uint8_t(e);
+        if (side && edge_boxes[e][1] < 0) grp.side[grp.n++] = EdgeIndex(e);
       }
       if (grp.n < 2) continue;
       for (int k = 0; k < grp.n; ++k) border_group_of[grp.side[k]] = int8_t(border_groups.size());
@@ -217,7 +217,7 @@ inline int other_undrawn_side(const Topology& t, const Pos& p, int b, int not_th
 // Exact value for the player to move of a simple endgame: every unclaimed box has two undrawn sides.
 inline int simple_endgame_value(const Topology& t, const Pos& p) {
   std::string key;
-  uint64_t seen[kBoxWords] = {0, 0};
+  uint64_t seen[kBoxWords] = {};
   for (int start = 0; start < t.num_boxes; ++start) {
     if (p.val[start] != 2 || test_bit(seen, start)) continue;
     // walk both ways from `start` along undrawn sides; a loop returns to it

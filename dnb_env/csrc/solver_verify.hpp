@@ -63,7 +63,7 @@ inline RuleCheck verify_rules(int rows, int cols, uint32_t rules, bool drop_doub
   Moves moves;
   Scratch sc;
   for (uint32_t mask = 0; mask < full; ++mask) {
-    const uint64_t edges[kEdgeWords] = {mask, 0, 0};
+    const uint64_t edges[kEdgeWords] = {mask};
     const Pos p = make_pos(t, edges);
     const NodeKind kind = generate(t, p, rules, moves, sc, out.stats);
     if (drop_double_deal && kind == NodeKind::kCaptureChoice) moves.n = 1;
