@@ -49,7 +49,8 @@ def chainloop6_safe(states, g):
          moves until none is left and play exactly after that, over R*C
     7    1 on the edges of the moves with the best value of channel 6
     8    1 everywhere when channels 6-7 are filled (the position has safe moves and the search fits its
-         budget), else 0
+         budget, every end of the safe phase it reaches within
+         :data:`dnb_env.features.SAFE_PHASE_LEAF_UNDRAWN` undrawn edges), else 0
     ===  ==========================================================================================
     """
     out, flat = _feature_planes(states, g, 9)

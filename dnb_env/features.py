@@ -34,16 +34,16 @@ import functools
 import numpy as np
 
 from dnb_env import native
-from dnb_env.analysis import MoveClass, long_chain_count, move_classes
+from dnb_env.analysis import MoveClass, components, move_classes
 from dnb_env.core import GameState, geometry
 from dnb_env.solver import Solver, SolverBudgetExceeded, SolverTooLarge
 from dnb_env.symmetry import action_permutation, symmetries
 
 __all__ = ["safe_phase_values", "safe_phase_value", "long_chain_rule_moves", "handout", "SAFE_PHASE_NODES",
-           "SAFE_PHASE_MAX_SAFE", "SACRIFICE_BOXES", "SACRIFICE_MAX_SAFE", "SACRIFICE_DEEP_NODES",
+           "SAFE_PHASE_MAX_SAFE", "SAFE_PHASE_LEAF_UNDRAWN", "SACRIFICE_BOXES", "SACRIFICE_MAX_SAFE", "SACRIFICE_DEEP_NODES",
            "SACRIFICE_WIDE_NODES", "endgame_values", "nimstring_value", "nimstring_move_wins",
            "NIMSTRING_POSITIONS", "NIMSTRING_MAX_UNDRAWN", "LOONY", "nimstring_table",
-           "NimstringTable"]
+           "NimstringTable", "clear_caches"]
 
 #: Positions a safe-phase search may visit before it gives up (the feature is then unavailable).
 SAFE_PHASE_NODES = 20_000
@@ -66,6 +66,12 @@ SACRIFICE_DEEP_NODES = 200_000
 SACRIFICE_WIDE_NODES = 2_000_000
 #: Exact-solver nodes allowed for one end-of-safe-phase position.
 _LEAF_NODES = 500_000
+#: An end of the safe phase with more undrawn edges than this is beyond the searches' exact solver (its
+#: ``max_undrawn``; past 9x9, where it enumerates, 24): the search gives no values then, without solving it,
+#: in C++ as in the Python reference. No such end exists on boards of at most 5x5 boxes (at most 37 undrawn
+#: edges there); on larger boards they fill the middle game (some 90 undrawn edges on 9x9), whose ends took
+#: seconds a position to solve before the limit, so there the safe-phase values come only late in a game.
+SAFE_PHASE_LEAF_UNDRAWN = 40
 
 
 class _OutOfBudget(Exception):
@@ -74,6 +80,8 @@ class _OutOfBudget(Exception):
 
 @functools.lru_cache(maxsize=1)
 def _solver() -> Solver:
+    # its default max_undrawn is SAFE_PHASE_LEAF_UNDRAWN (tested); passing it would raise the enumerating
+    # engine's reach past 9x9 from 24 to 30 undrawn edges (tables of 2^30 entries)
     return Solver(node_limit=_LEAF_NODES)
 
 
@@ -265,13 +273,75 @@ def _endgame(rows: int, cols: int, edges: int, in_cpp: bool) -> tuple | None:
 
 def long_chain_rule_moves(state: GameState) -> np.ndarray:
     """bool ``[num_actions]``: safe moves after which the long chain rule favours the mover (the first
-    player wants dots + long chains even, the second odd)."""
+    player wants dots + long chains even, the second odd). The chains are found once and each safe move's
+    count follows from the boxes it touches (:func:`_long_chains_after`), so that the cost grows linearly
+    with the edges, not with the safe moves times the edges."""
     classes = move_classes(state)
     dots = (state.rows + 1) * (state.cols + 1)
     out = np.zeros(state.num_actions, dtype=bool)
-    for a in np.flatnonzero(classes == MoveClass.SAFE):
-        even = (dots + long_chain_count(state.apply(int(a)))) % 2 == 0
+    safe = [int(a) for a in np.flatnonzero(classes == MoveClass.SAFE)]
+    for a, count in zip(safe, _long_chains_after(state, safe)):
+        even = (dots + count) % 2 == 0
         out[a] = even if state.current_player == 0 else not even
+    return out
+
+
+def _long_chains_after(state: GameState, moves: list[int]) -> list[int]:
+    """:func:`~dnb_env.analysis.long_chain_count` of ``state.apply(a)`` for each safe move ``a`` of ``moves``.
+
+    A safe move leaves its boxes with two or more undrawn sides: one that had three joins the chains and
+    loops (boxes of valence 1 or 2) and links the components at the ends of its two other undrawn sides
+    (each a chain's end: a loop's boxes lead nowhere else); nothing else changes. So each count is the
+    position's, less the long unopened chains so linked, plus the linked groups that are long unopened
+    chains (a group closes into a loop when it has as many links as members)."""
+    g = state.geometry
+    edges = state.edges
+    val = [4 - (edges & m).bit_count() for m in g.box_mask]
+    comp_of = [-1] * g.num_boxes
+    length, opened, counted = [], [], []
+    for k, c in enumerate(components(state)):
+        for b in c.boxes:
+            comp_of[b] = k
+        length.append(c.length)
+        opened.append(c.opened)
+        counted.append(c.kind == "chain" and not c.opened and c.length >= 3)
+    base = sum(counted)
+    out = []
+    for a in moves:
+        joined = [b for b in g.action_boxes[a] if val[b] == 3]  # valence 2 after the move
+        if not joined:
+            out.append(base)
+            continue
+        # members of the linked groups: ("box", b) for a joined box, ("comp", k) for a component
+        parent: dict = {}
+
+        def find(x):
+            while parent.setdefault(x, x) != x:
+                x = parent[x]
+            return x
+
+        links = []
+        for b in joined:
+            find(("box", b))
+            for e, o in g.box_neighbours[b]:
+                if e != a and not edges >> e & 1 and o >= 0 and comp_of[o] >= 0:
+                    links.append((("box", b), ("comp", comp_of[o])))
+        for x, y in links:
+            parent[find(x)] = find(y)
+        groups: dict = {}
+        for x in parent:
+            size, n_links, boxes, any_opened = groups.get(find(x), (0, 0, 0, False))
+            if x[0] == "box":
+                groups[find(x)] = (size + 1, n_links, boxes + 1, any_opened)
+            else:
+                groups[find(x)] = (size + 1, n_links, boxes + length[x[1]], any_opened or opened[x[1]])
+        for x, _ in links:
+            size, n_links, boxes, any_opened = groups[find(x)]
+            groups[find(x)] = (size, n_links + 1, boxes, any_opened)
+        count = base - sum(counted[x[1]] for x in parent if x[0] == "comp")
+        count += sum(1 for size, n_links, boxes, any_opened in groups.values()
+                     if n_links < size and not any_opened and boxes >= 3)
+        out.append(count)
     return out
 
 
@@ -523,3 +593,10 @@ class _NimstringReference:
             g += 1
         self.table[m] = g
         return g
+
+
+def clear_caches() -> None:
+    """Forget every answer the features keep per position (safe-phase, endgame and Nimstring values, canonical
+    images), so that the next call searches again (benchmarks time the searches, not the caches)."""
+    for cached in (_values, _endgame, _nim_moves, _canonical_edges):
+        cached.cache_clear()

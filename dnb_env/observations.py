@@ -43,7 +43,9 @@ class EncoderRecord:
     """One encoder: ``function(states, g) -> [N, channels, H, W]`` float32 for states of one board of
     geometry ``g``; ``layout`` ``"grid"`` for (2R+1, 2C+1) planes, ``"box"`` for (R, C); ``extends`` the
     encoder whose channels are its first ones (None: none); ``channel_map`` one of :data:`CHANNEL_MAPS`;
-    ``native`` whether the C++ engine computes it too (bit-identical); ``description`` one line."""
+    ``native`` whether the C++ engine computes it too (bit-identical); ``description`` one line; ``sizes`` how
+    its cost grows with the board, and what it gives where its search stops (the Observations page's
+    "Board sizes" has the measured cost by board)."""
 
     name: str
     function: Callable[..., np.ndarray]
@@ -53,6 +55,7 @@ class EncoderRecord:
     channel_map: str
     native: bool
     description: str
+    sizes: str = "linear in the edges on every board"
 
     def __post_init__(self):
         if self.layout not in ("grid", "box") or self.channel_map not in CHANNEL_MAPS:
@@ -60,9 +63,20 @@ class EncoderRecord:
                              f"{', '.join(CHANNEL_MAPS)}, got {self.layout!r} and {self.channel_map!r}")
 
 
+#: ``sizes`` of the encoders without a search.
+LINEAR = EncoderRecord.sizes
+#: ``sizes`` of the safe-phase encoders.
+SAFE_PHASE_SIZES = ("bounded by the search's budgets on every board; values only where every end of the safe phase "
+                    "it reaches has at most 40 undrawn edges (24 past 9x9): past 5x5 late in a game, else "
+                    "the feature channels and flag 0")
+#: ``sizes`` of the Nimstring encoders.
+NIMSTRING_SIZES = ("bounded by the searches' budgets on every board; Nimstring values only at most {} undrawn "
+                   "edges (past 5x5 late in a game; in Python past 64 edges), else channels 9-11 are 0")
+
+
 def _record(name, function, channels, layout="grid", extends=None, channel_map="fixed", native=False,
-            description=""):
-    return EncoderRecord(name, function, channels, layout, extends, channel_map, native, description)
+            description="", sizes=LINEAR):
+    return EncoderRecord(name, function, channels, layout, extends, channel_map, native, description, sizes)
 
 
 #: Every encoder by name, in the order of the module docstring's table.
@@ -80,21 +94,29 @@ ENCODERS: dict[str, EncoderRecord] = {r.name: r for r in (
     _record("alphazero4", paper.alphazero4, 4, native=True,
             description="AlphaZero Dots-and-Boxes report, Fig. 4 (L, P, O, B)"),
     _record("chainloop6_safe", research.chainloop6_safe, 9, extends="chainloop6",
-            description="ChainLoop6 + each move's safe-phase value (dnb_env.features)"),
+            description="ChainLoop6 + each move's safe-phase value (dnb_env.features)",
+            sizes=SAFE_PHASE_SIZES),
     _record("chainloop6_safevalue", research.chainloop6_safevalue, 8, extends="chainloop6",
-            description="ChainLoop6 + the position's safe-phase value only"),
+            description="ChainLoop6 + the position's safe-phase value only",
+            sizes=SAFE_PHASE_SIZES),
     _record("chainloop6_sac2", research.chainloop6_sac2, 12, extends="chainloop6_safe",
-            description="chainloop6_safe + each move's value with two sacrifices allowed"),
+            description="chainloop6_safe + each move's value with two sacrifices allowed",
+            sizes=SAFE_PHASE_SIZES),
     _record("chainloop6_sac2_deep", research.chainloop6_sac2_deep, 12, extends="chainloop6_safe",
-            description="chainloop6_sac2 with ten times the search budget"),
+            description="chainloop6_sac2 with ten times the search budget",
+            sizes=SAFE_PHASE_SIZES),
     _record("chainloop6_sac4", research.chainloop6_sac4, 12, extends="chainloop6_safe",
-            description="chainloop6_sac2's channels with four sacrifices allowed"),
+            description="chainloop6_sac2's channels with four sacrifices allowed",
+            sizes=SAFE_PHASE_SIZES),
     _record("chainloop6_lcr", research.chainloop6_lcr, 7, extends="chainloop6",
-            description="ChainLoop6 + the long chain rule of each safe move"),
+            description="ChainLoop6 + the long chain rule of each safe move",
+            sizes="linear in the edges (the chains found once, each safe move's count from the boxes it touches)"),
     _record("chainloop6_nim", research.chainloop6_nim, 12, extends="chainloop6_safe",
-            description="chainloop6_safe + each move's result in Nimstring"),
+            description="chainloop6_safe + each move's result in Nimstring",
+            sizes=NIMSTRING_SIZES.format(42)),
     _record("chainloop6_nim38", research.chainloop6_nim38, 12, extends="chainloop6_safe",
-            description="chainloop6_nim with Nimstring only at <= 38 undrawn edges"),
+            description="chainloop6_nim with Nimstring only at <= 38 undrawn edges",
+            sizes=NIMSTRING_SIZES.format(38)),
 )}
 
 #: The encoder of every default in the package (environments, networks, agents).

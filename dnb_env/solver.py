@@ -377,7 +377,8 @@ class Solver:
     def safe_phase_values(self, state: GameState, positions: int, sacrifices: int = 0) -> dict[int, int] | None:
         """The safe-phase search of :func:`dnb_env.features.safe_phase_values` in C++ (alpha-beta engine
         only): ``{action: margin}`` for the safe and capturing moves, ``{}`` without a safe move, None past
-        ``positions`` positions or when an end of the safe phase needs more than ``node_limit`` nodes.
+        ``positions`` positions or when an end of the safe phase needs more than ``node_limit`` nodes or has
+        more than ``max_undrawn`` undrawn edges (not searched, as :meth:`value` refuses such a position).
         ``sacrifices`` > 0: the players may also make that many sacrifices between them while safe moves
         are left, each handing over at most two boxes, and such sacrifices get values too."""
         if not self._uses_alphabeta(state):
@@ -388,8 +389,9 @@ class Solver:
             raise ValueError(f"sacrifices must be an int >= 0, got {sacrifices!r}")
         limit = self.node_limit or 2 ** 63
         if sacrifices == 0:
-            return self._exact(state).safe_phase_values(state.edges, positions, limit)
-        return self._exact(state).sacrifice_phase_values(state.edges, sacrifices, positions, limit)
+            return self._exact(state).safe_phase_values(state.edges, positions, limit, max_undrawn=self.max_undrawn)
+        return self._exact(state).sacrifice_phase_values(state.edges, sacrifices, positions, limit,
+                                                         max_undrawn=self.max_undrawn)
 
     def outcome(self, state: GameState) -> int:
         """+1, 0 or -1: the game's result for the player to move under optimal play (one or two

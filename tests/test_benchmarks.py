@@ -31,6 +31,15 @@ def test_encoder_benchmark_runs():
     assert all(min(res[name]) > 0 for name in list_encoders())
 
 
+def test_encoder_benchmark_by_board_runs():
+    from dnb_env.observations import list_encoders
+
+    res = load("encoders").main(["--boards", "3x3,10x10", "--board-states", "2"])
+    assert set(res) == {(name, b) for name in list_encoders() for b in ("3x3", "10x10")}
+    assert all(us > 0 and per_edge > 0 for us, per_edge in res.values())
+    assert load("encoders").board_backend("10x10") == "python"  # past the native engine's 9x9
+
+
 def test_env_benchmark_runs():
     res = load("envs").main(["--steps", "200", "--envs", "4", "--skip-pettingzoo"])
     assert all(res[k] > 0 for k in ("spiel", "gym", "sync", "native"))

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from dnb_env import native
-from dnb_env.core import GameState
+from dnb_env.core import GameState, geometry
 from dnb_env.analysis import MoveClass, long_chain_count, move_classes, realistic_position
 from dnb_env.features import long_chain_rule_moves, safe_phase_value, safe_phase_values
 from dnb_env.observations import encode
@@ -261,6 +261,85 @@ def test_long_chain_rule_moves_are_safe_moves_with_the_wanted_parity():
         for a in np.flatnonzero(safe):
             even = (dots + long_chain_count(s.apply(int(a)))) % 2 == 0
             assert good[a] == (even if s.current_player == 0 else not even)
+
+
+@pytest.mark.parametrize("board", ["3x3", "4x7", "7x7", "10x10"])
+def test_long_chain_rule_moves_recount_each_move_on_every_board(board):
+    """The chains are found once and each safe move's count follows from the boxes it touches: the same as
+    counting the long chains again after each move, on boards past 5x5 and past the native engine too."""
+    g = geometry(board)
+    dots = (g.rows + 1) * (g.cols + 1)
+    rng = random.Random(board)
+    for undrawn in range(g.num_actions - 1, 0, -(g.num_actions // 12)):
+        s = realistic_position(board, undrawn, rng)
+        good = long_chain_rule_moves(s)
+        safe = move_classes(s) == MoveClass.SAFE
+        assert not (good & ~safe).any()
+        for a in np.flatnonzero(safe):
+            even = (dots + long_chain_count(s.apply(int(a)))) % 2 == 0
+            assert good[a] == (even if s.current_player == 0 else not even), (board, s.history, a)
+
+
+#: A 6x6 middle game (44 undrawn edges, three safe moves) whose safe phase ends with more than 40 undrawn
+#: edges, where the exact solver of the searches' leaves stops.
+BEYOND_LEAVES = (73, 45, 59, 34, 74, 0, 55, 76, 17, 81, 31, 67, 8, 41, 77, 30, 52, 56, 18, 53, 47, 61, 42, 60,
+                 58, 1, 64, 39, 66, 3, 26, 19, 35, 79, 5, 70, 49, 4, 7, 38)
+
+
+@needs_native
+def test_an_end_of_the_safe_phase_past_the_solvers_reach_gives_no_values_in_cpp_as_in_python():
+    """Where the safe phase ends with more than the leaf solver's 40 undrawn edges the search gives no values,
+    in C++ as in the Python reference (before, C++ solved such ends within its node budget, seconds a
+    position on 9x9); the encoders' feature channels and flags are then 0."""
+    from dnb_env import features
+
+    s = GameState.from_actions(6, 6, BEYOND_LEAVES)
+    assert features._solver().max_undrawn == features.SAFE_PHASE_LEAF_UNDRAWN == 40
+    ex = features._solver()._exact(s)
+    assert ex.safe_phase_values(s.edges, 20_000, 500_000)  # without the limit C++ finds values here
+    assert ex.safe_phase_values(s.edges, 20_000, 500_000, max_undrawn=40) is None
+    assert ex.sacrifice_phase_values(s.edges, 2, 20_000, 500_000)
+    assert ex.sacrifice_phase_values(s.edges, 2, 20_000, 500_000, max_undrawn=40) is None
+    for sacrifices in (0, 2):
+        assert safe_phase_values(s, sacrifices=sacrifices) is None
+        with native.use_backend("python"):
+            features.clear_caches()
+            assert safe_phase_values(s, sacrifices=sacrifices) is None
+    features.clear_caches()
+    for name in ("chainloop6_safe", "chainloop6_sac2", "chainloop6_safevalue"):
+        assert not encode(name, s)[6:].any(), name
+
+
+def test_no_end_of_the_safe_phase_on_a_5x5_board_reaches_the_leaf_limit():
+    """Every undrawn edge of a position without a safe move is a side of a box with at most two undrawn sides;
+    the most undrawn edges that allows on 5x5 (an integer program) is 37, under the leaf solver's 40: the
+    limit changes no value on boards of at most 5x5 boxes."""
+    optimize = pytest.importorskip("scipy.optimize")
+    from dnb_env.features import SAFE_PHASE_LEAF_UNDRAWN
+
+    def most_undrawn(board):
+        g = geometry(board)
+        n = g.num_actions + g.num_boxes  # x_e (edge e undrawn), low_b (box b has at most two undrawn sides)
+        rows, upper = [], []
+        for b, sides in enumerate(g.box_sides):  # sum of x over the sides <= 2 when low_b, else <= 4
+            row = np.zeros(n)
+            row[list(sides)] = 1
+            row[g.num_actions + b] = 2
+            rows.append(row)
+            upper.append(4)
+        for e, boxes in enumerate(g.action_boxes):  # an undrawn edge touches a low box
+            row = np.zeros(n)
+            row[e] = 1
+            row[[g.num_actions + b for b in boxes]] -= 1
+            rows.append(row)
+            upper.append(0)
+        c = np.concatenate([-np.ones(g.num_actions), np.zeros(g.num_boxes)])
+        found = optimize.milp(c, constraints=optimize.LinearConstraint(np.array(rows), -np.inf, upper),
+                              integrality=np.ones(n), bounds=optimize.Bounds(0, 1))
+        return round(-found.fun)
+
+    assert most_undrawn("5x5") == 37 <= SAFE_PHASE_LEAF_UNDRAWN
+    assert most_undrawn("4x6") == 36 and most_undrawn("5x6") == 44  # 5x6: where the limit starts to matter
 
 
 def test_safe_encoder_planes():

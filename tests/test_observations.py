@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dnb_env.core import GameState
-from dnb_env.observations import encode, encode_batch, encoder_shape, list_encoders, transform_planes
+from dnb_env.observations import encode, encode_batch, encoder_record, encoder_shape, list_encoders, transform_planes
 from dnb_env.symmetry import action_permutation, symmetries, transform_policy, transform_state
 
 from conftest import random_state
@@ -209,3 +209,21 @@ def test_chainloop6_nim_marks_the_moves_that_win_nimstring():
     assert seen == {True, False}
 
 
+
+
+def test_every_encoder_encodes_a_10x10_position():
+    """Past the native engine's 9x9 every encoder still encodes (on the Python rules), in its shape: an opening
+    (more safe moves than the searches take), a middle game whose safe phase ends beyond the exact solver's
+    reach (the search features absent, their flags 0) and an end (Nimstring searched in Python)."""
+    from dnb_env.analysis import MoveClass, move_classes, realistic_position
+
+    opening, middle, end = (realistic_position("10x10", k, random.Random(k)) for k in (180, 116, 30))
+    assert 0 < np.count_nonzero(move_classes(middle) == MoveClass.SAFE) <= 14  # the searches are tried there
+    for name in ALL:
+        assert encoder_record(name).sizes, f"{name}: the record says how its cost grows with the board"
+        planes = encode_batch(name, [opening, middle, end])
+        assert planes.shape == (3, *encoder_shape(name, 10, 10)) and planes.dtype == np.float32, name
+        assert np.isfinite(planes).all(), name
+    for name in ("chainloop6_safe", "chainloop6_sac2", "chainloop6_sac2_deep", "chainloop6_sac4", "chainloop6_nim"):
+        assert not encode(name, middle)[6:].any(), name  # features and flags 0: no end of the safe phase in reach
+    assert encode("chainloop6_nim", end)[11].all()  # Nimstring searched at 30 undrawn edges

@@ -185,14 +185,14 @@ class PyExactSolver {
     solver_.load_table(path);
   }
 
-  py::object safe_phase_values(py::handle edges, uint64_t positions, uint64_t node_limit) {
+  py::object safe_phase_values(py::handle edges, uint64_t positions, uint64_t node_limit, int max_undrawn) {
     const exact::Pos p = load(edges);
     std::vector<std::pair<int, int>> out;
     bool done;
     {
       Busy busy(lock_);
       py::gil_scoped_release release;
-      done = solver_.safe_phase_values(p, positions, node_limit, out);
+      done = solver_.safe_phase_values(p, positions, node_limit, out, max_undrawn);
     }
     if (!done) return py::none();
     py::dict d;
@@ -201,7 +201,7 @@ class PyExactSolver {
   }
 
   py::object sacrifice_phase_values(py::handle edges, int sacrifices, uint64_t positions, uint64_t node_limit,
-                                    int alpha, int beta) {
+                                    int alpha, int beta, int max_undrawn) {
     if (sacrifices < 0) throw py::value_error("sacrifices must be >= 0, got " + std::to_string(sacrifices));
     if (alpha >= beta) {
       throw py::value_error("the window must have alpha < beta, got (" + std::to_string(alpha) + ", " +
@@ -213,7 +213,7 @@ class PyExactSolver {
     {
       Busy busy(lock_);
       py::gil_scoped_release release;
-      done = solver_.sacrifice_phase_values(p, sacrifices, positions, node_limit, out, alpha, beta);
+      done = solver_.sacrifice_phase_values(p, sacrifices, positions, node_limit, out, alpha, beta, max_undrawn);
     }
     if (!done) return py::none();
     py::dict d;
@@ -419,17 +419,20 @@ megabytes at most, grown with the problem) persists across calls. Searches relea
            "{action: exact margin for the mover if it plays it (boxes it completes included)}; None when the "
            "budget ran out.")
       .def("safe_phase_values", &PyExactSolver::safe_phase_values, py::arg("edges"), py::arg("positions"),
-           py::arg("node_limit"),
+           py::arg("node_limit"), py::arg("max_undrawn") = kMaxEdges,
            "{action: margin for the mover} for each safe or capturing move when both players then draw only "
            "safe moves and captures while any safe move is left and play exactly after that (each end of the "
            "safe phase solved within node_limit nodes); {} without a safe move; None when the search needs "
-           "more than `positions` positions or an end position more than node_limit nodes.")
+           "more than `positions` positions, or an end position more than node_limit nodes or has more than "
+           "max_undrawn undrawn edges (not searched).")
       .def("sacrifice_phase_values", &PyExactSolver::sacrifice_phase_values, py::arg("edges"), py::arg("sacrifices"),
            py::arg("positions"), py::arg("node_limit"), py::arg("alpha") = -exact::kInf, py::arg("beta") = exact::kInf,
+           py::arg("max_undrawn") = kMaxEdges,
            "As safe_phase_values, but while safe moves are left the players may also make up to `sacrifices` "
            "sacrifices between them, each handing over at most two boxes; such sacrifices get values too (one at "
            "the root uses one of the budget). With sacrifices=0 the values of safe_phase_values. A window "
-           "(alpha, beta) searches each move in it only: exact inside, else a bound (<= alpha or >= beta).")
+           "(alpha, beta) searches each move in it only: exact inside, else a bound (<= alpha or >= beta); max_undrawn as "
+           "in safe_phase_values.")
       .def("set_deadline", &PyExactSolver::set_deadline, py::arg("seconds"),
            "Every query from now on stops `seconds` from now as if its node budget were spent (negative: "
            "no deadline).")

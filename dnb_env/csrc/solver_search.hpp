@@ -211,12 +211,14 @@ class Solver {
   // is played and both players then draw only safe moves (no box gets its third side) and captures while
   // any safe move is left, and play exactly (this solver, within `leaf_node_limit` nodes) once none is.
   // Values in increasing edge order; false when it needs more than `position_limit` positions or an end
-  // position is beyond the leaf budget. Empty when the position has no safe move.
+  // position is beyond the leaf budget: more than `leaf_node_limit` nodes, or more than `leaf_max_undrawn`
+  // undrawn edges (not searched; the Python reference's solver refuses those too). Empty when the position
+  // has no safe move.
   bool safe_phase_values(const Pos& given, uint64_t position_limit, uint64_t leaf_node_limit,
-                         std::vector<std::pair<int, int>>& out) {
+                         std::vector<std::pair<int, int>>& out, int leaf_max_undrawn = kMaxEdges) {
     const Pos p = prepared(given);
     out.clear();
-    SafePhase sp{*this, {}, position_limit, leaf_node_limit};
+    SafePhase sp{*this, {}, position_limit, leaf_node_limit, leaf_max_undrawn};
     if (!has_safe_move(p)) return true;
     try {
       for (int e = 0; e < t_.num_edges; ++e) {
@@ -241,13 +243,15 @@ class Solver {
   // With a window (alpha, beta) narrower than the default, each move's value is searched in that window
   // only (fail-soft): exact inside it, else a bound on the side it fails (at most alpha, or at least beta),
   // which is what a win/draw/loss question needs, and cheaper.
+  // `leaf_max_undrawn` as in safe_phase_values.
   bool sacrifice_phase_values(const Pos& given, int sacrifices, uint64_t position_limit, uint64_t leaf_node_limit,
-                              std::vector<std::pair<int, int>>& out, int alpha = -kInf, int beta = kInf) {
+                              std::vector<std::pair<int, int>>& out, int alpha = -kInf, int beta = kInf,
+                              int leaf_max_undrawn = kMaxEdges) {
     if (alpha >= beta) throw std::invalid_argument("the window must have alpha < beta");
     if (sacrifices < 0) throw std::invalid_argument("sacrifices must be >= 0");
     const Pos p = prepared(given);
     out.clear();
-    SacrificePhase sp{*this, {}, position_limit, leaf_node_limit};
+    SacrificePhase sp{*this, {}, position_limit, leaf_node_limit, leaf_max_undrawn};
     if (!has_safe_move(p)) return true;
     try {
       for (int e = 0; e < t_.num_edges; ++e) {
@@ -319,6 +323,7 @@ class Solver {
     std::unordered_map<EdgeKey, int, EdgeKeyHash> table;
     uint64_t positions_left;
     uint64_t leaf_node_limit;
+    int leaf_max_undrawn;  // an end of the phase with more undrawn edges is beyond the budget
 
     // margin for the mover of p if it draws e, then the safe phase
     int after(const Pos& p, int e) {
@@ -338,7 +343,7 @@ class Solver {
         v = 0;
       } else if (!solver.has_safe_move(p)) {
         int lo, hi;
-        if (!solver.value(p, 0, leaf_node_limit, lo, hi)) throw BudgetExceeded{};
+        if (p.undrawn > leaf_max_undrawn || !solver.value(p, 0, leaf_node_limit, lo, hi)) throw BudgetExceeded{};
         v = lo;
       } else {
         v = std::numeric_limits<int>::min();
@@ -372,6 +377,7 @@ class Solver {
     std::unordered_map<Key, Bounds, KeyHash> table;
     uint64_t positions_left;
     uint64_t leaf_node_limit;
+    int leaf_max_undrawn;  // an end of the phase with more undrawn edges is beyond the budget
 
     // boxes the opponent can take in a row after the sacrifice e (counted up to kSacrificeBoxes + 1)
     int handout(const Pos& p, int e) const {
@@ -416,7 +422,7 @@ class Solver {
       int v;
       if (!solver.has_safe_move(p)) {
         int lo, hi;
-        if (!solver.value(p, 0, leaf_node_limit, lo, hi)) throw BudgetExceeded{};
+        if (p.undrawn > leaf_max_undrawn || !solver.value(p, 0, leaf_node_limit, lo, hi)) throw BudgetExceeded{};
         table[key] = Bounds{lo, lo, -1};
         return lo;
       }
