@@ -67,7 +67,7 @@ SACRIFICE_WIDE_NODES = 2_000_000
 #: Exact-solver nodes allowed for one end-of-safe-phase position.
 _LEAF_NODES = 500_000
 #: An end of the safe phase with more undrawn edges than this is beyond the searches' exact solver (its
-#: ``max_undrawn``; past 9x9, where it enumerates, 24): the search gives no values then, without solving it,
+#: ``max_undrawn``; past 12x12, where it enumerates, 24): the search gives no values then, without solving it,
 #: in C++ as in the Python reference. No such end exists on boards of at most 5x5 boxes (at most 37 undrawn
 #: edges there); on larger boards they fill the middle game (some 90 undrawn edges on 9x9), whose ends took
 #: seconds a position to solve before the limit, so there the safe-phase values come only late in a game.
@@ -81,7 +81,7 @@ class _OutOfBudget(Exception):
 @functools.lru_cache(maxsize=1)
 def _solver() -> Solver:
     # its default max_undrawn is SAFE_PHASE_LEAF_UNDRAWN (tested); passing it would raise the enumerating
-    # engine's reach past 9x9 from 24 to 30 undrawn edges (tables of 2^30 entries)
+    # engine's reach past 12x12 from 24 to 30 undrawn edges (tables of 2^30 entries)
     return Solver(node_limit=_LEAF_NODES)
 
 
