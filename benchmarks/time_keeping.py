@@ -162,8 +162,9 @@ def table(rows: dict, boards: list[str], per_move: float, margin: float) -> str:
     lines = [head, "|" + "---|" * 8]
     for (spec, board), row in rows.items():
         name = spec.partition(":")[0]
-        if "refused" in row:
-            lines.append(f"| {name} | {board} | refused: {row['refused'][:90]} | | | | | |")
+        if "refused" in row:  # the error's message up to its first aside
+            why = row["refused"].partition(": ")[2].split(" (")[0].split(";")[0]
+            lines.append(f"| {name} | {board} | refused: {why} | | | | | |")
             continue
         late = f"{row['late']}" + (f" ({row['error'][:60]})" if row["error"] else "")
         lines.append(f"| {name} | {board} | {row['max_s']:.3f} | {row['mean_s']:.3f} | {row['over']}/{row['n']} "
