@@ -20,7 +20,7 @@ import numpy as np
 
 from dnb_env.agent import (Agent, AgentFailure, AgentInputError, Analysable, FunctionAgent, Probabilistic,
                            check_agent_action, check_state)
-from dnb_env.clock import MeasuredRate, MoveTimed
+from dnb_env.clock import MeasuredRate, MoveTimed, move_budget
 from dnb_env.core import GameState
 from dnb_env.observations import DEFAULT_ENCODER
 
@@ -117,13 +117,14 @@ class SpielMCTSAgent(SpielBotAgent, MoveTimed):
     """OpenSpiel's Python ``MCTSBot`` as an Agent that can also think to a clock (:meth:`set_move_time`).
 
     The bot cannot grow one tree in rounds (each ``mcts_search`` starts a new root), so on a clock its
-    ``max_simulations`` is chosen from a measured rate: ``simulations = 0.9 x rate x seconds`` (at least 1),
-    where ``rate`` (simulations a second) is measured on the agent's earlier searches (half the old rate,
+    ``max_simulations`` is chosen from a measured rate: ``simulations = 0.9 x rate x budget`` (at least 2,
+    so that the root has children), where ``budget`` is :func:`dnb_env.clock.move_budget` of the move time
+    and ``rate`` (simulations a second) is measured on the agent's earlier searches (half the old rate,
     half the last search's: :class:`dnb_env.clock.MeasuredRate`).
     Before the first timed search a probe of ``probe`` simulations on the same position measures it (its
-    tree is thrown away; its seconds come off the move's). Rollouts shorten as a game goes on, so the rate
-    of the last move rarely overestimates the next one's. The bot's own ``max_simulations`` is back after
-    every move.
+    seconds come off the budget; when too little is left for two more simulations, its tree gives the
+    move). Rollouts shorten as a game goes on, so the rate of the last move rarely overestimates the next
+    one's. The bot's own ``max_simulations`` is back after every move.
 
     Args:
         bot: an ``open_spiel.python.algorithms.mcts.MCTSBot``
@@ -160,11 +161,13 @@ class SpielMCTSAgent(SpielBotAgent, MoveTimed):
             return super().select_action(state)
         check_state(self, state)
         ps = self._spiel_state(state)
-        left = self.move_time
+        left = move_budget(self.move_time)
         if self.rate is None:
-            _, spent = self._search(ps, self.probe)
+            probe, spent = self._search(ps, max(2, self.probe))
             left -= spent
-        simulations = max(1, int(0.9 * (self.measured.work_in(max(left, 0.0)) or 0.0)))
+            if 0.9 * (self.measured.work_in(max(left, 0.0)) or 0.0) < 2:  # no time for a better search
+                return int(probe.best_child().action)
+        simulations = max(2, int(0.9 * (self.measured.work_in(max(left, 0.0)) or 0.0)))
         root, _ = self._search(ps, simulations)
         return int(root.best_child().action)
 

@@ -34,6 +34,7 @@ from agents.base import check_state, value_unit
 from agents.checkpoint import CheckpointError, load_network
 from agents.models import family_agents, family_for_agent, get_family
 from agents.models.evaluator import NetworkEvaluator
+from agents.processes import process_threads
 from agents.search import MCTSAgent, SearchSettings, choose_backend
 from agents.search.settings import PLAY, default, settings_for
 from dnb_env.agent import Analysable, Probabilistic, Seedable
@@ -114,7 +115,9 @@ def make_network_agent(board, agent: str = "alphazero", checkpoint: str | None =
     (``SEARCH_OPTIONS``: ``simulations``, ``c_puct``, ``prune``, ``batch_size``, ``solve_nodes``, ...)
     changed from :data:`agents.search.settings.PLAY`; ``solve_leaf`` / ``solve_root`` are the exact
     solver's zones in undrawn edges (-1 = auto, :func:`agents.search.settings.solver_zone`; 0 = off). The
-    raw policy (``simulations=0``) never solves."""
+    raw policy (``simulations=0``) never solves. The network's forward passes run on the threads this process
+    was given (:func:`agents.processes.process_threads`: a tournament's ``threads``, else 1), not on
+    torch's default of every core."""
     unknown = sorted(set(settings) - set(SEARCH_OPTIONS))
     if unknown:
         raise TypeError(f"make_network_agent() got unknown search setting(s) {', '.join(unknown)}; "
@@ -127,7 +130,7 @@ def make_network_agent(board, agent: str = "alphazero", checkpoint: str | None =
     backend = choose_backend(search, rows_cols)  # a bad backend name fails before the checkpoint is read
     path = checkpoint or shipped_checkpoint(g.name, agent)
     net, _ = load_network(path, board=g.name, device=device, family=family_for_agent(agent))
-    evaluator = NetworkEvaluator(net, device, symmetrize=symmetrize)
+    evaluator = NetworkEvaluator(net, device, symmetrize=symmetrize, threads=process_threads())
     if simulations == 0:
         return PolicyAgent(evaluator, seed=seed, name=f"{agent}-policy", board=rows_cols)
     config = settings_for(g, PLAY, **settings, value=net.config.value)

@@ -19,9 +19,10 @@ sacrifices while a safe move is left), which lets the search reach the end of th
 
 The deepening stops at ``depth``, at ``time_limit`` seconds or after ``node_limit`` nodes (reproducible
 on any machine), whichever comes first; the move of the deepest finished iteration is played. Under a
-tournament's time control (:meth:`AlphaBetaAgent.set_move_time`) it deepens until the clock alone.
-With ``solve_leaf`` > 0 the nodes within that many undrawn edges take their exact value from the native
-alpha-beta solver (:mod:`dnb_env.solver`); on a board it does not take (over 12x12 boxes) no leaf is solved.
+tournament's time control (:meth:`AlphaBetaAgent.set_move_time`) it deepens until the clock alone, within
+:func:`dnb_env.clock.move_budget` of the move time. With ``solve_leaf`` > 0 the nodes within that many
+undrawn edges take their exact value from the native alpha-beta solver (:mod:`dnb_env.solver`), which stops
+at the move's deadline too; on a board it does not take (over 12x12 boxes) no leaf is solved.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import numpy as np
 
 from dnb_env.agent import Analysable, Seedable, check_state
 from dnb_env.analysis import double_deal_moves, endgame_value
-from dnb_env.clock import MoveTimed
+from dnb_env.clock import MoveTimed, move_budget
 from dnb_env.core import GameState, MutableState
 from dnb_env.solver import Solver, beyond_native
 
@@ -119,11 +120,19 @@ class AlphaBetaAgent(Seedable, MoveTimed, Analysable):
             return None
         if self._solver is None:
             self._solver = Solver(max_undrawn=180, engine="alphabeta", node_limit=self.solve_nodes)
+            self._solver_deadline()
         lo, hi = self._solver.bounds(m.snapshot())
         if lo != hi:
+            if self._solver.past_deadline():  # stopped by the clock, not by its node budget
+                raise _Timeout
             self._zone = undrawn - 1
             return None
         return lo
+
+    def _solver_deadline(self) -> None:
+        """The leaf solver stops at the search's deadline too (none without one)."""
+        if self._solver is not None:
+            self._solver.set_deadline(None if self.deadline is None else max(0.0, self.deadline - time.perf_counter()))
 
     def _search(self, m: MutableState, depth: int, alpha: int, beta: int, root: bool = False) -> int:
         self.nodes += 1
@@ -183,6 +192,7 @@ class AlphaBetaAgent(Seedable, MoveTimed, Analysable):
         check_state(self, state)
         legal = state.legal_actions()
         self.deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
+        self._solver_deadline()
         self.tt.clear()  # values are exact only for the depth they were searched to
         self.nodes = 0
         self._zone = self.solve_leaf
@@ -196,6 +206,8 @@ class AlphaBetaAgent(Seedable, MoveTimed, Analysable):
             if self.move_time is not None and d >= len(legal):  # on a clock: searched to the end of the game
                 break
         self._last = (state, reached, value)
+        self.deadline = None
+        self._solver_deadline()
         return move
 
     def search_info(self) -> dict:
@@ -220,9 +232,10 @@ class AlphaBetaAgent(Seedable, MoveTimed, Analysable):
 
     def set_move_time(self, seconds: float) -> None:
         """Think ``seconds`` a move (a tournament's time control): the deepening goes on, past ``depth`` and
-        any node budget, until that time or the end of the game."""
+        any node budget, until :func:`~dnb_env.clock.move_budget` of that time (``time_limit``) or the end
+        of the game."""
         super().set_move_time(seconds)
-        self.time_limit = seconds
+        self.time_limit = move_budget(seconds)
         self.depth, self.node_limit = 10**6, None
 
     def analyse(self, state: GameState, deadline: float | None = None) -> dict:
@@ -233,6 +246,7 @@ class AlphaBetaAgent(Seedable, MoveTimed, Analysable):
         reached = 0
         saved = self.deadline
         self.deadline, self.nodes = deadline, 0
+        self._solver_deadline()
         self.tt.clear()
         try:
             for d in range(1, int(self.depth) + 1):
@@ -243,6 +257,7 @@ class AlphaBetaAgent(Seedable, MoveTimed, Analysable):
                 reached = d
         finally:
             self.deadline = saved
+            self._solver_deadline()
             self.tt.clear()
         if move is None:
             return {"kind": "none"}

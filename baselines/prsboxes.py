@@ -55,7 +55,7 @@ from dnb_env.analysis import (
     long_chain_count,
     move_classes,
 )
-from dnb_env.clock import MoveTimed
+from dnb_env.clock import MoveTimed, move_budget
 from dnb_env.core import GameState
 from dnb_env.solver import (MOVE_NODE_LIMIT, MOVES_REACH, RETROGRADE_REACH, Solver, SolverBudgetExceeded, beyond_native,
                             native_available)
@@ -117,6 +117,7 @@ class PRsBoxesAgent(Seedable, MoveTimed):
                        extend_captures=True, decline_only_double_deal=True, seed=seed,
                        solve_leaf=solver_edges if native else 0)
         self.move_time: float | None = None  # set_move_time: a clock instead of the budgets
+        self._deadline: float | None = None  # on a clock: the time.perf_counter() by which this move ends
         self.searcher = AlphaBetaAgent(**options)  # every move, except needless declines
         self.safe_searcher = AlphaBetaAgent(safe_only=True, **options)  # no sacrifice while safe moves last
 
@@ -130,12 +131,18 @@ class PRsBoxesAgent(Seedable, MoveTimed):
             nim.clear()
 
     def set_move_time(self, seconds: float) -> None:
-        """Play within ``seconds`` a move (a tournament's time control): the exact solver searches for half
-        of them instead of its node budget (:meth:`~dnb_env.solver.Solver.set_deadline`), and both
-        alpha-beta searches deepen until the time left instead of ``search_depth`` / ``search_nodes``."""
+        """Play within ``seconds`` a move (a tournament's time control): each move plans to take
+        :func:`~dnb_env.clock.move_budget` of them, read as elapsed time from the moment it is asked. The
+        exact solver searches for half of that budget instead of its node budget
+        (:meth:`~dnb_env.solver.Solver.set_deadline`), and both alpha-beta searches deepen until what is left
+        of it instead of ``search_depth`` / ``search_nodes``."""
         super().set_move_time(seconds)
         self.searcher.set_move_time(seconds)
         self.safe_searcher.set_move_time(seconds)
+
+    def _left(self) -> float | None:
+        """Seconds left of this move's budget (None without a clock)."""
+        return None if self._deadline is None else max(0.0, self._deadline - time.perf_counter())
 
     def _pick(self, options):
         options = list(options)
@@ -144,7 +151,7 @@ class PRsBoxesAgent(Seedable, MoveTimed):
     # -------------------------------------------------------------- rule 1
     def _solver_move(self, state: GameState) -> int | None:
         try:
-            return self._pick(best_solver_moves(self.solver, state, self.move_time))
+            return self._pick(best_solver_moves(self.solver, state, self._left()))
         except SolverBudgetExceeded:
             return None
 
@@ -221,36 +228,34 @@ class PRsBoxesAgent(Seedable, MoveTimed):
         finish. With ``nimstring_verify`` the exact solver then checks that the move keeps a won game won
         (within ``nimstring_verify`` nodes, or on a clock the time left): a move it shows to lose on boxes is
         passed over for the next that wins Nimstring, up to :data:`NIMSTRING_CHECKS` moves."""
-        start = time.perf_counter()
         moves = [g[i] for g in groups for i in self.rng.permutation(len(g))]
         nim = self._nimstring.get((state.rows, state.cols))
         if nim is None:
             nim = self._nimstring[(state.rows, state.cols)] = native._require().Nimstring(state.rows, state.cols,
                                                                                            table_mb=64.0)
-        search_time = None if self.move_time is None else NIMSTRING_CLOCK * self.move_time
-        budget = self.nimstring_positions if search_time is None else _UNBOUNDED
+        end = None if self._deadline is None else time.perf_counter() + NIMSTRING_CLOCK * self._left()
+        budget = self.nimstring_positions if end is None else _UNBOUNDED
         first = None
         for _ in range(NIMSTRING_CHECKS if self.nimstring_verify else 1):
-            left = None if search_time is None else max(0.0, search_time - (time.perf_counter() - start))
+            left = None if end is None else max(0.0, end - time.perf_counter())
             found = nim.first_win(state.edges, moves, budget, keep=True, seconds=left)
             if found is None or found < 0:
                 break
             first = found if first is None else first
-            kept = self._verified(state, found, start)
+            kept = self._verified(state, found)
             if kept is not False:  # kept, or past the check's budget: play it
                 return found
             moves = moves[moves.index(found) + 1:]  # it wins Nimstring but loses on boxes
         return first
 
-    def _verified(self, state: GameState, move: int, start: float) -> bool | None:
+    def _verified(self, state: GameState, move: int) -> bool | None:
         """Whether ``move`` keeps the game won by the exact solver (None: past its budget, or unchecked)."""
         if not self.nimstring_verify:
             return None
         if self._verifier is None:  # the Nimstring zone's positions: at most 64 edges
             self._verifier = Solver(max_undrawn=min(self.nimstring_edges, 64), node_limit=self.nimstring_verify)
-        left = None if self.move_time is None else max(0.0, self.move_time - (time.perf_counter() - start)) * 0.9
         try:
-            with on_clock(self._verifier, left):
+            with on_clock(self._verifier, self._left()):
                 return self._verifier.keeps_win(state, move)
         except SolverBudgetExceeded:
             return None
@@ -258,16 +263,20 @@ class PRsBoxesAgent(Seedable, MoveTimed):
     # -------------------------------------------------------------- main
     def select_action(self, state: GameState) -> int:
         check_state(self, state)
+        self._deadline = None if self.move_time is None else time.perf_counter() + move_budget(self.move_time)
+        try:
+            return self._select(state)
+        finally:
+            self._deadline = None
+
+    def _select(self, state: GameState) -> int:
         legal = state.legal_actions()
-        start = time.perf_counter()
         if len(legal) <= (self.retrograde_edges if beyond_native(state) else self.solver_edges):
             move = self._solver_move(state)
             if move is not None:
                 return move
-        if self.move_time is not None:  # the searches get what the solver left of the clock
-            left = max(0.01, self.move_time - (time.perf_counter() - start))
-            self.searcher.set_move_time(left)
-            self.safe_searcher.set_move_time(left)
+        if self._deadline is not None:  # the searches get what the solver left of the budget
+            self.searcher.time_limit = self.safe_searcher.time_limit = max(0.005, self._left())
         cls = move_classes(state)
         if (cls == MoveClass.SCORING).any():
             return self._capture_move(state, cls)

@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 
 from dnb_env.agent import Analysable, Seedable, Timed, check_state
-from dnb_env.clock import MoveTimed
+from dnb_env.clock import MoveTimed, move_budget
 from dnb_env.core import GameState
 from dnb_env.solver import DEFAULT_NODE_LIMIT, Solver, SolverBudgetExceeded, SolverTooLarge
 
@@ -29,8 +29,9 @@ __all__ = ["SolverAgent", "best_solver_moves", "on_clock"]
 
 def best_solver_moves(solver: Solver, state: GameState, move_time: float | None = None) -> list[int]:
     """The moves of best margin by the exact solver (:meth:`Solver.best_moves`), in increasing order. Under
-    a move time the solver searches for half of it, whatever its node budget (:meth:`Solver.set_deadline`);
-    past its budget or deadline :class:`SolverBudgetExceeded` is raised."""
+    a move time (the seconds the move may still take) the solver searches for half of it, whatever its node
+    budget (:meth:`Solver.set_deadline`); past its budget or deadline :class:`SolverBudgetExceeded` is
+    raised."""
     with on_clock(solver, None if move_time is None else move_time / 2):
         return sorted(solver.best_moves(state)[1])
 
@@ -93,7 +94,8 @@ class SolverAgent(Seedable, MoveTimed, Analysable):
 
     def set_move_time(self, seconds: float) -> None:
         """Play within ``seconds`` a move (a tournament's time control): the solver searches for half of
-        them instead of its node budget, the fallback gets what is left."""
+        their :func:`~dnb_env.clock.move_budget` instead of its node budget, the fallback is told what is
+        left of ``seconds`` (and keeps its own share of it)."""
         super().set_move_time(seconds)
 
     def select_action(self, state: GameState) -> int:
@@ -101,7 +103,7 @@ class SolverAgent(Seedable, MoveTimed, Analysable):
         start = time.perf_counter()
         move_time = self.move_time
         try:
-            choices = best_solver_moves(self.solver, state, move_time)
+            choices = best_solver_moves(self.solver, state, None if move_time is None else move_budget(move_time))
         except SolverTooLarge:
             if self.fallback is None:
                 raise

@@ -4,6 +4,7 @@ that count work instead of reading a clock.
     TimeControl(0.5)                              every agent at 0.5 s a move (checked when made)
     TimeControl(per_game=60, increment=1)         a game clock of 60 s a side, 1 s more after each move
     clock_move_time(60.0, 1.0, free_edges=60)     3.0: the seconds of one move on a game clock
+    move_budget(0.5)                              0.4: the seconds an agent plans to think of a 0.5 s move
     check_time_control(per_move=0.5)              True: the settings are valid and give a clock
     rate = MeasuredRate()                         simulations a second of a search, none measured yet
     rate.add(work=16, seconds=0.004)              one search's work and seconds: 4,000 a second
@@ -20,8 +21,8 @@ from dataclasses import InitVar, dataclass
 
 from dnb_env.agent import Timed
 
-__all__ = ["MAX_MS", "MIN_MOVE_TIME", "TIME_MARGIN", "OVERRUN_RULES", "RESOLUTION", "check_seconds",
-           "check_time_control", "clock_move_time", "TimeControl", "MeasuredRate", "MoveTimed"]
+__all__ = ["MAX_MS", "MIN_MOVE_TIME", "TIME_MARGIN", "OVERRUN_RULES", "RESOLUTION", "BUDGET_SHARE", "check_seconds",
+           "check_time_control", "clock_move_time", "move_budget", "TimeControl", "MeasuredRate", "MoveTimed"]
 
 #: Largest number of milliseconds a time setting may give (2^31 - 1, about 24.8 days): what the engine
 #: protocol's ``go`` keys can say.
@@ -37,6 +38,10 @@ TIME_MARGIN = 0.25
 OVERRUN_RULES = ("lose", "warn")
 #: Seconds below which a measured time is not trusted (about a clock's resolution under load).
 RESOLUTION = 1e-3
+#: The share of a move's time an agent on a clock plans to think (:func:`move_budget`): the rest is kept for
+#: a busy machine (a round, a clock check or a collection that ends late while another process holds the
+#: core), before the arena's :data:`TIME_MARGIN`.
+BUDGET_SHARE = 0.8
 
 #: The names :func:`check_time_control` gives the settings in its errors, unless told others.
 _NAMES = {"per_move": "the time per move", "per_game": "the time per game", "increment": "the increment",
@@ -97,6 +102,13 @@ def clock_move_time(left: float, inc: float = 0.0, free_edges: int = 0, margin: 
     return max(budget, MIN_MOVE_TIME)
 
 
+def move_budget(seconds: float) -> float:
+    """The seconds an agent told a move time of ``seconds`` plans to think, from the moment it is asked:
+    :data:`BUDGET_SHARE` of them. Every deadline of the move (its searches' rounds, the exact solver's and
+    the Nimstring search's shares) is a share of this budget, read as elapsed time (``time.perf_counter``)."""
+    return BUDGET_SHARE * seconds
+
+
 @dataclass(frozen=True)
 class TimeControl:
     """The same clock for every agent: ``per_move`` seconds a move, or a game clock of ``per_game`` seconds
@@ -149,7 +161,8 @@ class MoveTimed(Timed):
     move_time: float | None
 
     def set_move_time(self, seconds: float) -> None:
-        """Think ``seconds`` a move from now on (a tournament's time control)."""
+        """Think ``seconds`` a move from now on (a tournament's time control); the agent plans to use
+        :func:`move_budget` of them."""
         self.move_time = seconds
 
 

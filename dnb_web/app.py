@@ -22,7 +22,8 @@ a slot. Analyses run on daemon threads of a small pool of their own (:class:`~dn
 so an analysis past its limit keeps its slot until it ends, and when such analyses fill the pool, further
 analyses get 503 at once instead of queueing; daemon threads never hold up the server's exit (Ctrl-C).
 Building and listing agents has a pool of its own. (2) An agent that takes a ``time_limit`` option is given
-0.8 x the game's limit (a spec cannot raise it or turn it off). (3) The options that size a search
+0.8 x the game's limit (a spec cannot raise it or turn it off); one sized by node budgets (prsboxes, solver)
+thinks to a clock of 0.8 x the limit less its build's seconds (:func:`~dnb_web.options.move_clock`). (3) The options that size a search
 (``simulations``, ``rollouts``, ``depth``, ``node_limit``, the solver's zones, ...) are capped by the board
 (:func:`~dnb_web.options.option_caps`), defaults included, node budgets of 0 (unlimited) and non-finite
 numbers (nan, inf) in any option are refused, so that no single move runs away.

@@ -44,6 +44,7 @@ class Game:
     spec: tuple = ("random", {})  # (registry name, options): what the insight view builds its own copy from
     seed: int | None = None
     time_limit: float = 10.0
+    move_time: float | None = None  # the clock told to the agent of each move (dnb_web.options.move_clock)
     id: str = field(default_factory=lambda: secrets.token_urlsafe(12))
     state: GameState = None
     resigned: int | None = None  # the seat that resigned

@@ -11,12 +11,12 @@ import math
 import os
 
 from dnb_env.core import geometry
-from dnb_env.solver import MOVE_NODE_LIMIT, MOVES_REACH, RETROGRADE_REACH, VALUE_REACH
+from dnb_env.solver import MOVE_NODE_LIMIT, MOVES_REACH, RETROGRADE_REACH, VALUE_REACH, beyond_native, native_available
 from dnb_web.checks import WebError
 from dnb_web.paths import allowed_path, inside, walk_within
 
 __all__ = ["REFUSED", "ENGINE_REFUSED_OPTIONS", "check_engine", "parse_spec", "option_caps", "NODE_BUDGETS",
-           "limit_options", "CANDIDATES", "candidates", "find_checkpoints"]
+           "limit_options", "move_clock", "LIMIT_SHARE", "CANDIDATES", "candidates", "find_checkpoints"]
 
 
 #: Agents the web app does not offer: an ``engine`` runs a program of the request's choosing on the server,
@@ -76,18 +76,40 @@ def option_caps(rows: int, cols: int) -> dict[str, int]:
     """The largest value of each option that sizes an agent's search on a ``rows`` x ``cols`` board:
     simulations (of playouts up to ``edges`` moves long) shrink as the board grows; node budgets; depths;
     the exact solver's zones in undrawn edges (``solve_leaf``, ``solve_root``, ``solver_edges``,
-    ``max_undrawn``: the retrograde engine enumerates 2^k positions, so at most 24)."""
-    edges = geometry(rows, cols).num_actions
+    ``max_undrawn``: the retrograde engine enumerates 2^k positions, so at most 24; prsboxes' ``solver_edges``
+    at most 38 where the alpha-beta solver takes the board)."""
+    g = geometry(rows, cols)
+    edges = g.num_actions
+    alphabeta = native_available() and not beyond_native(g)
     return {"simulations": max(1000, 200_000 // edges), "rollouts": 16, "depth": edges,
             "node_limit": 5_000_000, "search_nodes": 300_000, "solver_nodes": MOVE_NODE_LIMIT, "solve_nodes": 200_000,
             "search_depth": edges, "search_safe": edges, "search_full": edges, "solve_leaf": min(edges, VALUE_REACH),
-            "solve_root": min(edges, MOVES_REACH), "solver_edges": min(edges, RETROGRADE_REACH),
+            "solve_root": min(edges, MOVES_REACH),
+            "solver_edges": min(edges, MOVES_REACH if alphabeta else RETROGRADE_REACH),
             "max_undrawn": min(edges, RETROGRADE_REACH)}
 
 
 #: Node budgets whose 0 means "no budget" in the agent (the exact solver's ``node_limit=0`` is unlimited):
 #: the web app wants each at least 1.
 NODE_BUDGETS = ("node_limit", "solver_nodes", "search_nodes", "solve_nodes")
+
+
+#: Options that size an agent's thinking by its own measure (simulations) or bound it by a time already.
+_SIZED = ("simulations", "time_limit", "movetime")
+#: The share of a game's time limit an agent's move may plan for (the rest: the move's process, its build).
+LIMIT_SHARE = 0.8
+
+
+def move_clock(factory, limit: float) -> float | None:
+    """The move time the web app tells an agent of ``factory`` (where the agent thinks to a clock) in a game
+    whose moves have ``limit`` seconds: 0.8 x ``limit`` for an agent sized by node budgets (an option of
+    :data:`NODE_BUDGETS`, none of simulations, ``time_limit`` or ``movetime``: prsboxes, solver), whose
+    moves the budgets alone do not keep within the limit; None for the others, which keep their own
+    budgets (capped by :func:`option_caps`) or get a ``time_limit`` (:func:`limit_options`)."""
+    params = inspect.signature(factory).parameters
+    if any(p in params for p in _SIZED) or not any(p in params for p in NODE_BUDGETS):
+        return None
+    return round(LIMIT_SHARE * limit, 3)
 
 
 def limit_options(factory, kwargs: dict, rows: int, cols: int, limit: float) -> dict:
@@ -105,7 +127,7 @@ def limit_options(factory, kwargs: dict, rows: int, cols: int, limit: float) -> 
         if key not in params:
             continue
         given = out.get(key, params[key].default)
-        own = round(0.8 * limit, 3)
+        own = round(LIMIT_SHARE * limit, 3)
         if key in out and (given is None or given <= 0):
             raise WebError(400, "bad_agent", f"{key} must be a positive number of seconds, got {given!r} "
                                              f"(the game's time limit bounds every move)")

@@ -140,13 +140,20 @@ class AgentFailed(Exception):
 
 
 def _move_process(conn, make_agent: Callable, name: str, kwargs: dict, rows: int, cols: int, seed,
-                  history: tuple, parent: int) -> None:
+                  history: tuple, parent: int, move_time: float | None = None) -> None:
     """The process of one agent move (forked from the server ``parent``, so it has every agent registered
     there): build the agent ``name`` as the app's ``make_agent`` does, and send its move in the position that
-    ``history`` reaches, or ``("error", type, message)``, through ``conn``. It dies with the server (the
-    thread that forked it waits for it)."""
+    ``history`` reaches, or ``("error", type, message)``, through ``conn``. With ``move_time`` an agent that
+    thinks to a clock is told it, less the seconds its build took (a network's loading counts). It dies
+    with the server (the thread that forked it waits for it)."""
     import signal
     import sys
+    import time
+
+    from dnb_env.agent import Timed
+    from dnb_env.clock import MIN_MOVE_TIME
+
+    start = time.perf_counter()
 
     from agents.processes import die_with_parent
     from dnb_env.core import GameState, geometry
@@ -161,6 +168,8 @@ def _move_process(conn, make_agent: Callable, name: str, kwargs: dict, rows: int
     agent = None
     try:
         agent = make_agent(name, board=geometry(rows, cols).name, seed=seed, **kwargs)
+        if move_time is not None and isinstance(agent, Timed):
+            agent.set_move_time(max(MIN_MOVE_TIME, move_time - (time.perf_counter() - start)))
         out = ("move", agent.select_action(GameState.from_actions(rows, cols, list(history))))
     except BaseException as exc:  # noqa: BLE001  (reported by the server)
         out = ("error", type(exc).__name__, str(exc))
@@ -196,13 +205,14 @@ class MoveRunner:
             th.start()
 
     def start(self, spec: tuple, rows: int, cols: int, seed, history: tuple,
-              timeout: float) -> concurrent.futures.Future:
+              timeout: float, move_time: float | None = None) -> concurrent.futures.Future:
         """The move of the agent ``spec`` = (name, options) after ``history``: a future of the action, which
         fails with TimeoutError when the move's process ran ``timeout`` seconds (it is killed then) and with
-        :class:`AgentFailed` when the agent raised or its process died. Cancel it to give up a place in the
+        :class:`AgentFailed` when the agent raised or its process died. ``move_time``: the clock the agent
+        is told where it thinks to one (less its build's seconds). Cancel it to give up a place in the
         queue."""
         fut: concurrent.futures.Future = concurrent.futures.Future()
-        self.jobs.put((fut, spec, rows, cols, seed, tuple(history), timeout))
+        self.jobs.put((fut, spec, rows, cols, seed, tuple(history), timeout, move_time))
         return fut
 
     def _serve(self) -> None:
@@ -220,13 +230,14 @@ class MoveRunner:
             else:
                 settle(fut, result=result)
 
-    def _run(self, spec: tuple, rows: int, cols: int, seed, history: tuple, timeout: float):
+    def _run(self, spec: tuple, rows: int, cols: int, seed, history: tuple, timeout: float,
+             move_time: float | None = None):
         name, kwargs = spec
         move_seed = None if seed is None else (seed * 1_000_003 + len(history)) % 2**63
         receive, send = self.context.Pipe(duplex=False)
         proc = self.context.Process(target=_move_process, name="dnb-move", daemon=True,
                                     args=(send, self.make_agent, name, kwargs, rows, cols, move_seed, history,
-                                          os.getpid()))
+                                          os.getpid(), move_time))
         with self.lock:
             proc.start()
             self.live.add(proc)

@@ -252,7 +252,7 @@ def _greedy(*, board, seed):
 def _alphabeta(*, board, seed, **options):
     """Depth-limited negamax with alpha-beta pruning. Iterative deepening over a transposition table keyed
     on the drawn edges, the table's move, captures and safe moves searched first (baselines.alphabeta). On
-    a clock (a tournament's time control) it deepens until the move time, past ``depth``.
+    a clock (a tournament's time control) it deepens until its budget, 0.8 of the move time, past ``depth``.
 
     Options:
         depth: plies of the deepest iteration (with ``extend_captures`` a capture uses up none)
@@ -276,8 +276,8 @@ def _solver(*, board, seed, fallback: Literal["prsboxes", "none"] = "prsboxes", 
     """Exact play from the solver. A move of best margin (ties at random) from the native alpha-beta solver
     when the C++ extension is built and the board has at most 12x12 boxes, else from the retrograde table
     (within 24 undrawn edges by default); beyond its reach or node budget the
-    ``fallback`` plays (baselines.solver over dnb_env.solver). On a clock the solver searches for half the
-    move time in place of its node budget.
+    ``fallback`` plays (baselines.solver over dnb_env.solver). On a clock the solver searches for half its
+    budget (0.8 of the move time) in place of its node budget.
 
     Options:
         max_undrawn: most undrawn edges the solver takes on (None: 40 with the native solver, 24 with the
@@ -302,7 +302,7 @@ def _mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0,
     """Monte-Carlo tree search with random playouts. By default plain UCT (every move once in random order,
     then UCB1; a fresh tree every move) on the Python search of agents.search; with ``search`` set to a
     backend it is PUCT over uniform priors unless ``selection="uct"``, and the native backend plays the
-    playouts in C++. On a clock it grows one tree in rounds until the move time.
+    playouts in C++. On a clock it grows one tree in rounds until its budget, 0.8 of the move time.
 
     Options:
         simulations: leaves searched a move, each valued by random playouts
@@ -349,8 +349,8 @@ def _prsboxes(*, board, seed, **options):
     exactly within ``nimstring_edges`` undrawn edges), Berlekamp's long-chain rule and double-dealing decide
     the safe-move phase and the captures, alpha-beta searches the positions the rules leave open, and the
     exact solver plays every position within ``solver_edges`` undrawn edges (baselines.prsboxes, whose
-    docstring lists the rules). On a clock its searches deepen until the move time, and the solver and the
-    Nimstring search get half of it.
+    docstring lists the rules). On a clock its searches deepen until its budget (0.8 of the move time), and
+    the solver and the Nimstring search get half of it.
 
     Options:
         solver_edges: undrawn edges within which the exact solver plays and scores positions (-1 auto: 38
@@ -364,7 +364,7 @@ def _prsboxes(*, board, seed, **options):
         solver_nodes: the exact solver's node budget a move; past it the rules decide
         nimstring_edges: undrawn edges within which it plays a safe move that wins Nimstring (who gets
             control), where the search finds one (0: off)
-        nimstring_positions: the Nimstring search's position budget a move (on a clock: half the move time
+        nimstring_positions: the Nimstring search's position budget a move (on a clock: half the move's budget
             instead)
         nimstring_verify: the exact solver's node budget (on a clock: the time left) to check that a move
             winning Nimstring also keeps a won game won; one it shows to lose is passed over (0: no check)
@@ -386,7 +386,7 @@ def _openspiel_mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0,
     """OpenSpiel's Python MCTSBot with random rollouts, as an Agent. It searches on the registered
     ``python_dots_and_boxes`` or on OpenSpiel's own C++ ``dots_and_boxes`` (same rules and action numbers,
     faster rollouts: about 1.8x the moves per second on 5x5; the bot itself is the same Python code). On a
-    clock of S seconds a move it runs 0.9 x rate x S simulations, at the simulations a second it measured
+    clock of S seconds a move it runs 0.9 x rate x 0.8 S simulations, at the simulations a second it measured
     on its earlier searches (a probe of 16 simulations measures the first; agents.base.SpielMCTSAgent): the
     bot starts a new tree at each search, so it cannot search in rounds until the clock.
 
@@ -489,8 +489,10 @@ NETWORK_AGENTS: dict[str, str] = {
 _NETWORK_DOC = """{what} Playing weights are the shipped ones for the board unless ``checkpoint`` names others;
     ``simulations=0`` plays the raw policy (the network's most probable legal move, no search). Within the
     solver zones the exact solver values the leaves and plays the root. On a clock the search grows one
-    tree in rounds of one network batch while another round fits, the root's exact solve stops after half
-    the move time and the leaf solves at the move's deadline (agents.network_agent).
+    tree in rounds of one network batch (fewer leaves where a batch would take over a quarter of the
+    budget) while another round fits in its budget, 0.8 of the move time; the root's exact solve stops after
+    half the budget and the leaf solves at the move's deadline. Its forward passes run on the threads the
+    process was given (a tournament's ``threads``, else 1; agents.network_agent).
 
     Options:
         checkpoint: weights to play (None: the shipped weights for the board, in agents/checkpoints)

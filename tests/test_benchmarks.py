@@ -614,3 +614,13 @@ def test_frontier_make_and_score_side_by_side_keep_each_others_work(tmp_path):
     final = frontier.load_set(out)
     assert len(final["positions"]) == 15 and final["commands"][-2:] == ["grow", "grow again"]
     assert final["positions"][stale["positions"].index(won)]["moves"][str(move)]["kept"] is False
+
+
+def test_time_keeping_benchmark_times_each_agent_on_each_board(capsys):
+    rows = load("time_keeping").main(["--boards", "2x2,7x7", "--moves", "3", "--agents", "alphabeta,alphazero",
+                                      "--time-per-move", "0.05", "--load", "1"])
+    assert rows[("alphabeta", "2x2")]["n"] == rows[("alphabeta", "7x7")]["n"] == 3
+    assert rows[("alphabeta", "7x7")]["max_s"] > 0 and rows[("alphabeta", "7x7")]["error"] is None
+    assert "refused" in rows[("alphazero", "7x7")]  # no shipped weights for 7x7
+    out = capsys.readouterr().out
+    assert "| alphabeta | 7x7 |" in out and "over 0.3 s" in out  # the move time plus the arena's margin

@@ -14,6 +14,7 @@ from agents.arena import TournamentConfig
 from agents.arena.play import TimeControl, play_game
 from agents.arena.ratings import summarise
 from agents.engine import EngineAgent, EngineServer
+from dnb_env.clock import BUDGET_SHARE, MeasuredRate
 from dnb_env.core import GameState
 from registry import make_agent
 from registry.cli import main as cli_main
@@ -211,19 +212,40 @@ def test_mcts_on_a_clock_grows_one_tree_in_rounds_until_the_next_would_pass_it(o
     agent = make_agent("mcts", board="3x3", seed=0, simulations=5, **options)
     run = agent.search.run
 
-    def timed_run(state):  # each round of simulations takes 0.1 s of the fake clock
-        clock.now += 0.1
+    def timed_run(state):  # each simulation takes 0.01 s of the fake clock: 100 a second
+        clock.now += 0.01 * agent.search.config.simulations
         return run(state)
 
     agent.search.run, agent.clock = timed_run, clock
-    agent.set_move_time(0.35)
+    agent.set_move_time(0.35 / BUDGET_SHARE)  # a budget of 0.35 s
     state = GameState.from_actions(3, 3, [0, 5, 12])
-    agent.action_probabilities(state)  # rounds end at 0.1, 0.2 and 0.3 s; a fourth would end at 0.4 s
-    assert clock.now == pytest.approx(0.3)
-    assert agent.search.counts().sum() == 3 * agent.round_size()  # one tree, three rounds of visits
+    agent.action_probabilities(state)
+    # the first round, before any rate is known, is one simulation (0.01 s); then rounds of 8 (0.08 s at 100
+    # a second: within a quarter of the budget) end at 0.09, 0.17, 0.25 and 0.33 s; a fifth would end at 0.41
+    assert clock.now == pytest.approx(0.33)
+    assert agent.search.counts().sum() == 1 + 4 * agent.round_size()  # one tree, five rounds of visits
     assert agent.search.config.simulations == 5  # the agent's own settings are back after the move
     clock.now = 0.0
-    assert state.is_legal(agent.select_action(state)) and clock.now == pytest.approx(0.3)
+    assert state.is_legal(agent.select_action(state)) and clock.now == pytest.approx(0.32)  # four rounds of 8
+
+
+def test_mcts_on_a_clock_shortens_rounds_that_would_take_much_of_its_budget():
+    """A round of one batch that would take more than a quarter of the move's budget (a big network on a big
+    board) is cut to the simulations that fit, at the rate of the earlier rounds."""
+    clock = Clock()
+    agent = make_agent("mcts", board="3x3", seed=0, simulations=5, search="python", selection="puct")
+    run, sizes = agent.search.run, []
+
+    def timed_run(state):  # 20 simulations a second: a round of 8 would take 0.4 s
+        sizes.append(agent.search.config.simulations)
+        clock.now += 0.05 * agent.search.config.simulations
+        return run(state)
+
+    agent.search.run, agent.clock = timed_run, clock
+    agent.round_rate = MeasuredRate(20.0)
+    agent.set_move_time(0.9 / BUDGET_SHARE)  # a budget of 0.9 s: rounds of 20 x 0.225 = 4.5, so 4 simulations
+    agent.action_probabilities(GameState.from_actions(3, 3, [0, 5, 12]))
+    assert sizes == [4, 4, 4, 4] and clock.now == pytest.approx(0.8)  # a fifth round would end at 1.0 s
 
 
 @pytest.mark.parametrize("search", ["python", "native"])
@@ -248,7 +270,8 @@ def test_mcts_on_a_clock_keeps_the_garbage_collector_out_of_its_rounds(search):
         clock.now += 0.15
 
     agent.search.run, agent.clock, agent.collect_garbage = timed_run, clock, collect
-    agent.set_move_time(0.72)
+    agent.round_rate = MeasuredRate(80.0)  # rounds of 8 simulations in 0.1 s, measured before
+    agent.set_move_time(0.72 / BUDGET_SHARE)  # a budget of 0.72 s
     state = GameState.from_actions(3, 3, [0, 5, 12])
     assert gc.isenabled()
     agent.action_probabilities(state)
@@ -297,7 +320,8 @@ def test_mcts_on_a_clock_gives_its_solves_the_clock_too(search):
         return run(state)
 
     root.policy, agent.search.set_solve_deadline, agent.search.run, agent.clock = slow_root, leaf_deadline, timed_run, clock
-    agent.set_move_time(0.75)
+    agent.round_rate = MeasuredRate(80.0)  # rounds of 8 simulations in 0.1 s, measured before
+    agent.set_move_time(0.75 / BUDGET_SHARE)  # a budget of 0.75 s
     state = GameState.from_actions(3, 3, [0, 5, 12])
     agent.action_probabilities(state)
     # the root solve got 0.375 s; the leaves the 0.45 s left; rounds end at 0.4, 0.5, 0.6 and 0.7 s
@@ -313,8 +337,8 @@ def test_mcts_on_a_clock_gives_its_solves_the_clock_too(search):
 def test_prsboxes_on_a_clock_deepens_both_searches_until_it():
     agent = make_agent("prsboxes", board="3x3", seed=0)
     agent.set_move_time(2.0)
-    for search in (agent.searcher, agent.safe_searcher):
-        assert (search.move_time, search.time_limit, search.node_limit) == (2.0, 2.0, None)
+    for search in (agent.searcher, agent.safe_searcher):  # each plans for the budget of the move time
+        assert (search.move_time, search.time_limit, search.node_limit) == (2.0, 2.0 * BUDGET_SHARE, None)
 
 
 def test_the_solver_on_a_clock_searches_half_of_it_whatever_its_node_budget():
@@ -540,7 +564,7 @@ def test_openspiel_mcts_on_a_clock_takes_its_simulations_from_the_measured_rate(
     agent.bot.mcts_search = timed_search
     state = GameState.from_actions(3, 3, [0, 5, 12])
     assert state.is_legal(agent.select_action(state)) and asked == [7]  # no clock: its own simulations
-    agent.set_move_time(0.5)
+    agent.set_move_time(0.5 / BUDGET_SHARE)  # a budget of 0.5 s
     clock.now = 0.0
     assert state.is_legal(agent.select_action(state))
     # a probe of 16 simulations measures 1,000 a second; 0.9 x 1000 x (0.5 - 0.016) = 435 more
@@ -548,6 +572,10 @@ def test_openspiel_mcts_on_a_clock_takes_its_simulations_from_the_measured_rate(
     assert clock.now == pytest.approx(0.451)
     agent.select_action(state)  # the rate is known: no probe
     assert asked[3:] == [450]
+    agent.measured = MeasuredRate()
+    agent.set_move_time(0.01 / BUDGET_SHARE)  # the probe takes more than the budget: its tree gives the move
+    clock.now = 0.0
+    assert state.is_legal(agent.select_action(state)) and asked[4:] == [16]
 
 
 def test_openspiel_mcts_probes_once_even_when_the_probe_takes_no_time():
@@ -564,7 +592,7 @@ def test_openspiel_mcts_probes_once_even_when_the_probe_takes_no_time():
         return search(ps)
 
     agent.bot.mcts_search = instant_search
-    agent.set_move_time(0.01)
+    agent.set_move_time(0.01 / BUDGET_SHARE)  # a budget of 0.01 s
     state = GameState.from_actions(2, 2, [0])
     agent.select_action(state)
     assert asked == [16, 144]  # the probe's 16 in "a millisecond": 16,000 a second, 0.9 x 16,000 x 0.01

@@ -267,9 +267,11 @@ class NetworkEvaluator:
     are in the network's units (``net.config.value``). ``evaluate_planes(planes, masks)`` does the same
     from encoded positions (what the native search passes). ``symmetrize=True``: the mean over the board's
     symmetric images (module docstring). ``runtime``: one of :data:`RUNTIMES` (module docstring; all but
-    ``"eager"`` copy the weights once, here)."""
+    ``"eager"`` copy the weights once, here). ``threads``: torch's threads during each forward pass (the
+    caller's restored after it); None: whatever torch has."""
 
-    def __init__(self, net, device: str = "cpu", symmetrize: bool = False, runtime: str = "eager"):
+    def __init__(self, net, device: str = "cpu", symmetrize: bool = False, runtime: str = "eager",
+                 threads: int | None = None):
         self.net = net.to(device).eval()
         self.encoder = net.config.encoder
         self.device = device
@@ -277,6 +279,7 @@ class NetworkEvaluator:
         self.runtime = runtime
         self._module, self._module_shape = inference_module(self.net, runtime, device)
         self.calls = 0
+        self.threads = threads
         self.nimstring = NimstringTable()  # the table of its encoder's Nimstring searches (move_scope)
 
     def move_scope(self):
@@ -310,8 +313,18 @@ class NetworkEvaluator:
         net = self._module if self._module_shape in (None, planes.shape[1:]) else self.net
         return net(torch.from_numpy(planes).to(self.device))
 
-    @torch.no_grad()
     def _forward(self, planes, masks, rows, cols):
+        before = torch.get_num_threads()
+        if self.threads is None or self.threads == before:
+            return self._forward_passes(planes, masks, rows, cols)
+        torch.set_num_threads(self.threads)  # a few microseconds
+        try:
+            return self._forward_passes(planes, masks, rows, cols)
+        finally:
+            torch.set_num_threads(before)
+
+    @torch.no_grad()
+    def _forward_passes(self, planes, masks, rows, cols):
         self.calls += 1
         if not self.symmetrize:
             out = self._run(planes)

@@ -10,6 +10,7 @@ solver zone.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gc
 import random
 import time
@@ -21,7 +22,7 @@ from agents.search.api import Evaluator, visits_to_policy
 from agents.search.evaluators import move_scope
 from agents.search.settings import SearchSettings
 from dnb_env.agent import Analysable, Probabilistic, Seedable
-from dnb_env.clock import MoveTimed
+from dnb_env.clock import MeasuredRate, MoveTimed, move_budget
 from dnb_env.core import GameState
 
 __all__ = ["MCTSAgent"]
@@ -51,38 +52,52 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
         self.greedy, self.name, self.board = greedy, name, board
         self.move_time: float | None = None  # set_move_time: search until a clock instead of the simulations
         self.clock = time.perf_counter
-        self.collect_garbage = gc.collect  # a timed Python-tree search collects here, once a move
+        # a timed Python-tree search collects here, once a move: the young generations, where the move's objects are
+        self.collect_garbage = functools.partial(gc.collect, 1)
         self._collect_seconds: float | None = None  # how long the last of those collections took
+        self.round_rate = MeasuredRate()  # simulations a second of the timed rounds (round sizes on a clock)
         self._info: dict = {}  # the last move's search, for search_info
 
-    #: The part of a timed move the exact root solve may take (the solver zone); the search gets the rest.
+    #: The part of a timed move's budget the exact root solve may take (the solver zone); the search gets the rest.
     ROOT_SOLVE_SHARE = 0.5
 
     def set_move_time(self, seconds: float) -> None:
         """Search ``seconds`` a move (a tournament's time control) instead of ``simulations``: the search
-        grows one tree in rounds of :meth:`round_size` simulations while another round, as long as the
-        last, still ends within the clock, and the move comes from its visits as before (anytime: the best
-        move so far when time is up; one round at least). In the solver zone the exact root solve stops
-        after :data:`ROOT_SOLVE_SHARE` of the move time (the search then takes the rest), and leaf solves
-        stop at the move's deadline.
+        grows one tree in rounds of :meth:`round_size` simulations (fewer where a round would take more than
+        :data:`ROUND_SHARE` of the budget) while another round still ends within the move's budget (:func:`~dnb_env.clock.move_budget` of ``seconds``, from
+        the moment the move is asked), and the move comes from its visits as before (anytime: the best move
+        so far when time is up; one round at least). In the solver zone the exact root solve stops after
+        :data:`ROOT_SOLVE_SHARE` of the budget (the search then takes the rest), and leaf solves stop at
+        the move's deadline.
 
         The Python search's tree is made of Python objects, and a collection of the cyclic garbage
         collector during a round would take a pause (a tenth of a second and more in a process with
         torch loaded) that no projection from the last round foresees. So on that backend the rounds run
-        with the collector paused, the agent collects once at the end of the move, inside its own time, and
-        the rounds stop :data:`COLLECT_RESERVE` times that collection's last duration early (the first
-        timed move collects before its rounds to measure it). The native search does not need this."""
+        with the collector paused, the agent collects the young generations (the move's objects; the old
+        one holds every object of the process, 0.14 s with torch loaded) once at the end of the move, inside
+        its own time, and the rounds stop :data:`COLLECT_RESERVE` times that collection's last duration
+        early (the first timed move collects before its rounds to measure it). The native search does not
+        need this."""
         super().set_move_time(seconds)
 
     #: Timed rounds on the Python search end this many times the last move's garbage collection early.
     COLLECT_RESERVE = 1.5
+    #: The most of a move's budget one timed round may take, at the simulations a second of the earlier rounds.
+    ROUND_SHARE = 0.25
 
     def round_size(self) -> int:
         """Simulations of one timed round: one evaluator batch, at least 8 (the clock is read between
         rounds, and leaf solves stop at the deadline, so a move overruns by one batch at most)."""
         return max(8, self.search.config.batch_size)
 
-    def _timed_counts(self, state: GameState, deadline: float) -> np.ndarray:
+    def _timed_round(self, budget: float) -> int:
+        """Simulations of the next timed round of a move of ``budget`` seconds: :meth:`round_size`, fewer
+        where that many would take more than :data:`ROUND_SHARE` of the budget at the rate of the earlier
+        rounds (a big network on a big board); one before any round was timed."""
+        fits = self.round_rate.work_in(self.ROUND_SHARE * budget)
+        return 1 if fits is None else max(1, min(self.round_size(), int(fits)))
+
+    def _timed_counts(self, state: GameState, deadline: float, budget: float) -> np.ndarray:
         search, config = self.search, self.search.config
         if not config.reuse_tree:
             search.root = None  # a fresh tree for this move, grown by every round below
@@ -93,15 +108,19 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
                 self._collect()
             gc.disable()  # no collector pause inside a round (see set_move_time)
         reserve = self.COLLECT_RESERVE * self._collect_seconds if python_tree else 0.0
-        search.config = dataclasses.replace(config, simulations=self.round_size(), reuse_tree=True)
+        size = self._timed_round(budget)
         search.set_solve_deadline(max(0.0, deadline - self.clock()))
         try:
             while True:
+                search.config = dataclasses.replace(config, simulations=size, reuse_tree=True)
                 start = self.clock()
                 counts = search.run(state)
                 now = self.clock()
-                if now + (now - start) + reserve > deadline:  # another round like this one would end too late
+                self.round_rate.add(size, now - start)
+                after = self._timed_round(budget)
+                if now + (now - start) * after / size + reserve > deadline:  # the next round would end too late
                     break
+                size = after
         finally:
             search.config = config
             search.set_solve_deadline(None)
@@ -129,13 +148,14 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
     def action_probabilities(self, state: GameState) -> np.ndarray:
         check_state(self, state)  # select_action starts here too
         timed = self.move_time is not None
-        deadline = self.clock() + self.move_time if timed else None
-        exact = self.search.exact_root.policy(state, self.move_time * self.ROOT_SOLVE_SHARE if timed else None)
+        budget = move_budget(self.move_time) if timed else None
+        deadline = self.clock() + budget if timed else None
+        exact = self.search.exact_root.policy(state, budget * self.ROOT_SOLVE_SHARE if timed else None)
         if exact is not None:  # in the solver zone: every move of best margin, uniform
             self._info = self._value_info(state, exact[1])
             return exact[0]
         with move_scope(getattr(self.search, "evaluator", None)):
-            counts = self._timed_counts(state, deadline) if timed else self.search.run(state)
+            counts = self._timed_counts(state, deadline, budget) if timed else self.search.run(state)
         self._info = {"nodes": int(np.asarray(counts).sum()), **self._value_info(state, self.search.root_value())}
         config = self.search.config
         if self.greedy and config.selection == "uct":  # the most visited move, ties to the one tried first

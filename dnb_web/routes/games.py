@@ -13,7 +13,7 @@ from dnb_env.core import geometry
 from dnb_web.checks import WebError, check_board
 from dnb_web.context import WebContext
 from dnb_web.games import Game
-from dnb_web.options import limit_options, parse_spec
+from dnb_web.options import limit_options, move_clock, parse_spec
 from dnb_web.server import wait_for
 
 __all__ = ["Body", "NewGame", "Move", "router"]
@@ -64,7 +64,8 @@ def _add_game_routes(api: APIRouter, ctx: WebContext) -> None:
         limit = config.time_limit_s if body.time_limit is None else float(body.time_limit)
         if not 0 < limit <= config.max_think_s:
             raise WebError(400, "bad_time_limit", f"time_limit must be in (0, {config.max_think_s}] seconds, got {limit}")
-        kwargs = limit_options(check_spec(name, kwargs), kwargs, rows, cols, limit)
+        factory = check_spec(name, kwargs)
+        kwargs = limit_options(factory, kwargs, rows, cols, limit)
         store.check_room()  # 503 before an agent is built for nothing
         try:
             agent = await wait_for(builds.start(build, name, kwargs, rows, cols, body.seed), config.max_think_s)
@@ -73,7 +74,7 @@ def _add_game_routes(api: APIRouter, ctx: WebContext) -> None:
         except Exception as exc:  # noqa: BLE001  (the registry could not build it for this board)
             raise WebError(400, "agent_unavailable", f"{body.opponent!r} cannot play {geometry(rows, cols).name}: {exc}") from None
         game = Game(rows=rows, cols=cols, opponent=body.opponent, human=body.human, agent=agent, seed=body.seed,
-                    time_limit=limit, spec=(name, kwargs))
+                    time_limit=limit, spec=(name, kwargs), move_time=move_clock(factory, limit))
         store.add(game)
         return _game_json(game)
 
@@ -136,7 +137,8 @@ async def _agent_action(game: Game, ctx: WebContext) -> int:
     meanwhile); WebError 503 when no slot came free in time, 504 when the agent overran the game's time
     limit, 500 when it crashed (the game's ``error`` says which)."""
     config, moves = ctx.config, ctx.moves
-    fut = moves.start(game.spec, game.rows, game.cols, game.seed, game.state.history, game.time_limit)
+    fut = moves.start(game.spec, game.rows, game.cols, game.seed, game.state.history, game.time_limit,
+                      move_time=game.move_time)
     game.busy, game.error = True, None
 
     def release(f):
