@@ -595,10 +595,12 @@ def test_time_limits_and_option_caps_are_forced_on_agents(client):
     assert client.app.state.store.get(gid).agent.solver.node_limit == option_caps(2, 2)["node_limit"]
     assert option_caps(9, 9)["simulations"] >= 1000 and option_caps(9, 9)["simulations"] < option_caps(3, 3)["simulations"]
     # prsboxes' exact zone is the alpha-beta solver's where it takes the board, the retrograde table's beyond
+    from dnb_env import native
     from dnb_env.solver import native_available
 
     assert option_caps(9, 9)["solver_edges"] == (38 if native_available() else 24)
-    assert option_caps(10, 10)["solver_edges"] == 24
+    assert option_caps(12, 12)["solver_edges"] == (38 if native_available() and native.MAX_SIZE >= 12 else 24)
+    assert option_caps(13, 13)["solver_edges"] == 24
     # agents sized by node budgets think to the game's clock (0.8 of its limit); the others keep their budgets
     for spec, told in (("prsboxes", 1.6), ("solver", 1.6), ("mcts:simulations=10", None), ("alphabeta:depth=2", None)):
         gid = new_game(client, board="2x2", opponent=spec, time_limit=2)["id"]
