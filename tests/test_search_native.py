@@ -112,6 +112,21 @@ def test_parity_on_many_positions(board, prune, value):
     assert checked >= 12
 
 
+@pytest.mark.skipif(native.MAX_SIZE < 12, reason="the wide build dnb_env._native_wide is not built")
+def test_one_search_moves_between_the_builds_with_the_board_and_matches_python():
+    """Past 9x9 the tree lives in the wide build: one search object takes 5x5, 10x10, 12x11 and 5x5 again, and
+    on each gives Python's visit counts."""
+    cfg = SearchSettings(simulations=64, batch_size=4, value="margin")
+    ev = Dyadic(3)
+    nat = NativeMCTS(ev, cfg, np.random.default_rng(0))
+    for k, (rows, cols) in enumerate([(5, 5), (10, 10), (12, 11), (5, 5)]):
+        s = position(rows, cols, rows * cols, seed=k)
+        py = MCTS(ev, cfg, np.random.default_rng(0))
+        nat.rng = np.random.default_rng(0)
+        np.testing.assert_array_equal(py.run(s), nat.run(s))
+        same_search(py, nat)
+
+
 def test_uniform_evaluator_runs_inside_cpp_with_the_same_counts():
     for (rows, cols), moves in [((5, 5), 0), ((5, 5), 25), ((3, 3), 6)]:
         s = position(rows, cols, moves, seed=moves)

@@ -198,7 +198,8 @@ class NativeMCTS:
         mod = _module(state.rows, state.cols)
         if mod is self._mod:
             return
-        self._mod, self._tree, self._forest = mod, self._new_tree(), None
+        self._mod = mod
+        self._tree, self._forest = self._new_tree(), None
         self._root_state = None
         if self._solve_deadline is not None:
             self._tree.set_solve_deadline(max(0.0, self._solve_deadline - time.perf_counter()))
