@@ -10,8 +10,8 @@ from dnb_env.core import parse_board
 
 __all__ = ["WebError", "MAX_BOARD", "check_board"]
 
-#: Largest rows / cols the web app offers (the native analysis and solver take boards up to 9x9).
-MAX_BOARD = 9
+#: Largest rows / cols the web app offers (the native engine's: analysis and solver take boards up to 12x12).
+MAX_BOARD = 12
 
 
 class WebError(Exception):
@@ -23,7 +23,7 @@ class WebError(Exception):
 
 
 def check_board(board) -> tuple[int, int]:
-    """``"RxC"`` with 1 <= R, C <= 9 -> (rows, cols); WebError 400 otherwise."""
+    """``"RxC"`` with 1 <= R, C <= MAX_BOARD -> (rows, cols); WebError 400 otherwise."""
     if not isinstance(board, str):
         raise WebError(400, "bad_board", f"board must be a string 'RxC', got {board!r}")
     try:

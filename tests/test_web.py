@@ -339,8 +339,8 @@ def test_unknown_game_ids(client):
 
 @pytest.mark.parametrize("body,status,code", [
     ({"board": "0x3"}, 400, "bad_board"),
-    ({"board": "10x10"}, 400, "bad_board"),
-    ({"board": "3x10"}, 400, "bad_board"),
+    ({"board": "13x13"}, 400, "bad_board"),
+    ({"board": "3x13"}, 400, "bad_board"),
     ({"board": "3x"}, 400, "bad_board"),
     ({"board": "axb"}, 400, "bad_board"),
     ({"board": 5}, 422, "bad_request"),
@@ -440,7 +440,7 @@ def test_oversized_requests(client):
 
 def test_bad_records(client):
     for body in ({"record": {"board": "2x2", "actions": [0, 0]}}, {"record": {"board": "2x2", "actions": [99]}},
-                 {"record": {"board": "12x2", "actions": []}}, {"record": {"board": "2x2"}},
+                 {"record": {"board": "13x2", "actions": []}}, {"record": {"board": "2x2"}},
                  {"record": {"board": "2x2", "actions": ["0"]}}, {"text": "hello"}, {"text": "# dnb game 2x2\nactions: a"},
                  {}, {"record": {"board": "2x2", "actions": []}, "text": "x"}):
         assert_error(client.post("/api/records/replay", json=body), 400, "bad_record")
@@ -766,7 +766,7 @@ def test_network_agent_view_and_offered_specs(client, roots):
     with pytest.warns(BoardOutsideTrainingWarning, match="not 4x7: playing 4x7 outside its training set"):
         offered47 = [a["spec"] for a in client.get("/api/agents?board=4x7").json()["agents"]]
     assert {"alphavit", "alphavit:simulations=0"} <= set(offered47) and "alphazero" not in offered47
-    assert_error(client.get("/api/agents?board=11x2"), 400, "bad_board")
+    assert_error(client.get("/api/agents?board=13x2"), 400, "bad_board")
     g = new_game(client, board="3x3", human=0, opponent="alphazero:simulations=0")
     ag = client.get(f"/api/games/{g['id']}/analysis?solver=false").json()["agent"]
     assert ag["kind"] == "policy" and abs(sum(ag["values"]) - 1) < 1e-4 and -1.01 <= ag["value"] <= 1.01

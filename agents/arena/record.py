@@ -12,7 +12,7 @@ The two files keep their own field names, so that every file written before read
 results.jsonl names the actions ``moves`` and the players ``first`` and ``second``, beside the schedule and
 timing fields the arena adds (:func:`agents.arena.results.game_problem` checks a line); a saved game names them
 ``actions`` and ``players`` and adds each move's name, the winner and the final board. A record read back holds
-its board as written: the reader checks it (the web app takes boards up to 9x9) and the actions (each position).
+its board as written: the reader checks it (the web app takes boards up to 12x12) and the actions (each position).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ class Body(BaseModel):
 
 
 class NewGame(Body):
-    board: StrictStr = Field("3x3", description="'RxC' boxes, 1x1 .. 9x9")
+    board: StrictStr = Field("3x3", description="'RxC' boxes, 1x1 .. 12x12")
     opponent: StrictStr = Field("random", description="agent spec, e.g. 'alphabeta:depth=4' (GET /api/agents)")
     human: StrictInt = Field(0, ge=0, le=1, description="the human's seat: 0 moves first")
     seed: Annotated[StrictInt, Field(ge=0, le=2**63 - 1)] | None = Field(

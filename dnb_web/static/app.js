@@ -563,7 +563,8 @@ async function loadAgents() {
 function init() {
   for (const id of ["rows", "cols"]) {
     const s = $(id);
-    for (let n = 1; n <= 9; n++) { const o = document.createElement("option"); o.value = n; o.textContent = n; s.appendChild(o); }
+    // 1 .. MAX_BOARD of dnb_web/checks.py
+    for (let n = 1; n <= 12; n++) { const o = document.createElement("option"); o.value = n; o.textContent = n; s.appendChild(o); }
     s.value = 3;
     s.addEventListener("change", loadAgents);
   }
