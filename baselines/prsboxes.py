@@ -74,6 +74,8 @@ NIMSTRING_VERIFY = 500_000
 NIMSTRING_CLOCK = 0.5
 #: The most moves that win Nimstring the exact solver checks in a move (``nimstring_verify``).
 NIMSTRING_CHECKS = 4
+#: Edges up to which the searches get all of ``search_nodes`` (5x5's 60); larger boards get less in proportion.
+NODES_EDGES = 60
 _UNBOUNDED = 1 << 62
 
 
@@ -113,6 +115,7 @@ class PRsBoxesAgent(Seedable, MoveTimed):
         self.retrograde_edges = _RETROGRADE_EDGES if auto else min(solver_edges, RETROGRADE_REACH)
         self.search_safe = search_safe
         self.search_full = search_full
+        self.search_nodes = search_nodes
         options = dict(depth=search_depth, time_limit=search_time, node_limit=search_nodes, chain_eval=True,
                        extend_captures=True, decline_only_double_deal=True, seed=seed,
                        solve_leaf=solver_edges if native else 0)
@@ -139,6 +142,14 @@ class PRsBoxesAgent(Seedable, MoveTimed):
         super().set_move_time(seconds)
         self.searcher.set_move_time(seconds)
         self.safe_searcher.set_move_time(seconds)
+
+    def _size_searches(self, state: GameState) -> None:
+        """The searches' node budget on ``state``'s board: ``search_nodes`` up to :data:`NODES_EDGES` edges, less in
+        proportion beyond (a node's cost grows with the edges, so a search costs about as long on 10x10 as on
+        5x5: before, single moves of 25-40 s on 10x10). On a clock the budget is the clock's."""
+        if self.move_time is None and self.search_nodes is not None:
+            nodes = self.search_nodes * min(1.0, NODES_EDGES / state.num_actions)
+            self.searcher.node_limit = self.safe_searcher.node_limit = max(1, int(nodes))
 
     def _left(self) -> float | None:
         """Seconds left of this move's budget (None without a clock)."""
@@ -271,6 +282,7 @@ class PRsBoxesAgent(Seedable, MoveTimed):
 
     def _select(self, state: GameState) -> int:
         legal = state.legal_actions()
+        self._size_searches(state)
         if len(legal) <= (self.retrograde_edges if beyond_native(state) else self.solver_edges):
             move = self._solver_move(state)
             if move is not None:

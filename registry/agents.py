@@ -360,7 +360,8 @@ def _prsboxes(*, board, seed, **options):
             following the long-chain rule
         search_full: with at most this many safe moves left its searches try every move
         search_depth: deepest iteration of its searches
-        search_nodes: node budget of each search, so a game replays the same on any machine
+        search_nodes: node budget of each search, so a game replays the same on any machine (on boards of
+            more than 60 edges, less in proportion: a node costs more there)
         solver_nodes: the exact solver's node budget a move; past it the rules decide
         nimstring_edges: undrawn edges within which it plays a safe move that wins Nimstring (who gets
             control), where the search finds one (0: off)

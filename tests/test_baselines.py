@@ -248,6 +248,25 @@ def test_prsboxes_checks_its_nimstring_move_with_the_solver():
         PRsBoxesAgent(nimstring_verify=-1)
 
 
+def test_prsboxes_searches_take_fewer_nodes_on_larger_boards():
+    """The searches' node budget is search_nodes up to 60 edges and less in proportion beyond; a clock replaces
+    it. The budget bounds the nodes a 10x10 search visits."""
+    p = PRsBoxesAgent(seed=0, search_nodes=3000)
+    rng = random.Random(3)
+    for board, want in (("3x3", 3000), ("5x5", 3000), ("10x10", 3000 * 60 // 220)):
+        s = GameState.new(board)
+        p.select_action(s)
+        assert p.searcher.node_limit == p.safe_searcher.node_limit == want, board
+    s = GameState.new("10x10")
+    while sum(move_classes(s) == MoveClass.SAFE) > p.search_safe:  # a position the safe search plays
+        s = s.apply(realistic_move(s, rng))
+    p.select_action(s)
+    assert 3000 * 60 // 220 - 64 <= p.safe_searcher.nodes + p.searcher.nodes <= 3000 * 60 // 220 + 64
+    p.set_move_time(0.2)
+    p.select_action(GameState.new("10x10"))
+    assert p.searcher.node_limit is None
+
+
 def test_prsboxes_beats_greedy():
     from baselines.greedy import GreedyAgent
     from baselines.prsboxes import PRsBoxesAgent
