@@ -117,11 +117,11 @@ def make_network_agent(board, agent: str = "alphazero", checkpoint: str | None =
     changed from :data:`agents.search.settings.PLAY`; ``solve_leaf`` / ``solve_root`` are the exact
     solver's zones in undrawn edges (-1 = auto, :func:`agents.search.settings.solver_zone`; 0 = off). The
     raw policy (``simulations=0``) never solves. ``nimstring_edges``: within this many undrawn edges, outside
-    the root's solver zone, the search plays a safe move that wins Nimstring where the exact solver does not
-    show it to lose on boxes, and never plays one it shows to lose (:meth:`MCTSAgent` ``nimstring_edges``;
-    -1 = auto, :func:`baselines.nimstring.nimstring_zone`: 44 on 5x5; 0 = off). The network's forward passes run on the threads this process
-    was given (:func:`agents.processes.process_threads`: a tournament's ``threads``, else 1), not on
-    torch's default of every core."""
+    the root's solver zone, the agent plays a safe move that wins Nimstring where the exact solver does not
+    show it to lose on boxes, and does not play one it shows to lose (:class:`MCTSAgent`; -1 = auto,
+    :func:`baselines.nimstring.nimstring_zone`: 44 on 5x5; 0 = off). The network's forward passes run on the
+    threads this process was given (:func:`agents.processes.process_threads`: a tournament's ``threads``, else
+    1), not on torch's default of every core."""
     unknown = sorted(set(settings) - set(SEARCH_OPTIONS))
     if unknown:
         raise TypeError(f"make_network_agent() got unknown search setting(s) {', '.join(unknown)}; "

@@ -212,10 +212,10 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
         self._info = {"nodes": int(np.asarray(counts).sum()), **self._value_info(state, self.search.root_value())}
         if losing:  # moves that win Nimstring but lose on boxes: not played while another move has visits
             counts = np.array(counts, dtype=float)
-            kept = counts.copy()
-            kept[list(losing)] = 0.0
-            if kept.sum() > 0:
-                counts = kept
+            others = counts.copy()
+            others[list(losing)] = 0.0
+            if others.sum() > 0:
+                counts = others
         config = self.search.config
         if self.greedy and config.selection == "uct":  # the most visited move, ties to the one tried first
             p = np.zeros_like(counts)
