@@ -37,6 +37,7 @@ from agents.models.evaluator import NetworkEvaluator
 from agents.processes import process_threads
 from agents.search import MCTSAgent, SearchSettings, choose_backend
 from agents.search.settings import PLAY, default, settings_for
+from baselines.nimstring import nimstring_zone
 from dnb_env.agent import Analysable, Probabilistic, Seedable
 from dnb_env.core import GameState, geometry
 
@@ -106,7 +107,7 @@ SEARCH_OPTIONS = tuple(f.name for f in dataclasses.fields(SearchSettings) if f.n
 
 def make_network_agent(board, agent: str = "alphazero", checkpoint: str | None = None, *, seed=None,
                        device: str = "cpu", symmetrize: bool = False, search: str = "auto",
-                       **settings) -> MCTSAgent | PolicyAgent:
+                       nimstring_edges: int = -1, **settings) -> MCTSAgent | PolicyAgent:
     """The network agent for ``board`` ("RxC", (rows, cols) or a Geometry). ``agent`` names the model family
     to expect (the family that plays as ``agent``,
     :func:`agents.models.family_for_agent`) and the shipped weights' prefix;
@@ -115,9 +116,12 @@ def make_network_agent(board, agent: str = "alphazero", checkpoint: str | None =
     (``SEARCH_OPTIONS``: ``simulations``, ``c_puct``, ``prune``, ``batch_size``, ``solve_nodes``, ...)
     changed from :data:`agents.search.settings.PLAY`; ``solve_leaf`` / ``solve_root`` are the exact
     solver's zones in undrawn edges (-1 = auto, :func:`agents.search.settings.solver_zone`; 0 = off). The
-    raw policy (``simulations=0``) never solves. The network's forward passes run on the threads this process
-    was given (:func:`agents.processes.process_threads`: a tournament's ``threads``, else 1), not on
-    torch's default of every core."""
+    raw policy (``simulations=0``) never solves. ``nimstring_edges``: within this many undrawn edges, outside
+    the root's solver zone, the agent plays a safe move that wins Nimstring where the exact solver does not
+    show it to lose on boxes, and does not play one it shows to lose (:class:`MCTSAgent`; -1 = auto,
+    :func:`baselines.nimstring.nimstring_zone`: 44 on 5x5; 0 = off). The network's forward passes run on the
+    threads this process was given (:func:`agents.processes.process_threads`: a tournament's ``threads``, else
+    1), not on torch's default of every core."""
     unknown = sorted(set(settings) - set(SEARCH_OPTIONS))
     if unknown:
         raise TypeError(f"make_network_agent() got unknown search setting(s) {', '.join(unknown)}; "
@@ -127,11 +131,13 @@ def make_network_agent(board, agent: str = "alphazero", checkpoint: str | None =
         raise ValueError(f"simulations must be >= 0 (0 = raw policy), got {simulations}")
     g = geometry(board)
     rows_cols = g.size
-    backend = choose_backend(search, rows_cols)  # a bad backend name fails before the checkpoint is read
+    nimstring_edges = nimstring_zone(nimstring_edges, g.num_actions)  # bad values fail before the checkpoint is read
+    backend = choose_backend(search, rows_cols)
     path = checkpoint or shipped_checkpoint(g.name, agent)
     net, _ = load_network(path, board=g.name, device=device, family=family_for_agent(agent))
     evaluator = NetworkEvaluator(net, device, symmetrize=symmetrize, threads=process_threads())
     if simulations == 0:
         return PolicyAgent(evaluator, seed=seed, name=f"{agent}-policy", board=rows_cols)
     config = settings_for(g, PLAY, **settings, value=net.config.value)
-    return MCTSAgent(evaluator, config, seed=seed, greedy=True, name=agent, board=rows_cols, backend=backend)
+    return MCTSAgent(evaluator, config, seed=seed, greedy=True, name=agent, board=rows_cols, backend=backend,
+                     nimstring_edges=nimstring_edges)

@@ -22,7 +22,8 @@ Decision rules, in order:
    ``nimstring_positions`` positions (on a clock, within half the move time instead), trying first the
    moves the long chain rule likes and stopping at the first that wins, its table kept from move to move
    within a game. The exact solver checks that move (within ``nimstring_verify`` nodes, or on a clock the
-   time left) and passes over one that wins Nimstring but loses on boxes for the next that wins it.
+   time left) and passes over one that wins Nimstring but loses on boxes for the next that wins it
+   (:class:`baselines.nimstring.NimstringMove`, which the network agents' search plays by too).
    Otherwise, or when no safe move wins Nimstring, it plays a safe move that leaves the long-chain parity in
    its favour (Berlekamp's long chain rule: the first player wants dots + long chains even). With
    ``search_safe`` or fewer it searches (rule 4) with only safe moves allowed while any are left (no early
@@ -43,8 +44,9 @@ import time
 import numpy as np
 
 from baselines.alphabeta import AlphaBetaAgent
-from baselines.solver import best_solver_moves, on_clock
-from dnb_env import native
+from baselines.nimstring import (NIMSTRING_EDGES, NIMSTRING_POSITIONS, NIMSTRING_VERIFY, NimstringMove,
+                                 safe_groups)
+from baselines.solver import best_solver_moves
 from dnb_env.agent import Seedable, check_state
 from dnb_env.analysis import (
     double_deal_moves,
@@ -52,7 +54,6 @@ from dnb_env.analysis import (
     components,
     endgame_move,
     endgame_value,
-    long_chain_count,
     move_classes,
 )
 from dnb_env.clock import MoveTimed, move_budget
@@ -64,26 +65,10 @@ __all__ = ["PRsBoxesAgent"]
 
 #: The auto solver zone where the retrograde table solves (without the C++ extension, or on a board over 12x12).
 _RETROGRADE_EDGES = 20
-#: Safe moves are chosen by their Nimstring result within this many undrawn edges (5x5 steps 16 on).
-NIMSTRING_EDGES = 44
-#: The Nimstring search's positions a move (about half a second on 5x5 when it does not finish).
-NIMSTRING_POSITIONS = 200_000
-#: The exact solver's nodes for each check of a move that wins Nimstring (``nimstring_verify``).
-NIMSTRING_VERIFY = 500_000
 #: On a clock, the Nimstring search's share of the move time (instead of the positions).
 NIMSTRING_CLOCK = 0.5
-#: The most moves that win Nimstring the exact solver checks in a move (``nimstring_verify``).
-NIMSTRING_CHECKS = 4
 #: Edges up to which the searches get all of ``search_nodes`` (5x5's 60); larger boards get less in proportion.
 NODES_EDGES = 60
-_UNBOUNDED = 1 << 62
-
-
-def _parity_good(state: GameState, player: int) -> bool:
-    """Long chain rule: does the current long-chain count favour ``player``?"""
-    dots = (state.rows + 1) * (state.cols + 1)
-    even = (dots + long_chain_count(state)) % 2 == 0
-    return even if player == 0 else not even
 
 
 class PRsBoxesAgent(Seedable, MoveTimed):
@@ -95,13 +80,10 @@ class PRsBoxesAgent(Seedable, MoveTimed):
                  nimstring_edges: int = NIMSTRING_EDGES, nimstring_positions: int = NIMSTRING_POSITIONS,
                  nimstring_verify: int = NIMSTRING_VERIFY):
         self.rng = np.random.default_rng(seed)
-        if nimstring_edges < 0 or nimstring_positions < 1 or nimstring_verify < 0:
-            raise ValueError(f"nimstring_edges and nimstring_verify must be >= 0 (0: off) and nimstring_positions >= 1,"
-                             f" got {nimstring_edges}, {nimstring_verify} and {nimstring_positions}")
+        # the Nimstring move of rule 3 (baselines.nimstring: shared with the network agents' search)
+        self.nimstring = NimstringMove(nimstring_edges, nimstring_positions, nimstring_verify)
         self.nimstring_edges, self.nimstring_positions = nimstring_edges, nimstring_positions
         self.nimstring_verify = nimstring_verify
-        self._verifier: Solver | None = None
-        self._nimstring: dict[tuple[int, int], object] = {}  # (rows, cols) -> its search, kept within a game
         self.board = board
         if solver_edges < -1:
             raise ValueError(f"solver_edges must be -1 (auto), 0 (off) or a number of undrawn edges, got {solver_edges}")
@@ -130,8 +112,7 @@ class PRsBoxesAgent(Seedable, MoveTimed):
         self.safe_searcher.seed(seed)
 
     def reset(self) -> None:
-        for nim in self._nimstring.values():
-            nim.clear()
+        self.nimstring.clear()
 
     def set_move_time(self, seconds: float) -> None:
         """Play within ``seconds`` a move (a tournament's time control): each move plans to take
@@ -213,63 +194,27 @@ class PRsBoxesAgent(Seedable, MoveTimed):
 
     # -------------------------------------------------------------- rule 3
     def _safe_move(self, state: GameState, safe: list[int]) -> int:
-        me = state.current_player
         if len(safe) <= self.search_full:
             return self.searcher.select_action(state)
         if len(safe) <= self.search_safe:
             return self.safe_searcher.select_action(state)
-        good = [a for a in safe if _parity_good(state.apply(a), me)]
-        if self._searches_nimstring(state):
-            groups = [good, [a for a in safe if a not in good]]
+        groups = safe_groups(state, safe)
+        if self.nimstring.applies(state):
             move = self._nimstring_move(state, groups)
             if move is not None:
                 return move
-        return self._pick(good or safe)
-
-    def _searches_nimstring(self, state: GameState) -> bool:
-        """Whether rule 3 asks Nimstring: at most ``nimstring_edges`` undrawn edges, the C++ extension built
-        and a board of at most 64 edges."""
-        undrawn = state.num_actions - state.edges.bit_count()
-        return undrawn <= self.nimstring_edges and state.num_actions <= 64 and native_available()
+        return self._pick(groups[0] or safe)
 
     def _nimstring_move(self, state: GameState, groups: list[list[int]]) -> int | None:
-        """A move that wins Nimstring for the mover, of the first group that has one (each group in random
-        order), when the search finishes within ``nimstring_positions`` positions (on a clock: within
-        :data:`NIMSTRING_CLOCK` of the move time instead); None when none of them wins or the search does not
-        finish. With ``nimstring_verify`` the exact solver then checks that the move keeps a won game won
-        (within ``nimstring_verify`` nodes, or on a clock the time left): a move it shows to lose on boxes is
-        passed over for the next that wins Nimstring, up to :data:`NIMSTRING_CHECKS` moves."""
-        moves = [g[i] for g in groups for i in self.rng.permutation(len(g))]
-        nim = self._nimstring.get((state.rows, state.cols))
-        if nim is None:
-            nim = self._nimstring[(state.rows, state.cols)] = native._require().Nimstring(state.rows, state.cols,
-                                                                                           table_mb=64.0)
-        end = None if self._deadline is None else time.perf_counter() + NIMSTRING_CLOCK * self._left()
-        budget = self.nimstring_positions if end is None else _UNBOUNDED
-        first = None
-        for _ in range(NIMSTRING_CHECKS if self.nimstring_verify else 1):
-            left = None if end is None else max(0.0, end - time.perf_counter())
-            found = nim.first_win(state.edges, moves, budget, keep=True, seconds=left)
-            if found is None or found < 0:
-                break
-            first = found if first is None else first
-            kept = self._verified(state, found)
-            if kept is not False:  # kept, or past the check's budget: play it
-                return found
-            moves = moves[moves.index(found) + 1:]  # it wins Nimstring but loses on boxes
-        return first
-
-    def _verified(self, state: GameState, move: int) -> bool | None:
-        """Whether ``move`` keeps the game won by the exact solver (None: past its budget, or unchecked)."""
-        if not self.nimstring_verify:
-            return None
-        if self._verifier is None:  # the Nimstring zone's positions: at most 64 edges
-            self._verifier = Solver(max_undrawn=min(self.nimstring_edges, 64), node_limit=self.nimstring_verify)
-        try:
-            with on_clock(self._verifier, self._left()):
-                return self._verifier.keeps_win(state, move)
-        except SolverBudgetExceeded:
-            return None
+        """A move that wins Nimstring for the mover, of the first group that has one, checked by the exact
+        solver (:meth:`baselines.nimstring.NimstringMove.choose`: within ``nimstring_positions`` positions and
+        ``nimstring_verify`` nodes; on a clock, the search within :data:`NIMSTRING_CLOCK` of the time left and
+        the checks within the rest); None when none of them wins or the search does not finish."""
+        search_until = check_until = None
+        if self._deadline is not None:
+            search_until = time.perf_counter() + NIMSTRING_CLOCK * self._left()
+            check_until = self._deadline
+        return self.nimstring.choose(state, groups, self.rng, search_until=search_until, check_until=check_until).move
 
     # -------------------------------------------------------------- main
     def select_action(self, state: GameState) -> int:

@@ -489,7 +489,9 @@ NETWORK_AGENTS: dict[str, str] = {
 
 _NETWORK_DOC = """{what} Playing weights are the shipped ones for the board unless ``checkpoint`` names others;
     ``simulations=0`` plays the raw policy (the network's most probable legal move, no search). Within the
-    solver zones the exact solver values the leaves and plays the root. On a clock the search grows one
+    solver zones the exact solver values the leaves and plays the root; beyond the root's zone, within
+    ``nimstring_edges`` undrawn edges, the search plays a safe move that wins Nimstring (who gets control), as
+    ``prsboxes`` does, where the exact solver does not show it to lose on boxes. On a clock the search grows one
     tree in rounds of one network batch (fewer leaves where a batch would take over a quarter of the
     budget) while another round fits in its budget, 0.8 of the move time; the root's exact solve stops after
     half the budget and the leaf solves at the move's deadline. Its forward passes run on the threads the
@@ -501,22 +503,29 @@ _NETWORK_DOC = """{what} Playing weights are the shipped ones for the board unle
         symmetrize: average the network's outputs over the board's symmetries
         search: the search backend: ``auto`` (native when built and the board is at most 12x12), ``python``
             or ``native``
+        nimstring_edges: undrawn edges within which, when no box is on offer, it plays a safe move that wins
+            Nimstring (found within half the time left on a clock, else 200,000 positions), checked by the
+            exact solver (within 0.85 of the time left, else 500,000 nodes); a move the check shows to lose on
+            boxes is passed over, and is not played by the tree search either (-1 auto: 44 on 5x5, 11/15 of
+            the board's edges at most, on boards of at most 64 edges; 0: off)
     """
 
 
 @functools.lru_cache(maxsize=None)
 def _network_factory(agent: str):
     def factory(*, board, seed, checkpoint: str | os.PathLike | None = None, device: str = "cpu",
-                symmetrize: bool = False, search: Literal["auto", "python", "native"] = "auto", **settings):
+                symmetrize: bool = False, search: Literal["auto", "python", "native"] = "auto",
+                nimstring_edges: int = -1, **settings):
         from agents.network_agent import make_network_agent
 
         return make_network_agent(board, agent, checkpoint=checkpoint, seed=seed, device=device,
-                                  symmetrize=symmetrize, search=search, **settings)
+                                  symmetrize=symmetrize, search=search, nimstring_edges=nimstring_edges, **settings)
 
     # the options as before: checkpoint, the search's simulations, c_puct, prune, then device, symmetrize,
-    # search, then the solver's zones and budget (their defaults from the one settings type)
+    # search, then the solver's zones and budget (their defaults from the one settings type), then the
+    # Nimstring zone
     first, last = (option_parameters(names, PLAY) for names in _NETWORK_SEARCH_OPTIONS)
-    takes_options(factory, "checkpoint", first, "device", "symmetrize", "search", last)
+    takes_options(factory, "checkpoint", first, "device", "symmetrize", "search", last, "nimstring_edges")
     what = NETWORK_AGENTS.get(agent) or f"PUCT search over a network of the model family that plays as {agent}."
     factory.__doc__ = _NETWORK_DOC.format(what=what, agent=agent)
     factory.needs = "torch"

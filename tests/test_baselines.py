@@ -220,7 +220,7 @@ def test_prsboxes_plays_a_safe_move_that_wins_nimstring_where_one_does():
 
 @pytest.mark.skipif(not native_available(), reason="the Nimstring search is in the C++ extension")
 def test_prsboxes_checks_its_nimstring_move_with_the_solver():
-    from baselines.prsboxes import NIMSTRING_CHECKS
+    from baselines.nimstring import NIMSTRING_CHECKS
     from dnb_env.analysis import realistic_position
     from dnb_env.features import nimstring_move_wins
 

@@ -38,13 +38,27 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
     The search draws from the agent's numpy generator, or from ``shared_rng`` when given: a
     ``random.Random`` the evaluator draws from too (plain UCT's one stream for move orders and playouts),
     which :meth:`seed` reseeds in place. Each move's search runs inside the evaluator's ``move_scope()``
-    when it has one (:func:`agents.search.evaluators.move_scope`)."""
+    when it has one (:func:`agents.search.evaluators.move_scope`).
+
+    ``nimstring_edges`` (0: off): at most that many undrawn edges, outside the exact root zone, with no box
+    on offer, the agent first looks for a safe move that wins Nimstring and checks it with the exact solver
+    (:class:`baselines.nimstring.NimstringMove`, as ``prsboxes`` plays; moves the long chain rule likes tried
+    first, the search's table kept within a game). It plays that move without a tree search unless the check
+    shows it to lose on boxes; moves the check showed to lose are not played by the tree search either while
+    another move has visits. On a clock the Nimstring search takes :data:`NIMSTRING_SHARE` of what is left of
+    the move's budget and the checks end at :data:`NIMSTRING_CHECK_SHARE` of it; the tree search gets the
+    rest when no move is played. Its ``search_info()`` is then ``{"nimstring": True}`` (with the value 1.0 of
+    a checked win in units of ``"win"``)."""
 
     def __init__(self, evaluator: Evaluator, config: SearchSettings = SearchSettings(), seed: int | None = None,
                  greedy: bool = True, name: str = "puct", board: tuple[int, int] | None = None,
-                 shared_rng: random.Random | None = None, backend: str = "python"):
+                 shared_rng: random.Random | None = None, backend: str = "python", nimstring_edges: int = 0):
         from agents.search import make_search  # the package imports this module first
 
+        if isinstance(nimstring_edges, bool) or not isinstance(nimstring_edges, int) or nimstring_edges < 0:
+            raise ValueError(f"nimstring_edges must be 0 (off) or a number of undrawn edges, got {nimstring_edges!r}")
+        self.nimstring_edges = nimstring_edges
+        self.nimstring = None  # the frontier move (baselines.nimstring.NimstringMove), made on first use
         self.rng = np.random.default_rng(seed)
         self.shared_rng = shared_rng
         rng = self.rng if shared_rng is None else shared_rng
@@ -60,6 +74,10 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
 
     #: The part of a timed move's budget the exact root solve may take (the solver zone); the search gets the rest.
     ROOT_SOLVE_SHARE = 0.5
+    #: In the Nimstring zone, the part of what is left of a timed move's budget the Nimstring search may take...
+    NIMSTRING_SHARE = 0.5
+    #: ... and the part by which the solver's checks of its move end; the tree search gets the rest.
+    NIMSTRING_CHECK_SHARE = 0.85
 
     def set_move_time(self, seconds: float) -> None:
         """Search ``seconds`` a move (a tournament's time control) instead of ``simulations``: the search
@@ -130,6 +148,27 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
                     gc.enable()
         return counts
 
+    def _nimstring_choice(self, state: GameState, deadline: float | None):
+        """The frontier move of ``state`` (:class:`baselines.nimstring.NimstringChoice`): a safe move that wins
+        Nimstring, checked by the exact solver, within ``nimstring_edges`` undrawn edges when no box is on offer;
+        None outside that zone. On a clock the Nimstring search stops after :data:`NIMSTRING_SHARE` of what is
+        left of the move's budget and the checks after :data:`NIMSTRING_CHECK_SHARE`."""
+        from baselines.nimstring import NimstringMove, safe_groups, safe_moves
+
+        if self.nimstring is None:
+            self.nimstring = NimstringMove(self.nimstring_edges)
+        if not self.nimstring.applies(state):
+            return None
+        safe = safe_moves(state)
+        if not safe:
+            return None
+        search_until = check_until = None
+        if deadline is not None:  # the helper reads time.perf_counter()
+            left, now = max(0.0, deadline - self.clock()), time.perf_counter()
+            search_until, check_until = now + self.NIMSTRING_SHARE * left, now + self.NIMSTRING_CHECK_SHARE * left
+        return self.nimstring.choose(state, safe_groups(state, safe), self.rng, search_until=search_until,
+                                     check_until=check_until)
+
     def _collect(self) -> None:
         start = self.clock()
         self.collect_garbage()
@@ -144,6 +183,8 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
 
     def reset(self) -> None:
         self.search.root = None
+        if self.nimstring is not None:
+            self.nimstring.clear()
 
     def action_probabilities(self, state: GameState) -> np.ndarray:
         check_state(self, state)  # select_action starts here too
@@ -154,9 +195,27 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
         if exact is not None:  # in the solver zone: every move of best margin, uniform
             self._info = self._value_info(state, exact[1])
             return exact[0]
+        losing = ()
+        if self.nimstring_edges:
+            choice = self._nimstring_choice(state, deadline)
+            if choice is not None and choice.move is not None and choice.kept is not False:
+                won = choice.kept and self.search.config.value == "win"  # a margin it does not know
+                self._info = {"nimstring": True, **({"value": 1.0, "unit": "win"} if won else {})}
+                p = np.zeros(state.num_actions)
+                p[choice.move] = 1.0
+                return p
+            losing = () if choice is None else choice.losing
+            if timed:
+                budget = max(0.0, deadline - self.clock())
         with move_scope(getattr(self.search, "evaluator", None)):
             counts = self._timed_counts(state, deadline, budget) if timed else self.search.run(state)
         self._info = {"nodes": int(np.asarray(counts).sum()), **self._value_info(state, self.search.root_value())}
+        if losing:  # moves that win Nimstring but lose on boxes: not played while another move has visits
+            counts = np.array(counts, dtype=float)
+            others = counts.copy()
+            others[list(losing)] = 0.0
+            if others.sum() > 0:
+                counts = others
         config = self.search.config
         if self.greedy and config.selection == "uct":  # the most visited move, ties to the one tried first
             p = np.zeros_like(counts)

@@ -1,0 +1,184 @@
+"""The frontier move: a safe move that wins Nimstring, checked by the exact solver.
+
+5x5 games are decided at 40-46 undrawn edges, beyond the exact solver's move reach (38). There the fight is
+over who must open the first long chain, and the player who wins **Nimstring** (the same game played for the
+last move, :class:`dnb_env._native.Nimstring`) gets control. :class:`NimstringMove` finds a safe move that
+wins Nimstring (``first_win`` over the moves in the order given, stopping at the first that wins) and the
+exact solver checks that the move keeps a won game won (:meth:`dnb_env.solver.Solver.keeps_win`): one that
+wins Nimstring but loses on boxes is passed over for the next that wins Nimstring, up to ``checks`` moves,
+and is reported in :attr:`NimstringChoice.losing`. ``prsboxes`` (rule 3) and the network agents' search
+(:class:`agents.search.agent.MCTSAgent`, ``nimstring_edges``) both play by it.
+
+    finder = NimstringMove(edges=44)
+    if finder.applies(state):
+        safe = safe_moves(state)                        # [] when a box is on offer
+        choice = finder.choose(state, safe_groups(state, safe), rng)
+        choice.move, choice.kept, choice.losing         # the move, the solver's verdict, the moves it refused
+
+On a clock, ``choose(..., search_until=t1, check_until=t2)`` (``time.perf_counter()`` times) bounds the
+Nimstring search and the solver's checks instead of the position and node budgets.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from baselines.solver import on_clock
+from dnb_env import native
+from dnb_env.analysis import MoveClass, long_chain_count, move_classes
+from dnb_env.core import GameState
+from dnb_env.solver import Solver, SolverBudgetExceeded, native_available
+
+__all__ = ["NimstringMove", "NimstringChoice", "NIMSTRING_EDGES", "NIMSTRING_POSITIONS", "NIMSTRING_VERIFY",
+           "NIMSTRING_CHECKS", "MAX_EDGES", "nimstring_zone", "parity_good", "safe_moves", "safe_groups"]
+
+#: Safe moves are chosen by their Nimstring result within this many undrawn edges (5x5 steps 16 on).
+NIMSTRING_EDGES = 44
+#: The Nimstring search's positions a move (about half a second on 5x5 when it does not finish).
+NIMSTRING_POSITIONS = 200_000
+#: The exact solver's nodes for each check of a move that wins Nimstring.
+NIMSTRING_VERIFY = 500_000
+#: The most moves that win Nimstring the exact solver checks in a move.
+NIMSTRING_CHECKS = 4
+#: The Nimstring search takes boards of at most this many edges.
+MAX_EDGES = 64
+#: The auto zone (-1) of :func:`nimstring_zone` covers at most this fraction of a board's edges (44 of 5x5's 60).
+ZONE_FRACTION = (11, 15)
+_UNBOUNDED = 1 << 62
+
+
+def nimstring_zone(setting: int, num_actions: int) -> int:
+    """A ``nimstring_edges`` option resolved for a board of ``num_actions`` edges: ``-1`` (auto) is
+    ``min(NIMSTRING_EDGES, num_actions * 11 // 15)`` undrawn edges (44 on 5x5, 29 on 4x4) on a board of at
+    most :data:`MAX_EDGES` edges when the C++ extension is built, else 0; other values as given (0 = off).
+    ValueError for anything but an int >= -1."""
+    if isinstance(setting, bool) or not isinstance(setting, int) or setting < -1:
+        raise ValueError(f"nimstring_edges must be -1 (auto), 0 (off) or a number of undrawn edges, got {setting!r}")
+    if setting != -1:
+        return setting
+    if num_actions > MAX_EDGES or not native_available():
+        return 0
+    p, q = ZONE_FRACTION
+    return min(NIMSTRING_EDGES, num_actions * p // q)
+
+
+def parity_good(state: GameState, player: int) -> bool:
+    """Long chain rule: does the current long-chain count favour ``player``? (Berlekamp: the first player
+    wants dots + long chains even.)"""
+    dots = (state.rows + 1) * (state.cols + 1)
+    even = (dots + long_chain_count(state)) % 2 == 0
+    return even if player == 0 else not even
+
+
+def safe_moves(state: GameState) -> list[int]:
+    """The safe moves of ``state`` (giving no box away), or ``[]`` when a box is on offer (then who takes
+    what decides, not Nimstring)."""
+    cls = move_classes(state)
+    if (cls == MoveClass.SCORING).any():
+        return []
+    return [int(a) for a in np.flatnonzero(cls == MoveClass.SAFE)]
+
+
+def safe_groups(state: GameState, safe: list[int]) -> list[list[int]]:
+    """``safe`` in two groups, the moves the long chain rule likes for the mover first, then the others."""
+    me = state.current_player
+    good = [a for a in safe if parity_good(state.apply(a), me)]
+    return [good, [a for a in safe if a not in good]]
+
+
+@dataclass(frozen=True)
+class NimstringChoice:
+    """What :meth:`NimstringMove.choose` found.
+
+    Attributes:
+        move: the first move found that wins Nimstring and was not shown to lose on boxes; where every move
+            found was shown to lose (the position may be lost), the first of them; None when no move of the
+            groups wins Nimstring or the search did not finish
+        kept: the solver's verdict on ``move``: True keeps a won game won, False does not (nor did any move
+            found), None unchecked (no check asked, or past its budget)
+        losing: the moves found that win Nimstring but were shown to lose on boxes, in the order found
+    """
+
+    move: int | None
+    kept: bool | None = None
+    losing: tuple[int, ...] = ()
+
+
+class NimstringMove:
+    """The safe move that wins Nimstring, solver-checked (module docstring), within ``edges`` undrawn edges
+    on a board of at most :data:`MAX_EDGES` edges (0: never).
+
+    Args:
+        edges: undrawn edges within which :meth:`applies` (0: off)
+        positions: the Nimstring search's position budget a move (without a clock)
+        verify: the exact solver's node budget for each check (without a clock); 0: no check
+        checks: the most moves checked in a move
+        table_mb: megabytes of the Nimstring search's table, kept from move to move until :meth:`clear`
+    """
+
+    def __init__(self, edges: int = NIMSTRING_EDGES, positions: int = NIMSTRING_POSITIONS,
+                 verify: int = NIMSTRING_VERIFY, checks: int = NIMSTRING_CHECKS, table_mb: float = 64.0):
+        if edges < 0 or positions < 1 or verify < 0 or checks < 1:
+            raise ValueError(f"nimstring_edges and nimstring_verify must be >= 0 (0: off), nimstring_positions and"
+                             f" checks >= 1, got {edges}, {verify}, {positions} and {checks}")
+        self.edges, self.positions, self.verify, self.checks = edges, positions, verify, checks
+        self.table_mb = table_mb
+        self._tables: dict[tuple[int, int], object] = {}  # (rows, cols) -> its search, kept within a game
+        self._verifier: Solver | None = None
+
+    def applies(self, state: GameState) -> bool:
+        """At most ``edges`` undrawn edges, a board of at most :data:`MAX_EDGES` edges and the C++ extension
+        built."""
+        undrawn = state.num_actions - state.edges.bit_count()
+        return undrawn <= self.edges and state.num_actions <= MAX_EDGES and native_available()
+
+    def clear(self) -> None:
+        """Forget the Nimstring tables (a new game)."""
+        for table in self._tables.values():
+            table.clear()
+
+    def _table(self, state: GameState):
+        nim = self._tables.get((state.rows, state.cols))
+        if nim is None:
+            nim = self._tables[(state.rows, state.cols)] = native._require().Nimstring(state.rows, state.cols,
+                                                                                      table_mb=self.table_mb)
+        return nim
+
+    def choose(self, state: GameState, groups: list[list[int]], rng: np.random.Generator, *,
+               search_until: float | None = None, check_until: float | None = None) -> NimstringChoice:
+        """A move that wins Nimstring for the mover, of the first group that has one (each group in random
+        order by ``rng``), checked by the solver (:class:`NimstringChoice`). The Nimstring search stops at
+        ``search_until`` (a ``time.perf_counter()`` time) when given, else after ``positions`` positions; each
+        check at ``check_until`` when given, else after ``verify`` nodes."""
+        moves = [g[i] for g in groups for i in rng.permutation(len(g))]
+        nim = self._table(state)
+        budget = self.positions if search_until is None else _UNBOUNDED
+        first, losing = None, []
+        for _ in range(self.checks if self.verify else 1):
+            left = None if search_until is None else max(0.0, search_until - time.perf_counter())
+            found = nim.first_win(state.edges, moves, budget, keep=True, seconds=left)
+            if found is None or found < 0:
+                break
+            first = found if first is None else first
+            kept = self._verified(state, found, check_until)
+            if kept is not False:  # kept, or past the check's budget: play it
+                return NimstringChoice(found, kept, tuple(losing))
+            losing.append(found)  # it wins Nimstring but loses on boxes
+            moves = moves[moves.index(found) + 1:]
+        return NimstringChoice(first, False if first is not None else None, tuple(losing))
+
+    def _verified(self, state: GameState, move: int, until: float | None) -> bool | None:
+        """Whether ``move`` keeps the game won by the exact solver (None: past its budget, or unchecked)."""
+        if not self.verify:
+            return None
+        if self._verifier is None:  # the Nimstring zone's positions: at most 64 edges
+            self._verifier = Solver(max_undrawn=min(self.edges, MAX_EDGES), node_limit=self.verify)
+        seconds = None if until is None else max(0.0, until - time.perf_counter())
+        try:
+            with on_clock(self._verifier, seconds):
+                return self._verifier.keeps_win(state, move)
+        except SolverBudgetExceeded:
+            return None

@@ -1,0 +1,200 @@
+"""The frontier move (baselines.nimstring): a safe move that wins Nimstring, checked by the exact solver, as
+``prsboxes`` and the network agents' search (MCTSAgent ``nimstring_edges``) play it."""
+
+from __future__ import annotations
+
+import random
+import textwrap
+
+import numpy as np
+import pytest
+
+from agents.search import MCTSAgent, SearchSettings
+from baselines.nimstring import (NimstringChoice, NimstringMove, nimstring_zone, safe_groups, safe_moves)
+from dnb_env.core import GameState
+from dnb_env.solver import Solver, native_available
+
+pytestmark = pytest.mark.skipif(not native_available(), reason="the Nimstring search is in the C++ extension")
+
+# 35 undrawn edges, player 1 to move and winning: the safe moves are 0, 13, 26, 30, 39 and 53; 0, 13, 26 and 30
+# win Nimstring, but only 13 keeps the win on boxes (the long chain rule likes 53, which loses)
+THREE_LOSE = textwrap.dedent("""
+    +   +---+---+   +   +
+            |       |   |
+    +---+   +   +---+   +
+        |   |           |
+    +   +   +   +   +---+
+    |       |           |
+    +   +---+---+---+   +
+        |       |
+    +---+   +   +   +---+
+            |   |   |
+    +---+   +   +   +   +
+    score 0:0 1:0  player 1 to move
+    """)
+
+# 35 undrawn edges, player 1 to move and winning: 8, 13, 39 and 41 win Nimstring, 8, 13 and 41 keep the win;
+# 39 wins Nimstring and loses on boxes, and 26 (the long chain rule likes it, and 39) does neither
+ONE_LOSES = textwrap.dedent("""
+    +   +   +---+---+---+
+    |   |   |           |
+    +   +   +   +   +   +
+        |           |
+    +---+   +   +   +   +
+            |       |
+    +---+---+---+   +---+
+                |
+    +   +---+   +---+---+
+    |           |
+    +---+   +---+   +---+
+    score 0:0 1:0  player 1 to move
+    """)
+
+
+def _nimstring_wins(state: GameState) -> set[int]:
+    from dnb_env.features import nimstring_move_wins
+
+    wins = nimstring_move_wins(state, 10 ** 6, max_undrawn=None)
+    assert wins is not None
+    return {int(a) for a in np.flatnonzero(wins == 1)}
+
+
+# ---------------------------------------------------------------- the helper
+
+def test_the_drawn_positions_are_what_their_comments_say():
+    solver = Solver()
+    for text, nim, keep in ((THREE_LOSE, {0, 13, 26, 30}, {13}), (ONE_LOSES, {8, 13, 39, 41}, {8, 13, 41})):
+        s = GameState.from_text(text)
+        safe = safe_moves(s)
+        assert set(safe) & _nimstring_wins(s) == nim
+        assert {a for a in safe if solver.keeps_win(s, a)} == keep
+
+
+def test_the_check_passes_over_moves_that_win_nimstring_and_lose_on_boxes():
+    s = GameState.from_text(THREE_LOSE)
+    finder = NimstringMove()
+    assert finder.applies(s)
+    groups = safe_groups(s, safe_moves(s))
+    assert groups[0] == [53]  # the long chain rule's move is tried first: it does not win Nimstring
+    for seed in range(6):
+        choice = finder.choose(s, groups, np.random.default_rng(seed))
+        assert (choice.move, choice.kept) == (13, True)
+        assert set(choice.losing) <= {0, 26, 30}  # the ones tried before 13, each shown to lose
+    seen = {finder.choose(s, groups, np.random.default_rng(seed)).losing for seed in range(6)}
+    assert any(seen)  # some orders met a losing move first
+    # without the check: a move that wins Nimstring, whatever it does on boxes
+    unchecked = NimstringMove(verify=0)
+    for seed in range(6):
+        choice = unchecked.choose(s, groups, np.random.default_rng(seed))
+        assert choice.move in {0, 13, 26, 30} and choice.kept is None and choice.losing == ()
+
+
+def test_every_move_it_returns_wins_nimstring_and_a_checked_one_keeps_the_win():
+    from dnb_env.analysis import realistic_position
+
+    rng, solver, finder = random.Random(7), Solver(), NimstringMove()
+    checked = 0
+    for _ in range(30):
+        s = realistic_position("5x5", rng.randint(32, 36), rng)
+        safe = safe_moves(s)
+        if not safe:
+            continue
+        choice = finder.choose(s, safe_groups(s, safe), np.random.default_rng(0))
+        wins = _nimstring_wins(s) & set(safe)
+        if choice.move is None:
+            assert not wins  # the search finishes this late: None means no safe move wins Nimstring
+            continue
+        assert choice.move in wins and set(choice.losing) <= wins
+        assert all(not solver.keeps_win(s, a) for a in choice.losing)
+        if choice.kept is not None:
+            assert solver.keeps_win(s, choice.move) == choice.kept
+            checked += 1
+    assert checked >= 5
+
+
+def test_the_zone_and_bad_values():
+    s5 = GameState.new(5, 5)
+    assert not NimstringMove(edges=44).applies(s5)  # 60 undrawn edges
+    assert not NimstringMove(edges=0).applies(GameState.from_text(THREE_LOSE))
+    assert not NimstringMove(edges=80).applies(GameState.new(5, 6))  # 71 edges: past the search's 64
+    assert nimstring_zone(-1, 60) == 44 and nimstring_zone(-1, 40) == 29 and nimstring_zone(-1, 71) == 0
+    assert nimstring_zone(0, 60) == 0 and nimstring_zone(30, 60) == 30
+    for bad in (-2, True, 1.5, "44"):
+        with pytest.raises(ValueError, match="nimstring_edges"):
+            nimstring_zone(bad, 60)
+    for bad in (dict(edges=-1), dict(positions=0), dict(verify=-1), dict(checks=0)):
+        with pytest.raises(ValueError, match="nimstring"):
+            NimstringMove(**bad)
+
+
+# ---------------------------------------------------------------- the network agents' search
+
+class FavouriteEvaluator:
+    """Priors of 0.9 on one move (spread evenly over the rest), value 0: a network with a favourite."""
+
+    def __init__(self, favourite: int):
+        self.favourite = favourite
+
+    def evaluate(self, states):
+        A = states[0].num_actions
+        priors = np.full((len(states), A), 0.1 / (A - 1))
+        priors[:, self.favourite] = 0.9
+        return priors, np.zeros(len(states))
+
+
+def _agent(favourite: int, nimstring_edges: int, backend: str = "python") -> MCTSAgent:
+    settings = SearchSettings(simulations=32, solve_leaf=0, solve_root=0)
+    return MCTSAgent(FavouriteEvaluator(favourite), settings, seed=0, board=(5, 5), backend=backend,
+                     nimstring_edges=nimstring_edges)
+
+
+@pytest.mark.parametrize("backend", ["python", "native"])
+def test_the_search_plays_the_checked_nimstring_move_over_the_networks_favourite(backend):
+    s = GameState.from_text(ONE_LOSES)
+    assert _agent(26, 0, backend).select_action(s) == 26  # off: the favourite, which loses
+    for seed in range(4):
+        agent = _agent(26, 44, backend)
+        agent.seed(seed)
+        assert agent.select_action(s) in {8, 13, 41}  # never 39, which wins Nimstring and loses on boxes
+        assert agent.search_info() == {"nimstring": True, "value": 1.0, "unit": "win"}
+
+
+def test_the_search_is_unchanged_off_the_zone():
+    s = GameState.from_text(ONE_LOSES)
+    for edges in (0, 34):  # off, and a zone that ends below the position's 35 undrawn edges
+        on, off = _agent(26, edges), _agent(26, 0)
+        np.testing.assert_array_equal(on.action_probabilities(s), off.action_probabilities(s))
+        assert on.search_info() == off.search_info() and "nimstring" not in on.search_info()
+    sacrifice = next(a for a in s.legal_actions() if a not in safe_moves(s))
+    boxes = s.apply(sacrifice)  # a box on offer: the search decides, not Nimstring
+    assert not safe_moves(boxes) and boxes.num_actions - boxes.edges.bit_count() <= 44
+    on, off = _agent(26, 44), _agent(26, 0)
+    np.testing.assert_array_equal(on.action_probabilities(boxes), off.action_probabilities(boxes))
+
+
+def test_the_search_does_not_play_a_move_the_check_showed_to_lose(monkeypatch):
+    s = GameState.from_text(ONE_LOSES)
+    # the check refused the favourite (and found nothing else): the tree search plays, without it
+    monkeypatch.setattr(NimstringMove, "choose", lambda self, *a, **k: NimstringChoice(26, False, (26,)))
+    agent = _agent(26, 44)
+    p = agent.action_probabilities(s)
+    assert p[26] == 0 and p.sum() == pytest.approx(1.0)
+    assert _agent(26, 0).action_probabilities(s)[26] == 1.0
+
+
+def test_bad_nimstring_edges_are_refused():
+    for bad in (-1, True, 2.5):
+        with pytest.raises(ValueError, match="nimstring_edges"):
+            _agent(26, bad)
+
+
+def test_the_network_agents_take_the_option():
+    pytest.importorskip("torch")
+    from registry import make_agent
+
+    assert make_agent("alphazero", board="5x5", seed=0).nimstring_edges == 44  # auto
+    assert make_agent("alphazero", board="5x5", seed=0, nimstring_edges=0).nimstring_edges == 0
+    with pytest.raises(ValueError, match="nimstring_edges"):
+        make_agent("alphazero", board="5x5", nimstring_edges=-2)
+    with pytest.raises(ValueError, match="nimstring_edges"):
+        make_agent("dotsformer", board="5x5", nimstring_edges="many")
