@@ -380,3 +380,25 @@ def test_dnb_fit_trains_alphavit(tmp_path):
                 "--set", "model.heads=2", "--set", "model.layers=1"]) == 0
     payload = load_checkpoint(str(out / "checkpoint.pt"))
     assert payload["model"]["family"] == "alphavit" and payload["boards"] == ["2x2"]
+
+
+def test_a_network_agent_makes_its_first_pass_on_a_board_before_the_clock():
+    """``prepare`` (the arena calls it before a game's clock) runs the network once per board size; a playout
+    search has nothing to warm and its random stream is left alone."""
+    from registry import make_agent
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BoardOutsideTrainingWarning)
+        agent = make_agent("alphavit", board="6x6", seed=0)
+    ev = agent.search.evaluator
+    before = ev.calls
+    agent.prepare(GameState.new(6, 6))
+    agent.prepare(GameState.new(6, 6).apply(0))
+    assert ev.calls == before + 1
+    agent.prepare(GameState.new(7, 6))
+    assert ev.calls == before + 2
+    uct, again = (make_agent("mcts", board="3x3", seed=0, simulations=20) for _ in range(2))
+    assert not hasattr(uct.search.evaluator, "warm_up")
+    uct.prepare(GameState.new(3, 3))  # nothing asked of the playouts: the same moves as an unprepared twin
+    s = GameState.new(3, 3)
+    assert [uct.select_action(s) for _ in range(3)] == [again.select_action(s) for _ in range(3)]

@@ -28,6 +28,7 @@ records (an engine's ``name=``).
 
 from __future__ import annotations
 
+import gc
 import random
 import time
 from typing import Callable, Sequence
@@ -79,6 +80,8 @@ def play_game(board: str, first, second, opening: Sequence[int] = (), *, time_co
     clocks = [tc.per_game, tc.per_game] if tc is not None and tc.per_game is not None else None
     _reset_agents(agents, tc)
     ready, prepared, forfeit = _prepare_agents(agents, s, clock)
+    if tc is not None:  # the last game's garbage is collected now, not by a pause inside a timed move
+        gc.collect()
     think, most, count = [0.0, 0.0], [0.0, 0.0], [0, 0]
     move_s: list[float] = []
     clock_s: list[list[float]] = []

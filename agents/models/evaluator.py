@@ -279,6 +279,7 @@ class NetworkEvaluator:
         self.runtime = runtime
         self._module, self._module_shape = inference_module(self.net, runtime, device)
         self.calls = 0
+        self._warm: set[tuple[int, int]] = set()  # boards warm_up has run a pass on
         self.threads = threads
         self.nimstring = NimstringTable()  # the table of its encoder's Nimstring searches (move_scope)
 
@@ -287,6 +288,15 @@ class NetworkEvaluator:
         searches of the encoder (``chainloop6_nim``) share this evaluator's table, emptied when the block
         starts (:func:`dnb_env.features.nimstring_table`)."""
         return nimstring_table(self.nimstring)
+
+    def warm_up(self, state) -> None:
+        """One forward pass on ``state``'s board, once per board size: the first pass on a size allocates its
+        buffers (the larger the board, the longer: 0.5-0.8 s on 12x12 beside busy processes), which a timed move
+        should not pay for. The arena asks for it before a game's clock starts (the agents' ``prepare``)."""
+        key = (state.rows, state.cols)
+        if key not in self._warm:
+            self.evaluate([state])
+            self._warm.add(key)
 
     def evaluate(self, states):
         planes = encode_batch(self.encoder, states)

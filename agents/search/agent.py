@@ -72,6 +72,14 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
         self.round_rate = MeasuredRate()  # simulations a second of the timed rounds (round sizes on a clock)
         self._info: dict = {}  # the last move's search, for search_info
 
+    def prepare(self, state: GameState) -> None:
+        """Before a game's clock starts (the arena asks every agent that has this): the evaluator's one-off
+        work for the board, a network's first forward pass on it (``warm_up``), so that no timed move pays for
+        it. An evaluator without ``warm_up`` (playouts) is not asked: its random stream stays as it is."""
+        warm = getattr(self.search.evaluator, "warm_up", None)
+        if warm is not None:
+            warm(state)
+
     #: The part of a timed move's budget the exact root solve may take (the solver zone); the search gets the rest.
     ROOT_SOLVE_SHARE = 0.5
     #: In the Nimstring zone, the part of what is left of a timed move's budget the Nimstring search may take...
