@@ -18,7 +18,7 @@ Terms (Berlekamp's, as used by the BoxesZero and Dotsformer papers):
 Move classes follow Dotsformer Definition 3 with the priority forbidden > scoring > conceding > safe;
 initiative labels follow its Definition 2.
 
-With the native backend (:mod:`dnb_env.native`, boards up to 9x9) ``move_classes``, ``endgame_value``,
+With the native backend (:mod:`dnb_env.native`, boards up to 12x12) ``move_classes``, ``endgame_value``,
 ``is_simple_endgame``, ``capture_or_decline_moves``, ``long_chain_count`` and ``initiative_label`` run in
 C++ (``dnb_env/csrc/analysis.hpp``); the code here is the reference they are tested against.
 """

@@ -10,7 +10,7 @@ Use :func:`encode` for one state, :func:`encode_batch` for many (faster per stat
 for the shape and :func:`list_encoders` for the names; :func:`transform_planes` maps planes by a board
 symmetry (:mod:`dnb_env.symmetry`). Each encoder's docstring has its channel table; the documentation's
 Observations page (``docs/observations.md``) has every table and a picture of each encoder's planes.
-With the native backend (:mod:`dnb_env.native`, boards up to 9x9) the records marked ``native``
+With the native backend (:mod:`dnb_env.native`, boards up to 12x12) the records marked ``native``
 (``baseline4``, ``chainloop6``, ``chainloop64`` and ``alphazero4``) are computed in C++, bit-identical to
 the Python code.
 """
@@ -67,7 +67,7 @@ class EncoderRecord:
 LINEAR = EncoderRecord.sizes
 #: ``sizes`` of the safe-phase encoders.
 SAFE_PHASE_SIZES = ("bounded by the search's budgets on every board; values only where every end of the safe phase "
-                    "it reaches has at most 40 undrawn edges (24 past 9x9): past 5x5 late in a game, else "
+                    "it reaches has at most 40 undrawn edges (24 past 12x12): past 5x5 late in a game, else "
                     "the feature channels and flag 0")
 #: ``sizes`` of the Nimstring encoders.
 NIMSTRING_SIZES = ("bounded by the searches' budgets on every board; Nimstring values only at most {} undrawn "
