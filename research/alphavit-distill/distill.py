@@ -28,7 +28,8 @@ the whole file is rewritten after every round, so a run stopped at any time keep
 rows of whole games, ``--held`` of the games kept out: each step one board (drawn in proportion to its rows),
 a random board symmetry, the project's loss (:func:`agents.training.losses.total_loss`: policy
 cross-entropy plus value MSE), Adam with a cosine schedule, one torch thread. Every ``--eval-every`` steps
-it writes ``weights.pt`` (a playing checkpoint: ``alphavit:checkpoint=.../weights.pt``) and a line of
+it writes ``weights.pt`` (a playing checkpoint: ``alphavit:checkpoint=.../weights.pt``; a copy stays as
+``weights-STEP.pt``) and a line of
 ``metrics.jsonl``: per board the held-out share of positions where the raw policy's move is prsboxes' move
 (``agree``) and the value's mean squared error (``value_mse``); step 0 is the starting network.
 """
@@ -38,6 +39,7 @@ import io
 import json
 import os
 import random
+import shutil
 import time
 from dataclasses import asdict, dataclass
 
@@ -298,6 +300,7 @@ def fit(config: FitConfig, out: str, echo=print) -> list[dict]:
                    **{k: round(v / n, 4) for k, v in totals.items()}, "held": held_report(net, held, encoder)}
             totals = {}
             save_checkpoint(os.path.join(out, "weights.pt"), net, extra={"distill": asdict(config), "step": step})
+            shutil.copyfile(os.path.join(out, "weights.pt"), os.path.join(out, f"weights-{step}.pt"))
             rows.append(row)
             atomic_write(os.path.join(out, "metrics.jsonl"), "".join(json.dumps(r) + "\n" for r in rows))
             echo(json.dumps(row))
