@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# One alphavit checkpoint on 6x6, 7x7 and 9x9 from 4 guided random opening moves, one process, one thread:
+#   raw  (simulations=0) against greedy and alphabeta:depth=2, no clock (alphabeta would think to one);
+#   searched at 0.2 s a move against greedy.
+# usage: bash research/alphavit-distill/evaluate.sh NAME CHECKPOINT [GAMES] [PART...]   (PART: raw, searched)
+# writes runs/avit-distill/eval-NAME-{raw,searched}-BOARD/ (results.jsonl, pairs.csv with Wilson intervals)
+set -eu
+cd "$(dirname "$0")/../.."
+NAME=$1; CKPT=$2; GAMES=${3:-12}; shift $(( $# < 3 ? $# : 3 ))
+PARTS=${*:-raw searched}
+COMMON="--games $GAMES --openings 4:guided --mode gauntlet --workers 1 --threads 1 --seed 0 --no-progress"
+for PART in $PARTS; do
+    for B in 6x6 7x7 9x9; do
+        OUT=runs/avit-distill/eval-$NAME-$PART-$B
+        if [ "$PART" = raw ]; then
+            dnb tournament --board $B --agents "alphavit:checkpoint=$CKPT,simulations=0,greedy,alphabeta:depth=2" \
+                $COMMON --out $OUT
+        else
+            dnb tournament --board $B --agents "alphavit:checkpoint=$CKPT,greedy" --time-per-move 0.2 $COMMON --out $OUT
+        fi
+    done
+done

@@ -1,0 +1,106 @@
+"""research/alphavit-distill/distill.py: the rows are the teacher's own moves with the game's result for
+their mover, a damaged data file is refused, and a tiny fit writes weights that play another board."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from conftest import load_script
+from dnb_env.core import GameState
+
+distill = load_script("research/alphavit-distill/distill.py")
+
+
+class FirstMove:
+    """Plays the lowest legal edge: a seat whose every move is known in advance."""
+
+    name = "first"
+
+    def reset(self):
+        pass
+
+    def select_action(self, state):
+        return min(state.legal_actions())
+
+
+class LastMove(FirstMove):
+    name = "last"
+
+    def select_action(self, state):
+        return max(state.legal_actions())
+
+
+def test_a_row_is_one_hot_at_the_teachers_move_and_refuses_an_illegal_one():
+    s = GameState.new("2x2").apply(0)
+    row = distill.teacher_row(s, 5)
+    assert row.pi.argmax() == 5 and row.pi.sum() == 1.0 and row.move == 5
+    with pytest.raises(ValueError, match="not a legal move"):
+        distill.teacher_row(s, 0)                       # drawn already
+    end = GameState.from_actions("1x1", actions=[0, 1, 2, 3])
+    with pytest.raises(ValueError, match="not a legal move"):
+        distill.teacher_row(end, 0)
+
+
+def test_only_the_teachers_moves_are_rows_with_the_final_margin_of_their_mover():
+    teacher, other = LastMove(), FirstMove()
+    records, end = distill.play_game("2x2", (other, teacher), (False, True), [], 0.0, random.Random(0))
+    assert end.is_terminal() and records
+    margin = end.scores[0] - end.scores[1]
+    for r in records:
+        assert r.move == max(r.state.legal_actions())   # LastMove's choice, never FirstMove's
+        sign = 1 if r.state.current_player == 0 else -1
+        assert r.z == r.q == pytest.approx(sign * margin / 4)
+    assert all(r.state.current_player == 1 for r in records)  # the teacher sat second
+    explored, _ = distill.play_game("2x2", (teacher, teacher), (True, True), [], 1.0, random.Random(0))
+    assert explored == []                                # every move explored: none is the teacher's
+
+
+def test_the_data_file_round_trips_and_a_faked_label_is_refused(tmp_path):
+    from agents.training.samples import Samples
+
+    records, _ = distill.play_game("2x2", (LastMove(), FirstMove()), (True, True), [1], 0.0, random.Random(0))
+    s = Samples.from_records("2x2", records, 0)
+    path = str(tmp_path / "d.npz")
+    config = distill.DataConfig(boards="2x2:1")
+    distill.save_data(path, {"2x2": s}, {"2x2": np.zeros(len(s), np.int64)}, config)
+    back, games = distill.load_data(path)
+    assert np.array_equal(back["2x2"].pi, s.pi) and np.array_equal(back["2x2"].move, s.move) and len(games["2x2"]) == len(s)
+    s.pi[0] = 1.0 / s.pi.shape[1]                        # a spread target is not one teacher move
+    distill.save_data(path, {"2x2": s}, {"2x2": np.zeros(len(s), np.int64)}, config)
+    with pytest.raises(ValueError, match="not one-hot"):
+        distill.load_data(path)
+
+
+@pytest.mark.parametrize("boards", ["", "2x2:0", "2x2,2x2", "axb:1"])
+def test_bad_board_lists_are_refused(boards):
+    with pytest.raises(ValueError):
+        distill.parse_boards(boards)
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(ValueError, match="explore"):
+        distill.DataConfig(explore=1.5)
+    with pytest.raises(ValueError, match="steps"):
+        distill.FitConfig(data="x", steps=0)
+
+
+def test_a_tiny_run_writes_weights_that_play_an_unseen_board(tmp_path):
+    pytest.importorskip("torch")
+    from registry.specs import agent_from_spec
+
+    data = str(tmp_path / "d.npz")
+    distill.make_data(distill.DataConfig(boards="2x2:2,2x3:1", rounds=1, explore=0.0), data, echo=lambda *_: None)
+    samples, _ = distill.load_data(data)
+    assert set(samples) == {"2x2", "2x3"} and all(len(s) for s in samples.values())
+    rows = distill.fit(distill.FitConfig(data=data, steps=2, batch=8, eval_every=1, held=0.0), str(tmp_path / "fit"),
+                       echo=lambda *_: None)
+    assert [r["step"] for r in rows] == [0, 1, 2]
+    saved = [json.loads(line) for line in (tmp_path / "fit" / "metrics.jsonl").read_text().splitlines()]
+    assert saved == json.loads(json.dumps(rows))
+    agent = agent_from_spec(f"alphavit:checkpoint={tmp_path / 'fit' / 'weights.pt'},simulations=0", "3x3", seed=0)
+    s = GameState.new("3x3")
+    assert s.is_legal(agent.select_action(s))
