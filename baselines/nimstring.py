@@ -28,12 +28,13 @@ import numpy as np
 
 from baselines.solver import on_clock
 from dnb_env import native
-from dnb_env.analysis import MoveClass, long_chain_count, move_classes
+from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState
+from dnb_env.features import long_chain_rule_moves
 from dnb_env.solver import Solver, SolverBudgetExceeded, native_available
 
 __all__ = ["NimstringMove", "NimstringChoice", "NIMSTRING_EDGES", "NIMSTRING_POSITIONS", "NIMSTRING_VERIFY",
-           "NIMSTRING_CHECKS", "MAX_EDGES", "nimstring_zone", "parity_good", "safe_moves", "safe_groups"]
+           "NIMSTRING_CHECKS", "MAX_EDGES", "nimstring_zone", "safe_moves", "safe_groups"]
 
 #: Safe moves are chosen by their Nimstring result within this many undrawn edges (5x5 steps 16 on).
 NIMSTRING_EDGES = 44
@@ -65,14 +66,6 @@ def nimstring_zone(setting: int, num_actions: int) -> int:
     return min(NIMSTRING_EDGES, num_actions * p // q)
 
 
-def parity_good(state: GameState, player: int) -> bool:
-    """Long chain rule: does the current long-chain count favour ``player``? (Berlekamp: the first player
-    wants dots + long chains even.)"""
-    dots = (state.rows + 1) * (state.cols + 1)
-    even = (dots + long_chain_count(state)) % 2 == 0
-    return even if player == 0 else not even
-
-
 def safe_moves(state: GameState) -> list[int]:
     """The safe moves of ``state`` (giving no box away), or ``[]`` when a box is on offer (then who takes
     what decides, not Nimstring)."""
@@ -83,10 +76,11 @@ def safe_moves(state: GameState) -> list[int]:
 
 
 def safe_groups(state: GameState, safe: list[int]) -> list[list[int]]:
-    """``safe`` in two groups, the moves the long chain rule likes for the mover first, then the others."""
-    me = state.current_player
-    good = [a for a in safe if parity_good(state.apply(a), me)]
-    return [good, [a for a in safe if a not in good]]
+    """``safe`` in two groups, the moves the long chain rule likes for the mover first
+    (:func:`dnb_env.features.long_chain_rule_moves`: dots + long chains even for the first player), then the
+    others."""
+    liked = long_chain_rule_moves(state)
+    return [[a for a in safe if liked[a]], [a for a in safe if not liked[a]]]
 
 
 @dataclass(frozen=True)

@@ -82,8 +82,6 @@ class PRsBoxesAgent(Seedable, MoveTimed):
         self.rng = np.random.default_rng(seed)
         # the Nimstring move of rule 3 (baselines.nimstring: shared with the network agents' search)
         self.nimstring = NimstringMove(nimstring_edges, nimstring_positions, nimstring_verify)
-        self.nimstring_edges, self.nimstring_positions = nimstring_edges, nimstring_positions
-        self.nimstring_verify = nimstring_verify
         self.board = board
         if solver_edges < -1:
             raise ValueError(f"solver_edges must be -1 (auto), 0 (off) or a number of undrawn edges, got {solver_edges}")

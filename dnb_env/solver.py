@@ -48,11 +48,6 @@ from dnb_env import native as _engine
 from dnb_env.clock import MeasuredRate
 from dnb_env.core import GameState
 
-try:
-    from dnb_env import _native
-except ImportError:  # the optional C++ extension is not built
-    _native = None
-
 __all__ = ["Solver", "SolverTooLarge", "SolverBudgetExceeded", "ENGINES", "native_available", "beyond_native",
            "VALUE_REACH",
            "MOVES_REACH", "RETROGRADE_REACH", "DEFAULT_NODE_LIMIT", "MOVE_NODE_LIMIT", "LEAF_NODE_LIMIT", "TABLE_RATE"]
@@ -87,7 +82,7 @@ _NATIVE_MAX_SIZE = _engine.MAX_SIZE  # 12 with the wide build (dnb_env._native_w
 
 def native_available() -> bool:
     """Whether the alpha-beta engine (the C++ extension ``dnb_env._native``) can be used."""
-    return _native is not None and hasattr(_native, "ExactSolver")
+    return _engine.available()
 
 
 def beyond_native(board) -> bool:
@@ -244,11 +239,10 @@ class Solver:
     def _uses_alphabeta(self, state: GameState) -> bool:
         if self.engine == "retrograde" or not native_available():
             return False
-        small = state.rows <= _NATIVE_MAX_SIZE and state.cols <= _NATIVE_MAX_SIZE
-        if self.engine == "alphabeta" and not small:
+        if self.engine == "alphabeta" and beyond_native(state):
             raise SolverTooLarge(f"the alpha-beta engine takes boards of at most {_NATIVE_MAX_SIZE}x"
                                  f"{_NATIVE_MAX_SIZE} boxes, got {state.geometry.name}")
-        return small
+        return not beyond_native(state)
 
     def _check_size(self, state: GameState, engine: str) -> None:
         k = state.num_actions - state.edges.bit_count()

@@ -19,17 +19,14 @@ import time
 
 import numpy as np
 
-from baselines.prsboxes import _parity_good
+from baselines.nimstring import safe_groups, safe_moves
 from dnb_env import native
-from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState
 
 
 def candidates(s: GameState, rng: np.random.Generator) -> list[int]:
-    safe = [int(a) for a in np.flatnonzero(move_classes(s) == MoveClass.SAFE)]
-    good = [a for a in safe if _parity_good(s.apply(a), s.current_player)]
-    rest = [a for a in safe if a not in good]
-    return [good[i] for i in rng.permutation(len(good))] + [rest[i] for i in rng.permutation(len(rest))]
+    """The safe moves in prsboxes' order: the long chain rule's first, each group shuffled."""
+    return [g[i] for g in safe_groups(s, safe_moves(s)) for i in rng.permutation(len(g))]
 
 
 def in_order(s: GameState, moves: list[int], seconds: float) -> int | None:
