@@ -28,9 +28,11 @@ demo: setup
 		--games 10 --openings 4:guided --workers 2 --seed 0 --out results/demo-$(BOARD)
 	@echo "Play these agents in the browser and browse results/demo-$(BOARD): $(VENV)/bin/dnb serve  (then open http://127.0.0.1:8000/)"
 
-# the suite over every core (pytest-xdist), each test file kept on one worker (the Ray tests share a cluster)
+# the suite over every core (pytest-xdist), each test file kept on one worker (the Ray tests share a cluster);
+# then the tests that time real moves beside a busy process, alone, so that no other test shares the cores
 test: setup
-	$(PY) -m pytest -q -n auto --dist loadfile
+	$(PY) -m pytest -q -n auto --dist loadfile -m "not timing"
+	$(PY) -m pytest -q -m timing
 
 # the documentation site (mkdocs.yml, pages under docs/) into site/; --strict: a warning is an error
 docs: setup

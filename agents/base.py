@@ -121,9 +121,10 @@ class SpielMCTSAgent(SpielBotAgent, MoveTimed):
     so that the root has children), where ``budget`` is :func:`dnb_env.clock.move_budget` of the move time
     and ``rate`` (simulations a second) is measured on the agent's earlier searches (half the old rate,
     half the last search's: :class:`dnb_env.clock.MeasuredRate`).
-    Before the first timed search a probe of ``probe`` simulations on the same position measures it (its
-    seconds come off the budget; when too little is left for two more simulations, its tree gives the
-    move). Rollouts shorten as a game goes on, so the rate of the last move rarely overestimates the next
+    :meth:`prepare` (called before a game's clock starts) measures it with a probe of ``probe`` simulations
+    on the game's position; an agent asked for a timed move without it probes on the move's own position
+    (the probe's seconds come off the budget; when too little is left for two more simulations, its tree
+    gives the move). Rollouts shorten as a game goes on, so the rate of the last move rarely overestimates the next
     one's. The bot's own ``max_simulations`` is back after every move.
 
     Args:
@@ -155,6 +156,13 @@ class SpielMCTSAgent(SpielBotAgent, MoveTimed):
         spent = self.clock() - start
         self.measured.add(root.explore_count, spent)
         return root, spent
+
+    def prepare(self, state: GameState) -> None:
+        """Measure the rate before the clock starts: the probe of the first timed move, on ``state`` (the
+        first position of a game has the longest rollouts, so this rate errs on the slow side)."""
+        check_state(self, state)
+        if self.rate is None and not state.is_terminal():
+            self._search(self._spiel_state(state), max(2, self.probe))
 
     def select_action(self, state: GameState) -> int:
         if self.move_time is None:

@@ -619,6 +619,31 @@ def test_openspiel_mcts_probes_once_even_when_the_probe_takes_no_time():
     assert asked[2:] == [int(0.9 * rate * 0.01)]  # no second probe
 
 
+def test_openspiel_mcts_measures_its_rate_in_prepare_before_the_clock_starts():
+    """``prepare`` runs the probe before the game's clock, so the first timed move searches at once."""
+    pytest.importorskip("pyspiel", reason="openspiel_mcts needs OpenSpiel")
+    clock = Clock()
+    agent = make_agent("openspiel_mcts", board="3x3", seed=0, simulations=7)
+    agent.clock = clock
+    search, asked = agent.bot.mcts_search, []
+
+    def timed_search(ps):  # 1,000 simulations a second on the fake clock
+        asked.append(agent.bot.max_simulations)
+        clock.now += agent.bot.max_simulations / 1000
+        return search(ps)
+
+    agent.bot.mcts_search = timed_search
+    agent.set_move_time(0.5 / BUDGET_SHARE)
+    state = GameState.new("3x3")
+    agent.prepare(state)
+    assert asked == [16] and agent.rate == pytest.approx(1000)
+    agent.prepare(state)  # measured once
+    assert asked == [16]
+    clock.now = 0.0
+    assert state.is_legal(agent.select_action(state))
+    assert asked[1:] == [450] and clock.now == pytest.approx(0.45)  # no probe on the clock: 0.9 x 1000 x 0.5
+
+
 class SlowToStart(Timed):
     """A :class:`Timed` agent that takes ``ready`` seconds of the fake clock to get ready for a game (an
     engine loading its networks at ``isready``), or fails to (``fail``: an engine past its start-up limit)."""

@@ -31,6 +31,8 @@ def _bench():
 
 
 BENCH = _bench()
+#: Timed beside one busy process and nothing else: ``make test`` runs this module alone, after the rest.
+pytestmark = pytest.mark.timing
 
 
 @pytest.fixture(scope="module")
