@@ -75,6 +75,28 @@ def test_the_data_file_round_trips_and_a_faked_label_is_refused(tmp_path):
         distill.load_data(path)
 
 
+def test_several_data_files_join_per_board_with_their_games_kept_apart(tmp_path):
+    from agents.training.samples import Samples
+
+    config = distill.DataConfig(boards="2x2:1,2x3:1")
+    parts = []
+    for k, (board, opening) in enumerate([("2x2", [1]), ("2x2", [2]), ("2x3", [0])]):
+        records, _ = distill.play_game(board, (LastMove(), FirstMove()), (True, True), opening, 0.0, random.Random(k))
+        parts.append((board, Samples.from_records(board, records, 0)))
+    a, b = str(tmp_path / "a.npz"), str(tmp_path / "b.npz")
+    distill.save_data(a, {"2x2": parts[0][1]}, {"2x2": np.zeros(len(parts[0][1]), np.int64)}, config)
+    distill.save_data(b, {"2x2": parts[1][1], "2x3": parts[2][1]},
+                      {"2x2": np.zeros(len(parts[1][1]), np.int64), "2x3": np.zeros(len(parts[2][1]), np.int64)}, config)
+    samples, games = distill.load_many(f"{a},{b}")
+    assert len(samples["2x2"]) == len(parts[0][1]) + len(parts[1][1]) and len(samples["2x3"]) == len(parts[2][1])
+    assert np.array_equal(samples["2x2"].move[:len(parts[0][1])], parts[0][1].move)
+    # game 0 of each file is its own game: the held-out split keeps them apart
+    assert sorted(set(games["2x2"].tolist())) == [0, distill.GAME_OFFSET]
+    assert set(games["2x3"].tolist()) == {distill.GAME_OFFSET}
+    with pytest.raises(ValueError, match="twice"):
+        distill.load_many(f"{a},{a}")
+
+
 @pytest.mark.parametrize("boards", ["", "2x2:0", "2x2,2x2", "axb:1"])
 def test_bad_board_lists_are_refused(boards):
     with pytest.raises(ValueError):

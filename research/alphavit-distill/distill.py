@@ -24,7 +24,8 @@ The file (``np.savez_compressed``) holds ``boards``, every board's columns as ``
 ``"RxC.game"`` (the game each row comes from, for a held-out split by game), and ``config`` (JSON);
 the whole file is rewritten after every round, so a run stopped at any time keeps its last round.
 
-``fit`` trains a network (``--init`` a checkpoint, else an untrained ``cpu``-preset ``alphavit``) on the
+``fit`` trains a network on one data file or several (``--data A.npz,B.npz``: joined per board, their games
+kept apart) (``--init`` a checkpoint, else an untrained ``cpu``-preset ``alphavit``) on the
 rows of whole games, ``--held`` of the games kept out: each step one board (drawn in proportion to its rows),
 a random board symmetry, the project's loss (:func:`agents.training.losses.total_loss`: policy
 cross-entropy plus value MSE), Adam with a cosine schedule, one torch thread. Every ``--eval-every`` steps
@@ -201,6 +202,30 @@ def load_data(path: str) -> tuple[dict, dict]:
     return samples, games
 
 
+def load_many(paths: str) -> tuple[dict, dict]:
+    """:func:`load_data` of each of the comma-separated ``paths``, joined per board; the game ids of the k-th
+    file are offset by ``k * GAME_OFFSET`` so that games of different files stay apart in the held-out split.
+    A ValueError for a file given twice."""
+    names = [p.strip() for p in paths.split(",") if p.strip()]
+    if len(set(map(os.path.abspath, names))) != len(names):
+        raise ValueError(f"a data file is given twice: {paths!r}")
+    samples: dict = {}
+    games: dict = {}
+    for k, path in enumerate(names):
+        s_k, g_k = load_data(path)
+        for b in s_k:
+            g = g_k[b] + k * GAME_OFFSET
+            if b in samples:
+                samples[b], games[b] = samples[b].concat(s_k[b]), np.concatenate([games[b], g])
+            else:
+                samples[b], games[b] = s_k[b], g
+    return samples, games
+
+
+#: Game ids of the k-th data file of :func:`load_many` start at ``k * GAME_OFFSET``.
+GAME_OFFSET = 1_000_000
+
+
 def split(samples: dict, games: dict, held: float, seed: int) -> tuple[dict, dict]:
     """``(train, held)`` Samples per board: about ``held`` of each board's games kept out, whole."""
     rng = np.random.default_rng(seed)
@@ -265,7 +290,7 @@ def fit(config: FitConfig, out: str, echo=print) -> list[dict]:
 
     torch.set_num_threads(1)
     torch.manual_seed(config.seed)
-    samples, games = load_data(config.data)
+    samples, games = load_many(config.data)
     train, held = split(samples, games, config.held, config.seed)
     if config.init:
         net, _ = load_network(config.init, family="alphavit")
