@@ -566,19 +566,26 @@ def test_one_check_of_the_time_control_settings_in_each_ones_words():
             check_agent_spec(f'engine:cmd="true",{engine}={value}')
 
 
-def test_openspiel_mcts_on_a_clock_takes_its_simulations_from_the_measured_rate():
+def _spiel_mcts_on_fake_clock(board: str):
+    """``(agent, clock, asked)``: ``openspiel_mcts`` (7 simulations) whose searches run 1,000 simulations a
+    second on the fake ``clock``; ``asked`` lists each search's simulations."""
     pytest.importorskip("pyspiel", reason="openspiel_mcts needs OpenSpiel")
     clock = Clock()
-    agent = make_agent("openspiel_mcts", board="3x3", seed=0, simulations=7)
+    agent = make_agent("openspiel_mcts", board=board, seed=0, simulations=7)
     agent.clock = clock
     search, asked = agent.bot.mcts_search, []
 
-    def timed_search(ps):  # 1,000 simulations a second on the fake clock
+    def timed_search(ps):
         asked.append(agent.bot.max_simulations)
         clock.now += agent.bot.max_simulations / 1000
         return search(ps)
 
     agent.bot.mcts_search = timed_search
+    return agent, clock, asked
+
+
+def test_openspiel_mcts_on_a_clock_takes_its_simulations_from_the_measured_rate():
+    agent, clock, asked = _spiel_mcts_on_fake_clock("3x3")
     state = GameState.from_actions(3, 3, [0, 5, 12])
     assert state.is_legal(agent.select_action(state)) and asked == [7]  # no clock: its own simulations
     agent.set_move_time(0.5 / BUDGET_SHARE)  # a budget of 0.5 s
@@ -621,18 +628,7 @@ def test_openspiel_mcts_probes_once_even_when_the_probe_takes_no_time():
 
 def test_openspiel_mcts_measures_its_rate_in_prepare_before_the_clock_starts():
     """``prepare`` runs the probe before the game's clock, so the first timed move searches at once."""
-    pytest.importorskip("pyspiel", reason="openspiel_mcts needs OpenSpiel")
-    clock = Clock()
-    agent = make_agent("openspiel_mcts", board="3x3", seed=0, simulations=7)
-    agent.clock = clock
-    search, asked = agent.bot.mcts_search, []
-
-    def timed_search(ps):  # 1,000 simulations a second on the fake clock
-        asked.append(agent.bot.max_simulations)
-        clock.now += agent.bot.max_simulations / 1000
-        return search(ps)
-
-    agent.bot.mcts_search = timed_search
+    agent, clock, asked = _spiel_mcts_on_fake_clock("3x3")
     agent.set_move_time(0.5 / BUDGET_SHARE)
     state = GameState.new("3x3")
     agent.prepare(state)
