@@ -388,8 +388,9 @@ def _openspiel_mcts(*, board, seed, simulations: int = 1000, uct_c: float = 2.0,
     ``python_dots_and_boxes`` or on OpenSpiel's own C++ ``dots_and_boxes`` (same rules and action numbers,
     faster rollouts: about 1.8x the moves per second on 5x5; the bot itself is the same Python code). On a
     clock of S seconds a move it runs 0.9 x rate x 0.8 S simulations, at the simulations a second it measured
-    on its earlier searches (a probe of 16 simulations measures the first; agents.base.SpielMCTSAgent): the
-    bot starts a new tree at each search, so it cannot search in rounds until the clock.
+    on its earlier searches (a probe of 16 simulations measures the first, before the game's clock starts
+    when the arena prepares it; agents.base.SpielMCTSAgent): the bot starts a new tree at each search, so it
+    cannot search in rounds until the clock.
 
     Options:
         simulations: simulations of MCTSBot a move (on a clock: as many as its measured rate fits)
