@@ -27,7 +27,8 @@ def test_targets_spread_over_the_winning_safe_moves_and_skip_what_is_unsettled()
     rows = [{"history": h, "nim": {"1": True, "2": False, "3": True}, "won": True},
             {"history": h, "nim": {"1": None, "2": True}, "won": None},     # a move past the budget: no policy
             {"history": h, "nim": {"1": False, "2": False}, "won": False}]  # no winning move: no policy
-    states, pi, has_pi, z, has_z = learn.targets(rows)
+    states, pi, has_pi, z, has_z, n_safe = learn.targets(rows)
+    assert n_safe.tolist() == [3, 2, 2]
     assert len(states) == 3 and states[0] == GameState.from_actions("5x5", actions=h)
     assert has_pi.tolist() == [True, False, False] and pi[0, [1, 3]].tolist() == [0.5, 0.5] and pi[0].sum() == 1
     assert has_z.tolist() == [True, False, True] and z[[0, 2]].tolist() == [1.0, -1.0]

@@ -172,8 +172,9 @@ def load_rows(path: str) -> list[dict]:
 
 
 def targets(rows: list[dict]):
-    """``(states, pi, has_pi, z, has_z)``: the policy target (uniform over the Nimstring-winning safe moves,
-    where every safe move is settled and one wins) and the value target (+1 / -1 where the solver settled)."""
+    """``(states, pi, has_pi, z, has_z, n_safe)``: the policy target (uniform over the Nimstring-winning safe
+    moves, where every safe move is settled and one wins), the value target (+1 / -1 where the solver
+    settled) and each position's number of safe moves."""
     from dnb_env.core import GameState
 
     states = [GameState.from_actions(BOARD, actions=r["history"]) for r in rows]
@@ -182,6 +183,7 @@ def targets(rows: list[dict]):
     has_pi = np.zeros(len(rows), bool)
     z = np.zeros(len(rows), np.float32)
     has_z = np.zeros(len(rows), bool)
+    n_safe = np.array([len(r["nim"]) for r in rows], np.int64)
     for i, r in enumerate(rows):
         labels = r["nim"]
         if all(v is not None for v in labels.values()):
@@ -191,7 +193,7 @@ def targets(rows: list[dict]):
                 has_pi[i] = True
         if r.get("won") is not None:
             z[i], has_z[i] = (1.0 if r["won"] else -1.0), True
-    return states, pi, has_pi, z, has_z
+    return states, pi, has_pi, z, has_z, n_safe
 
 
 def auc(scores, labels) -> float | None:
@@ -205,7 +207,10 @@ def auc(scores, labels) -> float | None:
     return float(greater / (len(pos) * len(neg)))
 
 
-def evaluate(net, states, pi, has_pi, z, has_z) -> dict:
+def evaluate(net, states, pi, has_pi, z, has_z, n_safe) -> dict:
+    """On the rows of :func:`targets`: ``nim_pick``, the share of positions with a policy target whose raw
+    policy's best legal move wins Nimstring (``nim_random``: a random safe move's chance), and ``value_auc``,
+    the value's AUC against the solver's won / lost labels."""
     import torch
 
     from dnb_env.observations import encode_batch
@@ -219,8 +224,10 @@ def evaluate(net, states, pi, has_pi, z, has_z) -> dict:
     best = logits.argmax(axis=1)
     picks = pi[np.arange(len(states)), best] > 0
     value = res["value"].numpy().reshape(-1)
+    # a random safe move's chance of winning Nimstring, for scale: the rows' share of winning safe moves
+    chance = [float((pi[i] > 0).sum()) / n_safe[i] for i in np.flatnonzero(has_pi)]
     return {"positions": len(states), "nim_pick": round(float(picks[has_pi].mean()), 4) if has_pi.any() else None,
-            "nim_n": int(has_pi.sum()), "value_auc": auc(value[has_z], z[has_z] > 0), "value_n": int(has_z.sum())}
+            "nim_random": round(float(np.mean(chance)), 4) if chance else None, "nim_n": int(has_pi.sum()), "value_auc": auc(value[has_z], z[has_z] > 0), "value_n": int(has_z.sum())}
 
 
 @dataclass(frozen=True)
