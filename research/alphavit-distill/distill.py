@@ -24,9 +24,8 @@ The file (``np.savez_compressed``) holds ``boards``, every board's columns as ``
 ``"RxC.game"`` (the game each row comes from, for a held-out split by game), and ``config`` (JSON);
 the whole file is rewritten after every round, so a run stopped at any time keeps its last round.
 
-``fit`` trains a network on one data file or several (``--data A.npz,B.npz``: joined per board, their games
-kept apart) (``--init`` a checkpoint, else an untrained ``cpu``-preset ``alphavit``) on the
-rows of whole games, ``--held`` of the games kept out: each step one board (drawn in proportion to its rows),
+``fit`` trains a network (``--init`` a checkpoint, else an untrained ``cpu``-preset ``alphavit``) on one data
+file or several (``--data A.npz,B.npz``: joined per board, their games kept apart), on the rows of whole games, ``--held`` of the games kept out: each step one board (drawn in proportion to its rows),
 a random board symmetry, the project's loss (:func:`agents.training.losses.total_loss`: policy
 cross-entropy plus value MSE), Adam with a cosine schedule, one torch thread. Every ``--eval-every`` steps
 it writes ``weights.pt`` (a playing checkpoint: ``alphavit:checkpoint=.../weights.pt``; a copy stays as

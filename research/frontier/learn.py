@@ -39,19 +39,25 @@ the share of won positions valued above 0, with the raw policy's keep rate score
 
 
 import argparse
+import importlib.util
 import json
 import os
-import sys
 import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 BOARD = "5x5"
-KINDS = ("agents", "alphabeta-greedy", "guided")
+
+
+def _frontier_benchmark():
+    """``benchmarks/frontier.py`` (a script, not a package), loaded by its path: its kinds of play and games."""
+    spec = importlib.util.spec_from_file_location("frontier_benchmark", os.path.join(ROOT, "benchmarks", "frontier.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 @dataclass(frozen=True)
@@ -99,11 +105,11 @@ def _read_lines(path: str) -> list[dict]:
 def make_data(config: DataConfig, out: str, echo=print) -> int:
     """Append labelled positions to ``out``, at least one, then until ``config.seconds`` (module docstring);
     the number labelled."""
-    from frontier import play_to_step, position_seed
-
+    bench = _frontier_benchmark()
     from baselines.nimstring import safe_moves
     from dnb_env import native
     from dnb_env.core import GameState
+    from dnb_env.io import atomic_write
     from dnb_env.solver import Solver, SolverBudgetExceeded
 
     steps = config.step_list()
@@ -113,8 +119,7 @@ def make_data(config: DataConfig, out: str, echo=print) -> int:
         raise ValueError(f"{out} was made with other settings ({rows[0].get('config')}); nothing changed")
     done = {(r["kind"], r["game"]) for r in rows[1:]}
     if rows:  # rewrite the complete lines only: a partly written last line goes
-        with open(out, "w") as f:
-            f.write("".join(json.dumps(r) + "\n" for r in rows))
+        atomic_write(out, "".join(json.dumps(r) + "\n" for r in rows))
     skip = _set_edges()
     nim = native._require().Nimstring(5, 5, table_mb=config.table_mb)
     solver = Solver(60, node_limit=config.node_limit, threads=1, tt_mb=512)
@@ -124,13 +129,13 @@ def make_data(config: DataConfig, out: str, echo=print) -> int:
         if not rows:
             f.write(json.dumps(head) + "\n")
         while True:  # at least one position, then until config.seconds
-            kind, g = KINDS[game % len(KINDS)], game // len(KINDS)
+            kind, g = bench.KINDS[game % len(bench.KINDS)], game // len(bench.KINDS)
             game += 1
             if (kind, g) in done:
                 continue
             step = steps[g % len(steps)]
-            seed = position_seed(config.seed, kind, g)
-            history = play_to_step(BOARD, step, kind, seed, g)
+            seed = bench.position_seed(config.seed, kind, g)
+            history = bench.play_to_step(BOARD, step, kind, seed, g)
             state = GameState.from_actions(BOARD, actions=history)
             safe = safe_moves(state) if not state.is_terminal() else []
             row = {"kind": kind, "game": g, "step": step, "history": history}
