@@ -19,7 +19,7 @@ Decision rules, in order:
    first long chain. With more than ``search_safe`` safe moves it plays a safe move that wins Nimstring
    (the same game played for the last move, whose winner gets control; :class:`dnb_env._native.Nimstring`)
    when the position has at most ``nimstring_edges`` undrawn edges and the search finds one within
-   ``nimstring_positions`` positions (on a clock, within half the move time instead), trying first the
+   ``nimstring_positions`` positions (on a clock, within 85% of the move time instead), trying first the
    moves the long chain rule likes and stopping at the first that wins, its table kept from move to move
    within a game. The exact solver checks that move (within ``nimstring_verify`` nodes, or on a clock the
    time left) and passes over one that wins Nimstring but loses on boxes for the next that wins it
@@ -65,8 +65,10 @@ __all__ = ["PRsBoxesAgent"]
 
 #: The auto solver zone where the retrograde table solves (without the C++ extension, or on a board over 12x12).
 _RETROGRADE_EDGES = 20
-#: On a clock, the Nimstring search's share of the move time (instead of the positions).
-NIMSTRING_CLOCK = 0.5
+#: On a clock, the Nimstring search's share of the move time (instead of the positions); the solver's check of
+#: the move it finds gets the rest. At 42 undrawn edges the search rarely finishes within half a second and the
+#: check rarely within any part of one, so the search gets most of it.
+NIMSTRING_CLOCK = 0.85
 #: Edges up to which the searches get all of ``search_nodes`` (5x5's 60); larger boards get less in proportion.
 NODES_EDGES = 60
 

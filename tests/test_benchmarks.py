@@ -272,6 +272,21 @@ def test_checkpoint_accuracy_scores_a_network_on_its_run_evaluation_set():
     assert set(res) == {"greedy", path} and 0 <= res["greedy"][0] <= 1
     with pytest.raises(SystemExit):
         load("checkpoint_accuracy").main([path, "--positions", "0"])
+    with pytest.raises(SystemExit):
+        load("checkpoint_accuracy").main([path, "--simulations", "-1"])
+
+
+def test_checkpoint_accuracy_scores_the_searched_move_too():
+    from agents.checkpoint import load_network
+    from agents.training.evaluation import EVAL_SEED_OFFSET, accuracy, labelled_positions
+
+    path = "agents/checkpoints/alphazero-3x3.pt"
+    res = load("checkpoint_accuracy").main([path, "--board", "3x3", "--positions", "20", "--simulations", "16"])
+    net, _ = load_network(path)
+    want = accuracy(net, labelled_positions("3x3", 20, seed=EVAL_SEED_OFFSET), simulations=16)
+    assert set(res) == {"greedy", path, f"{path} @16"}
+    assert res[f"{path} @16"] == (want["search_accuracy"], want.get("search_accuracy_greedy_hard"))
+    assert res[path] == (want["raw_accuracy"], want.get("raw_accuracy_greedy_hard"))
 
 
 def test_safe_feature_benchmark_runs():

@@ -257,6 +257,29 @@ def test_values_are_the_same_in_every_orientation():
 
 
 @needs_native
+def test_a_full_table_keeps_its_costliest_entries_and_changes_no_answer():
+    # a 1 MB table holds at most 65,536 entries (its two tables half full): searches of 39-40 undrawn edges
+    # fill it many times over; a full table drops its cheapest half and goes on, with the same answers as a
+    # table that never fills
+    from dnb_env import native
+
+    rng = random.Random(9)
+    states = [realistic_position("5x5", rng.randint(39, 40), rng) for _ in range(5)]
+    small = native._require().Nimstring(5, 5, table_mb=1.0)
+    filled = 0
+    for s in states:
+        large = native._require().Nimstring(5, 5, table_mb=256.0)
+        want = large.move_wins(s.edges, 10 ** 8)
+        assert want is not None
+        filled += large.entries > 2 * 65_536
+        assert small.move_wins(s.edges, 10 ** 8) == want
+        assert small.entries <= 65_536
+        moves = sorted(want)
+        assert small.first_win(s.edges, moves, 10 ** 8, keep=True) == next((a for a in moves if want[a]), -1)
+    assert filled >= 3  # the large table needed several times what the small one holds
+
+
+@needs_native
 def test_searches_in_one_table_give_the_same_answers_and_finish_more_often():
     rng = random.Random(6)
     states = [realistic_position("5x5", rng.randint(32, 34), rng) for _ in range(12)]  # undrawn edges

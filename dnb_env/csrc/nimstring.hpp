@@ -41,7 +41,8 @@ inline bool memo_empty(const FormKey& key) { return !key.ok; }
 inline bool operator==(const FormKey& a, const FormKey& b) { return a.ok == b.ok && a.hi == b.hi && a.lo == b.lo; }
 
 // Open addressing over (key, tag) to a small value; a key that tests empty marks a free slot. It doubles
-// until `max_entries` slots, then refuses a store (false) and the caller clears it.
+// until `max_entries` slots; a store into a full table first drops the half of the entries whose search cost
+// least (values are exact: a dropped one costs time only).
 template <class Key>
 class Memo {
  public:
@@ -52,6 +53,7 @@ class Memo {
     keys_.assign(size_t(1) << 16, Key{});
     tags_.assign(size_t(1) << 16, 0);
     vals_.assign(size_t(1) << 16, 0);
+    works_.assign(size_t(1) << 16, 0);
     used_ = 0;
   }
   int lookup(const Key& key, int tag) const {
@@ -60,41 +62,57 @@ class Memo {
       if (memo_empty(keys_[i])) return -1;
     }
   }
-  bool store(const Key& key, int tag, int v) {
+  // `work`: the positions searched to find the value (what a full table keeps)
+  void store(const Key& key, int tag, int v, uint64_t work) {
     if (2 * (used_ + 1) > keys_.size()) {
-      if (keys_.size() >= max_entries_) return false;
-      grow();
+      if (keys_.size() >= max_entries_) {
+        sweep();
+      } else {
+        rebuild(keys_.size() * 2, 0);
+      }
     }
-    put(key, uint8_t(tag), uint8_t(v));
-    return true;
+    put(key, uint8_t(tag), uint8_t(v), uint8_t(64 - __builtin_clzll(work | 1)));
   }
 
  private:
   size_t max_entries_;
   std::vector<Key> keys_;
-  std::vector<uint8_t> tags_, vals_;
+  std::vector<uint8_t> tags_, vals_, works_;
   size_t used_ = 0;
 
   size_t slot(const Key& key, int tag) const {
     return size_t((memo_hash(key) ^ (uint64_t(tag) * 0xD6E8FEB86659FD93ull)) >> 20) & (keys_.size() - 1);
   }
-  void put(const Key& key, uint8_t tag, uint8_t v) {
+  void put(const Key& key, uint8_t tag, uint8_t v, uint8_t w) {
     size_t i = slot(key, tag);
     while (!memo_empty(keys_[i])) i = (i + 1) & (keys_.size() - 1);
     keys_[i] = key;
     tags_[i] = tag;
     vals_[i] = v;
+    works_[i] = w;
     ++used_;
   }
-  void grow() {
-    std::vector<Key> k(keys_.size() * 2, Key{});
-    std::vector<uint8_t> t(keys_.size() * 2, 0), v(keys_.size() * 2, 0);
+  // keeps the costliest entries, about half of them
+  void sweep() {
+    std::array<size_t, 66> count{};
+    for (size_t i = 0; i < keys_.size(); ++i)
+      if (!memo_empty(keys_[i])) ++count[works_[i]];
+    size_t kept = 0;
+    int least = 65;
+    while (least > 0 && kept + count[least - 1] <= used_ / 2) kept += count[--least];
+    rebuild(keys_.size(), least);
+  }
+  // the table in `size` slots, with the entries of work >= `least`
+  void rebuild(size_t size, int least) {
+    std::vector<Key> k(size, Key{});
+    std::vector<uint8_t> t(size, 0), v(size, 0), w(size, 0);
     std::swap(k, keys_);
     std::swap(t, tags_);
     std::swap(v, vals_);
+    std::swap(w, works_);
     used_ = 0;
     for (size_t i = 0; i < k.size(); ++i)
-      if (!memo_empty(k[i])) put(k[i], t[i], v[i]);
+      if (!memo_empty(k[i]) && w[i] >= least) put(k[i], t[i], v[i], w[i]);
   }
 };
 
@@ -309,19 +327,17 @@ class Nimstring {
     return m;
   }
 
-  // a full table starts afresh (values are exact, dropping them costs time only)
+  // a full table drops its cheapest entries (Memo::store)
   int lookup(uint64_t m, int tag) const { return table_.lookup(canonical(m), tag); }
-  void store(uint64_t m, int tag, int v) {
-    if (!table_.store(canonical(m), tag, v)) clear();
-  }
+  void store(uint64_t m, int tag, int v, uint64_t work = 0) { table_.store(canonical(m), tag, v, work); }
   // parts of fewer edges are searched again wherever they appear: their form costs more than their search
   static constexpr int kFormMinEdges = 10;
   FormKey form(uint64_t m) const {
     return forms_ && __builtin_popcountll(m) >= kFormMinEdges ? part_forms_->key(m) : FormKey{};
   }
   int form_lookup(const FormKey& f, int tag) const { return f.ok ? form_table_.lookup(f, tag) : -1; }
-  void form_store(const FormKey& f, int tag, int v) {
-    if (f.ok && !form_table_.store(f, tag, v)) clear();
+  void form_store(const FormKey& f, int tag, int v, uint64_t work = 0) {
+    if (f.ok) form_table_.store(f, tag, v, work);
   }
 
   void charge() {
@@ -360,16 +376,18 @@ class Nimstring {
       return same;
     }
     charge();
+    const uint64_t before = budget_;
     bool win = false;
     for (int j = 0; j < heap && !win; ++j) win = !part_wins(p, j);  // take from the heap
     if (!win) win = some_move_wins(p, heap);
-    store(p, heap + 1, win);
-    form_store(f, heap + 1, win);
+    store(p, heap + 1, win, before - budget_);
+    form_store(f, heap + 1, win, before - budget_);
     return win;
   }
 
   // Whether a move of part p wins (a nim heap of `heap` beside it), in edge order; with the reductions one
-  // border side a box is tried, and the edges that won most often earlier in this call go first.
+  // border side a box is tried, and the edges that won most often earlier in this call go first. A move whose
+  // result the table already holds is settled before any move is searched (a known win ends the search).
   bool some_move_wins(uint64_t p, int heap) {
     std::array<uint8_t, 64> edge;
     int n = 0;
@@ -378,16 +396,47 @@ class Nimstring {
       if (!(twins_below_[e] & p)) edge[n++] = uint8_t(e);
     }
     if (reductions_)
-      std::stable_sort(edge.begin(), edge.begin() + n,
-                       [&](uint8_t a, uint8_t b) { return history_[a] > history_[b]; });
+      for (int i = 1; i < n; ++i)  // insertion sort, stable: most wins first
+        for (int j = i; j > 0 && history_[edge[j]] > history_[edge[j - 1]]; --j) std::swap(edge[j], edge[j - 1]);
+    std::array<uint64_t, 64> child;
+    std::array<bool, 64> open;  // a move to search: not into a loony position, its result not in the table
     for (int i = 0; i < n; ++i) {
-      uint64_t child = p;
-      if (cut(child, edge[i]) && !wins(child, heap)) {  // a move into a loony position loses
+      child[i] = p;
+      open[i] = cut(child[i], edge[i]);
+      if (!open[i]) continue;
+      const int known = known_wins(child[i], heap);
+      if (known == 0) {  // the opponent loses the child
+        ++history_[edge[i]];
+        return true;
+      }
+      open[i] = known < 0;
+    }
+    for (int i = 0; i < n; ++i) {
+      if (open[i] && !wins(child[i], heap)) {
         ++history_[edge[i]];
         return true;
       }
     }
     return false;
+  }
+
+  // wins(m, heap) from the table alone: 1 or 0, or -1 when a part of m is not there (its edge key only)
+  int known_wins(uint64_t m, int heap) const {
+    uint64_t big = 0;
+    int x = heap;
+    while (m) {
+      uint64_t c = part(m);
+      m &= ~c;
+      if (__builtin_popcountll(c) > __builtin_popcountll(big)) std::swap(big, c);
+      if (c) {
+        const int g = lookup(c, 0);
+        if (g < 0) return -1;
+        x ^= g;
+      }
+    }
+    if (!big) return x != 0;
+    const int g = lookup(big, 0);
+    return g >= 0 ? g != x : lookup(big, x + 1);
   }
 
   // Grundy value of one part (normalised: no box to take) with undrawn edges m
@@ -400,6 +449,7 @@ class Nimstring {
       return same;
     }
     charge();
+    const uint64_t before = budget_;
     uint64_t seen = 0;
     for (uint64_t r = m; r; r &= r - 1) {
       const int e = __builtin_ctzll(r);
@@ -409,8 +459,8 @@ class Nimstring {
       if (v != kLoony && v < 64) seen |= uint64_t(1) << v;
     }
     const int g = __builtin_ctzll(~seen);
-    store(m, 0, g);
-    form_store(f, 0, g);
+    store(m, 0, g, before - budget_);
+    form_store(f, 0, g, before - budget_);
     return g;
   }
 };
