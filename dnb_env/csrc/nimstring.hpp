@@ -350,15 +350,27 @@ class Nimstring {
   // winning move that stops at the first, where the Grundy value would need every move. The largest part
   // is searched so; the others' Grundy values join the heap.
   bool wins(uint64_t m, int heap) {
-    uint64_t big = 0;
     int x = heap;
+    const uint64_t big = largest_part(m, [&](uint64_t c) {
+      x ^= part_value(c);
+      return true;
+    });
+    return big ? part_wins(big, x) : x != 0;
+  }
+
+  // The largest part of m (0 for none), after `other(c)` for each other part c while it returns true (then
+  // kNoPart, as soon as one returns false).
+  static constexpr uint64_t kNoPart = ~uint64_t(0);
+  template <class Other>
+  uint64_t largest_part(uint64_t m, Other&& other) const {
+    uint64_t big = 0;
     while (m) {
       uint64_t c = part(m);
       m &= ~c;
       if (__builtin_popcountll(c) > __builtin_popcountll(big)) std::swap(big, c);
-      if (c) x ^= part_value(c);
+      if (c && !other(c)) return kNoPart;
     }
-    return big ? part_wins(big, x) : x != 0;
+    return big;
   }
 
   bool part_wins(uint64_t p, int heap) {
@@ -422,18 +434,13 @@ class Nimstring {
 
   // wins(m, heap) from the table alone: 1 or 0, or -1 when a part of m is not there (its edge key only)
   int known_wins(uint64_t m, int heap) const {
-    uint64_t big = 0;
     int x = heap;
-    while (m) {
-      uint64_t c = part(m);
-      m &= ~c;
-      if (__builtin_popcountll(c) > __builtin_popcountll(big)) std::swap(big, c);
-      if (c) {
-        const int g = lookup(c, 0);
-        if (g < 0) return -1;
-        x ^= g;
-      }
-    }
+    const uint64_t big = largest_part(m, [&](uint64_t c) {
+      const int g = lookup(c, 0);
+      x ^= g;
+      return g >= 0;
+    });
+    if (big == kNoPart) return -1;
     if (!big) return x != 0;
     const int g = lookup(big, 0);
     return g >= 0 ? g != x : lookup(big, x + 1);
