@@ -34,7 +34,7 @@ from dnb_env.features import long_chain_rule_moves
 from dnb_env.solver import Solver, SolverBudgetExceeded, native_available
 
 __all__ = ["NimstringMove", "NimstringChoice", "NIMSTRING_EDGES", "NIMSTRING_POSITIONS", "NIMSTRING_VERIFY",
-           "NIMSTRING_CHECKS", "MAX_EDGES", "nimstring_zone", "safe_moves", "safe_groups"]
+           "NIMSTRING_CHECKS", "MAX_EDGES", "nimstring_zone", "safe_moves", "safe_groups", "search_order"]
 
 #: Safe moves are chosen by their Nimstring result within this many undrawn edges (5x5 steps 16 on).
 NIMSTRING_EDGES = 44
@@ -81,6 +81,12 @@ def safe_groups(state: GameState, safe: list[int]) -> list[list[int]]:
     others."""
     liked = long_chain_rule_moves(state)
     return [[a for a in safe if liked[a]], [a for a in safe if not liked[a]]]
+
+
+def search_order(groups: list[list[int]], rng: np.random.Generator) -> list[int]:
+    """The order in which :meth:`NimstringMove.choose` tries the moves of ``groups``: group by group, each in
+    random order by ``rng``."""
+    return [g[i] for g in groups for i in rng.permutation(len(g))]
 
 
 @dataclass(frozen=True)
@@ -147,7 +153,7 @@ class NimstringMove:
         order by ``rng``), checked by the solver (:class:`NimstringChoice`). The Nimstring search stops at
         ``search_until`` (a ``time.perf_counter()`` time) when given, else after ``positions`` positions; each
         check at ``check_until`` when given, else after ``verify`` nodes."""
-        moves = [g[i] for g in groups for i in rng.permutation(len(g))]
+        moves = search_order(groups, rng)
         nim = self._table(state)
         budget = self.positions if search_until is None else _UNBOUNDED
         first, losing = None, []

@@ -25,7 +25,8 @@ The file (``np.savez_compressed``) holds ``boards``, every board's columns as ``
 the whole file is rewritten after every round, so a run stopped at any time keeps its last round.
 
 ``fit`` trains a network (``--init`` a checkpoint, else an untrained ``cpu``-preset ``alphavit``) on one data
-file or several (``--data A.npz,B.npz``: joined per board, their games kept apart), on the rows of whole games, ``--held`` of the games kept out: each step one board (drawn in proportion to its rows),
+file or several (``--data A.npz,B.npz``: joined per board, their games kept apart), on the rows of whole
+games, ``--held`` of the games kept out: each step one board (drawn in proportion to its rows),
 a random board symmetry, the project's loss (:func:`agents.training.losses.total_loss`: policy
 cross-entropy plus value MSE), Adam with a cosine schedule, one torch thread. Every ``--eval-every`` steps
 it writes ``weights.pt`` (a playing checkpoint: ``alphavit:checkpoint=.../weights.pt``; a copy stays as

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from baselines.nimstring import safe_groups, safe_moves
+from baselines.nimstring import safe_groups, safe_moves, search_order
 from dnb_env import native
 from dnb_env.core import GameState
 
@@ -28,7 +28,7 @@ def main(path: str, count: int, positions: int, table_mb: float = 64.0) -> tuple
     for i, p in enumerate(won):
         s = GameState.from_actions(data["params"]["board"], actions=p["history"])
         rng = np.random.default_rng(i)
-        moves = [g[j] for g in safe_groups(s, safe_moves(s)) for j in rng.permutation(len(g))]
+        moves = search_order(safe_groups(s, safe_moves(s)), rng)
         if not moves:
             continue
         nim = native.module(s.rows, s.cols).Nimstring(s.rows, s.cols, table_mb=table_mb)

@@ -19,14 +19,14 @@ import time
 
 import numpy as np
 
-from baselines.nimstring import safe_groups, safe_moves
+from baselines.nimstring import safe_groups, safe_moves, search_order
 from dnb_env import native
 from dnb_env.core import GameState
 
 
 def candidates(s: GameState, rng: np.random.Generator) -> list[int]:
     """The safe moves in prsboxes' order: the long chain rule's first, each group shuffled."""
-    return [g[i] for g in safe_groups(s, safe_moves(s)) for i in rng.permutation(len(g))]
+    return search_order(safe_groups(s, safe_moves(s)), rng)
 
 
 def in_order(s: GameState, moves: list[int], seconds: float) -> int | None:
