@@ -492,7 +492,10 @@ _NETWORK_DOC = """{what} Playing weights are the shipped ones for the board unle
     ``simulations=0`` plays the raw policy (the network's most probable legal move, no search). Within the
     solver zones the exact solver values the leaves and plays the root; beyond the root's zone, within
     ``nimstring_edges`` undrawn edges, the search plays a safe move that wins Nimstring (who gets control), as
-    ``prsboxes`` does, where the exact solver does not show it to lose on boxes. On a clock the search grows one
+    ``prsboxes`` does, where the exact solver does not show it to lose on boxes; a root without a safe move left
+    is solved exactly however many edges are undrawn, and with at most ``safe_phase`` safe moves left (no box
+    on offer) it plays the move that does best when both players draw only safe moves to the end of the safe
+    phase and play exactly from there (the tree search picks among several). On a clock the search grows one
     tree in rounds of one network batch (fewer leaves where a batch would take over a quarter of the
     budget) while another round fits in its budget, 0.8 of the move time; the root's exact solve stops after
     half the budget and the leaf solves at the move's deadline. Its forward passes run on the threads the
@@ -509,6 +512,11 @@ _NETWORK_DOC = """{what} Playing weights are the shipped ones for the board unle
             exact solver (within 0.85 of the time left, else 500,000 nodes); a move the check shows to lose on
             boxes is passed over, and is not played by the tree search either (-1 auto: 44 on 5x5, 11/15 of
             the board's edges at most, on boards of at most 64 edges; 0: off)
+        safe_phase: safe moves left (no box on offer) within which it plays the best move of the safe-phase
+            search (the players draw only safe moves and take boxes until no safe move is left, then play
+            exactly; within 0.6 of the time left on a clock, else 2,000,000 positions; one that runs out is
+            not tried again in that game until fewer safe moves are left) (-1 auto: 20 on boards of more than
+            64 edges, where the Nimstring move does not play, from 6x6 on; 0: off)
     """
 
 
@@ -516,17 +524,19 @@ _NETWORK_DOC = """{what} Playing weights are the shipped ones for the board unle
 def _network_factory(agent: str):
     def factory(*, board, seed, checkpoint: str | os.PathLike | None = None, device: str = "cpu",
                 symmetrize: bool = False, search: Literal["auto", "python", "native"] = "auto",
-                nimstring_edges: int = -1, **settings):
+                nimstring_edges: int = -1, safe_phase: int = -1, **settings):
         from agents.network_agent import make_network_agent
 
         return make_network_agent(board, agent, checkpoint=checkpoint, seed=seed, device=device,
-                                  symmetrize=symmetrize, search=search, nimstring_edges=nimstring_edges, **settings)
+                                  symmetrize=symmetrize, search=search, nimstring_edges=nimstring_edges,
+                                  safe_phase=safe_phase, **settings)
 
     # the options as before: checkpoint, the search's simulations, c_puct, prune, then device, symmetrize,
     # search, then the solver's zones and budget (their defaults from the one settings type), then the
     # Nimstring zone
     first, last = (option_parameters(names, PLAY) for names in _NETWORK_SEARCH_OPTIONS)
-    takes_options(factory, "checkpoint", first, "device", "symmetrize", "search", last, "nimstring_edges")
+    takes_options(factory, "checkpoint", first, "device", "symmetrize", "search", last, "nimstring_edges",
+                  "safe_phase")
     what = NETWORK_AGENTS.get(agent) or f"PUCT search over a network of the model family that plays as {agent}."
     factory.__doc__ = _NETWORK_DOC.format(what=what, agent=agent)
     factory.needs = "torch"

@@ -20,8 +20,10 @@ import numpy as np
 from agents.base import check_state, value_unit
 from agents.search.api import Evaluator, visits_to_policy
 from agents.search.evaluators import move_scope
+from agents.search.exact import final_value
 from agents.search.settings import SearchSettings
 from dnb_env.agent import Analysable, Probabilistic, Seedable
+from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.clock import MeasuredRate, MoveTimed, move_budget
 from dnb_env.core import GameState
 
@@ -48,16 +50,30 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
     another move has visits. On a clock the Nimstring search takes :data:`NIMSTRING_SHARE` of what is left of
     the move's budget and the checks end at :data:`NIMSTRING_CHECK_SHARE` of it; the tree search gets the
     rest when no move is played. Its ``search_info()`` is then ``{"nimstring": True}`` (with the value 1.0 of
-    a checked win in units of ``"win"``)."""
+    a checked win in units of ``"win"``).
+
+    ``safe_phase`` (0: off): with no box on offer and 1 to that many safe moves left, the agent asks the
+    safe-phase search (:meth:`agents.search.exact.ExactRoot.safe_phase`: both players draw only safe moves and
+    take boxes until no safe move is left, then play exactly) for its best moves, within
+    :data:`SAFE_PHASE_SHARE` of what is left of a timed move (else :data:`SAFE_PHASE_POSITIONS` positions). One
+    best move is played without a tree search (``search_info()``: ``{"safe_phase": True, ...}`` with its
+    value); among several the tree search picks in the time left. A search that runs out is not asked again
+    in that game until fewer safe moves are left. The exact root zone (``config.solve_root``) holds every
+    position without a safe move left, whatever its undrawn edges (:class:`agents.search.exact.ExactRoot`)."""
 
     def __init__(self, evaluator: Evaluator, config: SearchSettings = SearchSettings(), seed: int | None = None,
                  greedy: bool = True, name: str = "puct", board: tuple[int, int] | None = None,
-                 shared_rng: random.Random | None = None, backend: str = "python", nimstring_edges: int = 0):
+                 shared_rng: random.Random | None = None, backend: str = "python", nimstring_edges: int = 0,
+                 safe_phase: int = 0):
         from agents.search import make_search  # the package imports this module first
 
         if isinstance(nimstring_edges, bool) or not isinstance(nimstring_edges, int) or nimstring_edges < 0:
             raise ValueError(f"nimstring_edges must be 0 (off) or a number of undrawn edges, got {nimstring_edges!r}")
+        if isinstance(safe_phase, bool) or not isinstance(safe_phase, int) or safe_phase < 0:
+            raise ValueError(f"safe_phase must be 0 (off) or a number of safe moves, got {safe_phase!r}")
         self.nimstring_edges = nimstring_edges
+        self.safe_phase = safe_phase
+        self._safe_phase_below = safe_phase + 1  # the safe moves at which a safe-phase search last ran out
         self.nimstring = None  # the frontier move (baselines.nimstring.NimstringMove), made on first use
         self.rng = np.random.default_rng(seed)
         self.shared_rng = shared_rng
@@ -86,6 +102,11 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
     NIMSTRING_SHARE = 0.5
     #: ... and the part by which the solver's checks of its move end; the tree search gets the rest.
     NIMSTRING_CHECK_SHARE = 0.85
+    #: With at most ``safe_phase`` safe moves, the part of what is left of a timed move's budget the safe-phase
+    #: search may take; the tree search among its best moves gets the rest when there are several.
+    SAFE_PHASE_SHARE = 0.6
+    #: The safe-phase search's budget of positions without a clock.
+    SAFE_PHASE_POSITIONS = 2_000_000
 
     def set_move_time(self, seconds: float) -> None:
         """Search ``seconds`` a move (a tournament's time control) instead of ``simulations``: the search
@@ -177,6 +198,23 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
         return self.nimstring.choose(state, safe_groups(state, safe), self.rng, search_until=search_until,
                                      check_until=check_until)
 
+    def _safe_phase_best(self, state: GameState, deadline: float | None) -> tuple[list[int], int] | None:
+        """The safe-phase search's best moves and value (:meth:`agents.search.exact.ExactRoot.safe_phase`)
+        with no box on offer and 1 to ``safe_phase`` safe moves, fewer than at the last search of this game
+        that ran out of its budget (within :data:`SAFE_PHASE_SHARE` of what is left of a timed move, else
+        :data:`SAFE_PHASE_POSITIONS` positions); None otherwise."""
+        if not self.safe_phase:
+            return None
+        cls = move_classes(state)
+        safe = int(np.count_nonzero(cls == MoveClass.SAFE))
+        if (cls == MoveClass.SCORING).any() or not 1 <= safe <= min(self.safe_phase, self._safe_phase_below - 1):
+            return None
+        seconds = None if deadline is None else self.SAFE_PHASE_SHARE * max(0.0, deadline - self.clock())
+        found = self.search.exact_root.safe_phase(state, self.SAFE_PHASE_POSITIONS, seconds)
+        if found is None:  # out of budget: not again this game until fewer safe moves are left
+            self._safe_phase_below = safe
+        return found
+
     def _collect(self) -> None:
         start = self.clock()
         self.collect_garbage()
@@ -191,6 +229,7 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
 
     def reset(self) -> None:
         self.search.root = None
+        self._safe_phase_below = self.safe_phase + 1
         if self.nimstring is not None:
             self.nimstring.clear()
 
@@ -215,6 +254,18 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
             losing = () if choice is None else choice.losing
             if timed:
                 budget = max(0.0, deadline - self.clock())
+        best = None
+        found = self._safe_phase_best(state, deadline)
+        if found is not None:
+            best = found[0]
+            if len(best) == 1:
+                value = final_value(state, self.search.config.value, found[1])
+                self._info = {"safe_phase": True, **self._value_info(state, value)}
+                p = np.zeros(state.num_actions)
+                p[best[0]] = 1.0
+                return p
+        if timed:
+            budget = max(0.0, deadline - self.clock())
         with move_scope(getattr(self.search, "evaluator", None)):
             counts = self._timed_counts(state, deadline, budget) if timed else self.search.run(state)
         self._info = {"nodes": int(np.asarray(counts).sum()), **self._value_info(state, self.search.root_value())}
@@ -224,6 +275,11 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
             others[list(losing)] = 0.0
             if others.sum() > 0:
                 counts = others
+        if best is not None:  # the safe-phase search's best moves: the one of them the tree search likes most
+            counts = np.array(counts, dtype=float)
+            among = np.zeros_like(counts)
+            among[best] = counts[best] + 1e-9  # none visited: any of them
+            counts = among
         config = self.search.config
         if self.greedy and config.selection == "uct":  # the most visited move, ties to the one tried first
             p = np.zeros_like(counts)
