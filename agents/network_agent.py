@@ -36,9 +36,9 @@ from agents.models import family_agents, family_for_agent, get_family
 from agents.models.evaluator import NetworkEvaluator
 from agents.processes import process_threads
 from agents.search import MCTSAgent, SearchSettings, choose_backend
-from agents.search.exact import safe_phase_zone
 from agents.search.settings import PLAY, default, settings_for
 from baselines.nimstring import nimstring_zone
+from baselines.safe_phase import safe_phase_zone
 from dnb_env.agent import Analysable, Probabilistic, Seedable
 from dnb_env.core import GameState, geometry
 
@@ -122,7 +122,7 @@ def make_network_agent(board, agent: str = "alphazero", checkpoint: str | None =
     show it to lose on boxes, and does not play one it shows to lose (:class:`MCTSAgent`; -1 = auto,
     :func:`baselines.nimstring.nimstring_zone`: 44 on 5x5; 0 = off). ``safe_phase``: with at most this many safe moves
     left the agent plays the safe-phase search's best move (:class:`MCTSAgent`; -1 = auto,
-    :func:`agents.search.exact.safe_phase_zone`: 20 from 6x6 on, off where the Nimstring move plays; 0 = off). The network's forward passes run on the
+    :func:`baselines.safe_phase.safe_phase_zone`: 20 from 6x6 on, off where the Nimstring move plays; 0 = off). The network's forward passes run on the
     threads this process was given (:func:`agents.processes.process_threads`: a tournament's ``threads``, else
     1), not on torch's default of every core."""
     unknown = sorted(set(settings) - set(SEARCH_OPTIONS))

@@ -24,8 +24,12 @@ Decision rules, in order:
    within a game. The exact solver checks that move (within ``nimstring_verify`` nodes, or on a clock the
    time left) and passes over one that wins Nimstring but loses on boxes for the next that wins it
    (:class:`baselines.nimstring.NimstringMove`, which the network agents' search plays by too).
-   Otherwise, or when no safe move wins Nimstring, it plays a safe move that leaves the long-chain parity in
-   its favour (Berlekamp's long chain rule: the first player wants dots + long chains even). With
+   Otherwise, with at most ``safe_phase`` safe moves left, it plays the best move of the safe-phase search
+   (both players draw only safe moves and take boxes until none is left, then play exactly;
+   :class:`baselines.safe_phase.SafePhaseMove`, which the network agents' search plays by too; on a clock
+   within 85% of the time left), the long chain rule's first among ties. Otherwise, or when no safe move wins
+   Nimstring, it plays a safe move that leaves the long-chain parity in its favour (Berlekamp's long chain
+   rule: the first player wants dots + long chains even). With
    ``search_safe`` or fewer it searches (rule 4) with only safe moves allowed while any are left (no early
    sacrifices), so the search reaches the end of the safe-move phase; with ``search_full`` or fewer, every
    move is searched.
@@ -46,6 +50,7 @@ import numpy as np
 from baselines.alphabeta import AlphaBetaAgent
 from baselines.nimstring import (NIMSTRING_EDGES, NIMSTRING_POSITIONS, NIMSTRING_VERIFY, NimstringMove,
                                  safe_groups)
+from baselines.safe_phase import SafePhaseMove, safe_phase_zone
 from baselines.solver import best_solver_moves
 from dnb_env.agent import Seedable, check_state
 from dnb_env.analysis import (
@@ -69,6 +74,8 @@ _RETROGRADE_EDGES = 20
 #: the move it finds gets the rest. At 42 undrawn edges the search rarely finishes within half a second and the
 #: check rarely within any part of one, so the search gets most of it.
 NIMSTRING_CLOCK = 0.85
+#: On a clock, the safe-phase search's share of what is left of the move (rule 3, beyond the Nimstring zone).
+SAFE_PHASE_CLOCK = 0.85
 #: Edges up to which the searches get all of ``search_nodes`` (5x5's 60); larger boards get less in proportion.
 NODES_EDGES = 60
 
@@ -80,10 +87,16 @@ class PRsBoxesAgent(Seedable, MoveTimed):
                  search_nodes: int = 300_000, search_time: float | None = None, search_full: int = 4,
                  board: tuple[int, int] | None = None, solver_nodes: int = MOVE_NODE_LIMIT,
                  nimstring_edges: int = NIMSTRING_EDGES, nimstring_positions: int = NIMSTRING_POSITIONS,
-                 nimstring_verify: int = NIMSTRING_VERIFY):
+                 nimstring_verify: int = NIMSTRING_VERIFY, safe_phase: int = 0):
         self.rng = np.random.default_rng(seed)
         # the Nimstring move of rule 3 (baselines.nimstring: shared with the network agents' search)
         self.nimstring = NimstringMove(nimstring_edges, nimstring_positions, nimstring_verify)
+        # the end of the safe phase (baselines.safe_phase: shared with the network agents' search); -1 is
+        # resolved per board on first use
+        if isinstance(safe_phase, bool) or not isinstance(safe_phase, int) or safe_phase < -1:
+            raise ValueError(f"safe_phase must be -1 (auto), 0 (off) or a number of safe moves, got {safe_phase!r}")
+        self.safe_phase = safe_phase
+        self._safe_phase_moves: dict[int, SafePhaseMove] = {}  # by the board's edges (auto differs by board)
         self.board = board
         if solver_edges < -1:
             raise ValueError(f"solver_edges must be -1 (auto), 0 (off) or a number of undrawn edges, got {solver_edges}")
@@ -113,6 +126,8 @@ class PRsBoxesAgent(Seedable, MoveTimed):
 
     def reset(self) -> None:
         self.nimstring.clear()
+        for finder in self._safe_phase_moves.values():
+            finder.clear()
 
     def set_move_time(self, seconds: float) -> None:
         """Play within ``seconds`` a move (a tournament's time control): each move plans to take
@@ -203,7 +218,21 @@ class PRsBoxesAgent(Seedable, MoveTimed):
             move = self._nimstring_move(state, groups)
             if move is not None:
                 return move
+        left = self._left()
+        found = self._safe_phase_move(state).choose(state, None if left is None else SAFE_PHASE_CLOCK * left)
+        if found is not None:  # the best of the safe-phase search, the long chain rule's first among ties
+            liked = [a for a in found[0] if a in groups[0]]
+            return self._pick(liked or found[0])
         return self._pick(groups[0] or safe)
+
+    def _safe_phase_move(self, state: GameState) -> SafePhaseMove:
+        """The safe-phase search of ``state``'s board (``safe_phase`` resolved for it)."""
+        finder = self._safe_phase_moves.get(state.num_actions)
+        if finder is None:
+            limit = safe_phase_zone(self.safe_phase, state.num_actions)
+            finder = self._safe_phase_moves[state.num_actions] = SafePhaseMove(limit, node_limit=self.solver.node_limit
+                                                                               or MOVE_NODE_LIMIT)
+        return finder
 
     def _nimstring_move(self, state: GameState, groups: list[list[int]]) -> int | None:
         """A move that wins Nimstring for the mover, of the first group that has one, checked by the exact

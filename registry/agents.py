@@ -369,13 +369,17 @@ def _prsboxes(*, board, seed, **options):
             instead)
         nimstring_verify: the exact solver's node budget (on a clock: the time left) to check that a move
             winning Nimstring also keeps a won game won; one it shows to lose is passed over (0: no check)
+        safe_phase: with more than ``search_safe`` and at most this many safe moves left (no Nimstring move
+            found), it plays the best move of the safe-phase search (only safe moves and captures until none
+            is left, then exact play; 2,000,000 positions, on a clock 85% of the time left) (-1 auto: 20 on
+            boards of more than 64 edges, from 6x6 on; 0: off)
     """
     return PRsBoxesAgent(seed=seed, board=board, **options)
 
 
 takes_options(_prsboxes, options_of(PRsBoxesAgent, ("solver_edges", "search_safe", "search_full", "search_depth",
                                                     "search_nodes", "solver_nodes", "nimstring_edges",
-                                                    "nimstring_positions", "nimstring_verify")))
+                                                    "nimstring_positions", "nimstring_verify", "safe_phase")))
 register_agent("prsboxes", _prsboxes)
 
 

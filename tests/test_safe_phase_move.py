@@ -1,6 +1,6 @@
-"""The end of the safe phase in the network agents' search (MCTSAgent ``safe_phase``, ExactRoot): with few safe
-moves left the safe-phase search picks among them, and a root without a safe move is solved exactly however
-many edges are undrawn."""
+"""The end of the safe phase (baselines.safe_phase) in prsboxes and the network agents' search (MCTSAgent
+``safe_phase``, ExactRoot): with few safe moves left the safe-phase search picks among them, and a root without
+a safe move is solved exactly however many edges are undrawn."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 from agents.search import MCTSAgent, SearchSettings
-from agents.search.exact import SAFE_PHASE_MOVES, ExactRoot, safe_phase_zone
+from agents.search.exact import ExactRoot
 from baselines.nimstring import safe_moves
+from baselines.prsboxes import PRsBoxesAgent
+from baselines.safe_phase import SAFE_PHASE_MOVES, SafePhaseMove, safe_phase_zone
 from dnb_env.core import GameState
 from dnb_env.solver import Solver, native_available
 
@@ -83,7 +85,7 @@ def test_the_search_plays_the_safe_phase_winner_over_the_networks_favourite(back
 
 def test_a_tie_goes_to_the_tree_search_among_the_best_moves(monkeypatch):
     # as if 40 and 70 were the best of the safe phase: the tree search picks between them, never the favourite
-    monkeypatch.setattr(ExactRoot, "safe_phase", lambda self, state, positions, seconds=None: ([40, 70], -18))
+    monkeypatch.setattr(SafePhaseMove, "choose", lambda self, state, seconds=None: ([40, 70], -18))
     p = _agent(22, SAFE_PHASE_MOVES).action_probabilities(CONTROL)
     assert p.sum() == pytest.approx(1.0) and set(np.flatnonzero(p)) <= {40, 70}
 
@@ -91,11 +93,11 @@ def test_a_tie_goes_to_the_tree_search_among_the_best_moves(monkeypatch):
 def test_a_search_that_runs_out_is_not_asked_again_until_fewer_safe_moves_are_left(monkeypatch):
     asked = []
 
-    def out_of_budget(self, state, positions, seconds=None):
+    def out_of_budget(self, state, positions, sacrifices=0):
         asked.append(len(safe_moves(state)))
         return None
 
-    monkeypatch.setattr(ExactRoot, "safe_phase", out_of_budget)
+    monkeypatch.setattr(Solver, "safe_phase_values", out_of_budget)
     agent = _agent(22, SAFE_PHASE_MOVES)
     fewer = CONTROL.apply(22)  # four safe moves left for the opponent
     assert len(safe_moves(fewer)) == 4
@@ -120,6 +122,29 @@ def test_a_timed_safe_phase_move_keeps_to_its_share():
     agent = _agent(22, SAFE_PHASE_MOVES)
     agent.set_move_time(0.5)
     assert agent.select_action(CONTROL) == 71  # settled in milliseconds: well within its share
+
+
+def test_the_finder_answers_as_the_solver_and_refuses_bad_options():
+    finder = SafePhaseMove(SAFE_PHASE_MOVES)
+    assert finder.choose(CONTROL) == ([71], 14)
+    assert finder.choose(ENDGAME) is None  # no safe move
+    assert SafePhaseMove(4).choose(CONTROL) is None and SafePhaseMove(0).choose(CONTROL) is None
+    assert SafePhaseMove(SAFE_PHASE_MOVES, positions=1).choose(CONTROL) is None  # out of its budget
+    for bad in (dict(max_safe=-1), dict(max_safe=True), dict(max_safe=3, positions=0), dict(max_safe=3, node_limit=0)):
+        with pytest.raises(ValueError):
+            SafePhaseMove(**bad)
+
+
+def test_prsboxes_plays_the_safe_phase_winner_with_more_safe_moves_than_it_searches():
+    # five safe moves: above a search_safe of 4, within safe_phase; Nimstring does not take 6x6
+    on = PRsBoxesAgent(seed=0, search_safe=4, search_full=0, safe_phase=SAFE_PHASE_MOVES)
+    assert all(on.select_action(CONTROL) == 71 for _ in range(3))
+    off = PRsBoxesAgent(seed=0, search_safe=4, search_full=0, safe_phase=0)  # the long chain rule's moves
+    assert {off.select_action(CONTROL) for _ in range(12)} - {71}
+    on.set_move_time(0.5)
+    assert on.select_action(CONTROL) == 71
+    with pytest.raises(ValueError, match="safe_phase"):
+        PRsBoxesAgent(safe_phase=-2)
 
 
 def test_the_option_and_its_auto_value():

@@ -22,8 +22,8 @@ from agents.search.api import Evaluator, visits_to_policy
 from agents.search.evaluators import move_scope
 from agents.search.exact import final_value
 from agents.search.settings import SearchSettings
+from baselines.safe_phase import SafePhaseMove
 from dnb_env.agent import Analysable, Probabilistic, Seedable
-from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.clock import MeasuredRate, MoveTimed, move_budget
 from dnb_env.core import GameState
 
@@ -53,9 +53,9 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
     a checked win in units of ``"win"``).
 
     ``safe_phase`` (0: off): with no box on offer and 1 to that many safe moves left, the agent asks the
-    safe-phase search (:meth:`agents.search.exact.ExactRoot.safe_phase`: both players draw only safe moves and
+    safe-phase search (:class:`baselines.safe_phase.SafePhaseMove`: both players draw only safe moves and
     take boxes until no safe move is left, then play exactly) for its best moves, within
-    :data:`SAFE_PHASE_SHARE` of what is left of a timed move (else :data:`SAFE_PHASE_POSITIONS` positions). One
+    :data:`SAFE_PHASE_SHARE` of what is left of a timed move (else its budget of positions). One
     best move is played without a tree search (``search_info()``: ``{"safe_phase": True, ...}`` with its
     value); among several the tree search picks in the time left. A search that runs out is not asked again
     in that game until fewer safe moves are left. The exact root zone (``config.solve_root``) holds every
@@ -69,11 +69,9 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
 
         if isinstance(nimstring_edges, bool) or not isinstance(nimstring_edges, int) or nimstring_edges < 0:
             raise ValueError(f"nimstring_edges must be 0 (off) or a number of undrawn edges, got {nimstring_edges!r}")
-        if isinstance(safe_phase, bool) or not isinstance(safe_phase, int) or safe_phase < 0:
-            raise ValueError(f"safe_phase must be 0 (off) or a number of safe moves, got {safe_phase!r}")
         self.nimstring_edges = nimstring_edges
         self.safe_phase = safe_phase
-        self._safe_phase_below = safe_phase + 1  # the safe moves at which a safe-phase search last ran out
+        self.safe_phase_move = SafePhaseMove(safe_phase)  # the end of the safe phase (baselines.safe_phase)
         self.nimstring = None  # the frontier move (baselines.nimstring.NimstringMove), made on first use
         self.rng = np.random.default_rng(seed)
         self.shared_rng = shared_rng
@@ -105,8 +103,6 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
     #: With at most ``safe_phase`` safe moves, the part of what is left of a timed move's budget the safe-phase
     #: search may take; the tree search among its best moves gets the rest when there are several.
     SAFE_PHASE_SHARE = 0.6
-    #: The safe-phase search's budget of positions without a clock.
-    SAFE_PHASE_POSITIONS = 2_000_000
 
     def set_move_time(self, seconds: float) -> None:
         """Search ``seconds`` a move (a tournament's time control) instead of ``simulations``: the search
@@ -198,23 +194,6 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
         return self.nimstring.choose(state, safe_groups(state, safe), self.rng, search_until=search_until,
                                      check_until=check_until)
 
-    def _safe_phase_best(self, state: GameState, deadline: float | None) -> tuple[list[int], int] | None:
-        """The safe-phase search's best moves and value (:meth:`agents.search.exact.ExactRoot.safe_phase`)
-        with no box on offer and 1 to ``safe_phase`` safe moves, fewer than at the last search of this game
-        that ran out of its budget (within :data:`SAFE_PHASE_SHARE` of what is left of a timed move, else
-        :data:`SAFE_PHASE_POSITIONS` positions); None otherwise."""
-        if not self.safe_phase:
-            return None
-        cls = move_classes(state)
-        safe = int(np.count_nonzero(cls == MoveClass.SAFE))
-        if (cls == MoveClass.SCORING).any() or not 1 <= safe <= min(self.safe_phase, self._safe_phase_below - 1):
-            return None
-        seconds = None if deadline is None else self.SAFE_PHASE_SHARE * max(0.0, deadline - self.clock())
-        found = self.search.exact_root.safe_phase(state, self.SAFE_PHASE_POSITIONS, seconds)
-        if found is None:  # out of budget: not again this game until fewer safe moves are left
-            self._safe_phase_below = safe
-        return found
-
     def _collect(self) -> None:
         start = self.clock()
         self.collect_garbage()
@@ -229,7 +208,7 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
 
     def reset(self) -> None:
         self.search.root = None
-        self._safe_phase_below = self.safe_phase + 1
+        self.safe_phase_move.clear()
         if self.nimstring is not None:
             self.nimstring.clear()
 
@@ -255,7 +234,8 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
             if timed:
                 budget = max(0.0, deadline - self.clock())
         best = None
-        found = self._safe_phase_best(state, deadline)
+        share = None if deadline is None else self.SAFE_PHASE_SHARE * max(0.0, deadline - self.clock())
+        found = self.safe_phase_move.choose(state, share)
         if found is not None:
             best = found[0]
             if len(best) == 1:

@@ -7,32 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from agents.search.settings import SearchSettings
-from baselines.nimstring import MAX_EDGES as NIMSTRING_MAX_EDGES
 from dnb_env.analysis import MoveClass, move_classes
 from dnb_env.core import GameState
 from dnb_env.solver import (RETROGRADE_REACH, Solver, SolverBudgetExceeded, SolverTooLarge, beyond_native,
                             native_available)
 
-__all__ = ["ExactRoot", "exact_solver", "final_value", "has_safe_move", "safe_phase_zone", "solve_extra",
-           "SAFE_PHASE_MOVES"]
-
-#: The auto ``safe_phase`` of the network agents (:func:`safe_phase_zone`): safe moves within which the
-#: safe-phase search plays. On 7x7 and 9x9 positions of real games it settles 20 safe moves in well under a
-#: second mostly, and a search that runs out is not asked again until fewer are left.
-SAFE_PHASE_MOVES = 20
-
-
-def safe_phase_zone(setting: int, num_actions: int) -> int:
-    """A ``safe_phase`` option resolved for a board of ``num_actions`` edges: ``-1`` (auto) is
-    :data:`SAFE_PHASE_MOVES` on a board the Nimstring search does not take (over
-    :data:`baselines.nimstring.MAX_EDGES` edges: 6x6 and up, where the Nimstring move does not play) when the
-    C++ extension is built, else 0; other values as given (0 = off). ValueError for anything but an int >= -1."""
-    if isinstance(setting, bool) or not isinstance(setting, int) or setting < -1:
-        raise ValueError(f"safe_phase must be -1 (auto), 0 (off) or a number of safe moves, got {setting!r}")
-    if setting != -1:
-        return setting
-    return SAFE_PHASE_MOVES if num_actions > NIMSTRING_MAX_EDGES and native_available() else 0
-
+__all__ = ["ExactRoot", "exact_solver", "final_value", "has_safe_move", "solve_extra"]
 
 def exact_solver(settings: SearchSettings, node_limit: int) -> Solver:
     """The alpha-beta solver of ``settings``' zones (ImportError without the C++ extension)."""
@@ -76,9 +56,7 @@ class ExactRoot:
     without a safe move left, however many edges are undrawn (the loony endgame: chains and loops, which
     the solver's reductions settle in milliseconds on any board it takes). On a board beyond the alpha-beta
     solver (over 12x12 boxes) the retrograde table solves the root, within :data:`RETROGRADE_REACH` undrawn
-    edges at most. Used by both search backends.
-
-    :meth:`safe_phase` is the root's move at the end of the safe phase, outside the zone."""
+    edges at most. Used by both search backends."""
 
     def __init__(self, config: SearchSettings):
         config.check_resolved()
@@ -97,31 +75,9 @@ class ExactRoot:
             return self._table
         if not cfg.solve_root or (undrawn > cfg.solve_root and has_safe_move(state)):
             return None
-        return self._native()
-
-    def _native(self) -> Solver:
         if self._solver is None:
-            self._solver = exact_solver(self.config, self.config.solve_root_nodes)
+            self._solver = exact_solver(cfg, cfg.solve_root_nodes)
         return self._solver
-
-    def safe_phase(self, state: GameState, positions: int,
-                   seconds: float | None = None) -> tuple[list[int], int] | None:
-        """``(moves, margin)``: the safe (and capturing) moves of best safe-phase value and that value for the
-        mover (:meth:`dnb_env.solver.Solver.safe_phase_values`: both players draw only safe moves and take
-        boxes while any safe move is left, then play exactly); None when ``state`` has no safe move, on a board beyond the alpha-beta solver, or when the search needs more than ``positions``
-        positions, an end of the safe phase more than ``solve_root_nodes`` nodes, or more than ``seconds``."""
-        if beyond_native(state):
-            return None
-        solver = self._native()
-        solver.set_deadline(seconds)
-        try:
-            values = solver.safe_phase_values(state, positions)
-        except (SolverBudgetExceeded, SolverTooLarge):
-            return None
-        if not values:
-            return None
-        best = max(values.values())
-        return sorted(a for a, v in values.items() if v == best), best
 
     def policy(self, state: GameState, seconds: float | None = None) -> tuple[np.ndarray, float] | None:
         """The exact root policy and value of ``state``, or None; ``seconds``: a deadline for the solve
