@@ -231,8 +231,6 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
                 p[choice.move] = 1.0
                 return p
             losing = () if choice is None else choice.losing
-            if timed:
-                budget = max(0.0, deadline - self.clock())
         best = None
         share = None if deadline is None else self.SAFE_PHASE_SHARE * max(0.0, deadline - self.clock())
         found = self.safe_phase_move.choose(state, share)

@@ -7,12 +7,13 @@ from __future__ import annotations
 import numpy as np
 
 from agents.search.settings import SearchSettings
-from dnb_env.analysis import MoveClass, move_classes
+from dnb_env.analysis import safe_moves
 from dnb_env.core import GameState
 from dnb_env.solver import (RETROGRADE_REACH, Solver, SolverBudgetExceeded, SolverTooLarge, beyond_native,
                             native_available)
 
-__all__ = ["ExactRoot", "exact_solver", "final_value", "has_safe_move", "solve_extra"]
+__all__ = ["ExactRoot", "exact_solver", "final_value", "solve_extra"]
+
 
 def exact_solver(settings: SearchSettings, node_limit: int) -> Solver:
     """The alpha-beta solver of ``settings``' zones (ImportError without the C++ extension)."""
@@ -44,11 +45,6 @@ def solve_extra(solver, state: GameState, value: str) -> int | None:
         return None
 
 
-def has_safe_move(state: GameState) -> bool:
-    """Whether ``state`` has a move that gives no box away (:attr:`MoveClass.SAFE`)."""
-    return bool((move_classes(state) == MoveClass.SAFE).any())
-
-
 class ExactRoot:
     """The root policy in the solver zone (``config.solve_root``): uniform over the moves that keep the
     best margin (so also the best result), with the exact value of the position in the search's units;
@@ -73,7 +69,7 @@ class ExactRoot:
             if self._table is None:
                 self._table = Solver(RETROGRADE_REACH, engine="retrograde")
             return self._table
-        if not cfg.solve_root or (undrawn > cfg.solve_root and has_safe_move(state)):
+        if not cfg.solve_root or (undrawn > cfg.solve_root and safe_moves(state)):
             return None
         if self._solver is None:
             self._solver = exact_solver(cfg, cfg.solve_root_nodes)
