@@ -13,6 +13,7 @@ from agents.search import MCTSAgent, SearchSettings
 from baselines.nimstring import (NimstringChoice, NimstringMove, nimstring_zone, safe_groups, safe_moves)
 from dnb_env.core import GameState
 from dnb_env.solver import Solver, native_available
+from evaluators import FavouriteEvaluator
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the Nimstring search is in the C++ extension")
 
@@ -128,19 +129,6 @@ def test_the_zone_and_bad_values():
 
 
 # ---------------------------------------------------------------- the network agents' search
-
-class FavouriteEvaluator:
-    """Priors of 0.9 on one move (spread evenly over the rest), value 0: a network with a favourite."""
-
-    def __init__(self, favourite: int):
-        self.favourite = favourite
-
-    def evaluate(self, states):
-        A = states[0].num_actions
-        priors = np.full((len(states), A), 0.1 / (A - 1))
-        priors[:, self.favourite] = 0.9
-        return priors, np.zeros(len(states))
-
 
 def _agent(favourite: int, nimstring_edges: int, backend: str = "python") -> MCTSAgent:
     settings = SearchSettings(simulations=32, solve_leaf=0, solve_root=0)

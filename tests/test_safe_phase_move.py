@@ -14,6 +14,7 @@ from baselines.prsboxes import PRsBoxesAgent
 from baselines.safe_phase import SAFE_PHASE_MOVES, SafePhaseMove, safe_phase_zone
 from dnb_env.core import GameState
 from dnb_env.solver import Solver, native_available
+from evaluators import FavouriteEvaluator
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the safe-phase search is in the C++ extension")
 
@@ -34,19 +35,6 @@ def test_the_positions_are_what_the_comment_says():
     for s, undrawn in ((CONTROL, 48), (ENDGAME, 44)):
         assert s.num_actions - s.edges.bit_count() == undrawn > ROOT_ZONE
     assert not safe_moves(ENDGAME) and not ENDGAME.is_terminal()
-
-
-class FavouriteEvaluator:
-    """Priors of 0.9 on one move (spread evenly over the rest), value 0: a network with a favourite."""
-
-    def __init__(self, favourite: int):
-        self.favourite = favourite
-
-    def evaluate(self, states):
-        A = states[0].num_actions
-        priors = np.full((len(states), A), 0.1 / (A - 1))
-        priors[:, self.favourite] = 0.9
-        return priors, np.zeros(len(states))
 
 
 def _agent(favourite: int, safe_phase: int, backend: str = "python", solve_root: int = ROOT_ZONE) -> MCTSAgent:
