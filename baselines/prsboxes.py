@@ -87,7 +87,7 @@ class PRsBoxesAgent(Seedable, MoveTimed):
                  search_nodes: int = 300_000, search_time: float | None = None, search_full: int = 4,
                  board: tuple[int, int] | None = None, solver_nodes: int = MOVE_NODE_LIMIT,
                  nimstring_edges: int = NIMSTRING_EDGES, nimstring_positions: int = NIMSTRING_POSITIONS,
-                 nimstring_verify: int = NIMSTRING_VERIFY, safe_phase: int = 0):
+                 nimstring_verify: int = NIMSTRING_VERIFY, safe_phase: int = -1):
         self.rng = np.random.default_rng(seed)
         # the Nimstring move of rule 3 (baselines.nimstring: shared with the network agents' search)
         self.nimstring = NimstringMove(nimstring_edges, nimstring_positions, nimstring_verify)

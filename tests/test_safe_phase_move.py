@@ -133,6 +133,9 @@ def test_prsboxes_plays_the_safe_phase_winner_with_more_safe_moves_than_it_searc
     assert on.select_action(CONTROL) == 71
     with pytest.raises(ValueError, match="safe_phase"):
         PRsBoxesAgent(safe_phase=-2)
+    auto = PRsBoxesAgent(seed=0, search_safe=4, search_full=0)  # the default: auto, 20 on 6x6
+    assert auto.select_action(CONTROL) == 71 and auto._safe_phase_move(CONTROL).max_safe == SAFE_PHASE_MOVES
+    assert auto._safe_phase_move(GameState.new(5, 5)).max_safe == 0  # 5x5: the Nimstring move's board
 
 
 def test_the_option_and_its_auto_value():
