@@ -50,7 +50,7 @@ import numpy as np
 from baselines.alphabeta import AlphaBetaAgent
 from baselines.nimstring import (NIMSTRING_EDGES, NIMSTRING_POSITIONS, NIMSTRING_VERIFY, NimstringMove,
                                  safe_groups)
-from baselines.safe_phase import SafePhaseMove, safe_phase_zone
+from baselines.safe_phase import SafePhaseMove, check_safe_phase, safe_phase_zone
 from baselines.solver import best_solver_moves
 from dnb_env.agent import Seedable, check_state
 from dnb_env.analysis import (
@@ -93,9 +93,7 @@ class PRsBoxesAgent(Seedable, MoveTimed):
         self.nimstring = NimstringMove(nimstring_edges, nimstring_positions, nimstring_verify)
         # the end of the safe phase (baselines.safe_phase: shared with the network agents' search); -1 is
         # resolved per board on first use
-        if isinstance(safe_phase, bool) or not isinstance(safe_phase, int) or safe_phase < -1:
-            raise ValueError(f"safe_phase must be -1 (auto), 0 (off) or a number of safe moves, got {safe_phase!r}")
-        self.safe_phase = safe_phase
+        self.safe_phase = check_safe_phase(safe_phase)
         self._safe_phase_moves: dict[int, SafePhaseMove] = {}  # by the board's edges (auto differs by board)
         self.board = board
         if solver_edges < -1:

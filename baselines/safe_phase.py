@@ -26,7 +26,7 @@ from dnb_env.core import GameState
 from dnb_env.solver import (MOVE_NODE_LIMIT, Solver, SolverBudgetExceeded, SolverTooLarge, beyond_native,
                             native_available)
 
-__all__ = ["SafePhaseMove", "SAFE_PHASE_MOVES", "SAFE_PHASE_POSITIONS", "safe_phase_zone"]
+__all__ = ["SafePhaseMove", "SAFE_PHASE_MOVES", "SAFE_PHASE_POSITIONS", "check_safe_phase", "safe_phase_zone"]
 
 #: The auto ``safe_phase`` (:func:`safe_phase_zone`): safe moves within which the safe-phase search plays. In
 #: positions of real 7x7 games it settles up to 18 safe moves in hundredths of a second, 19-20 in tenths.
@@ -35,14 +35,20 @@ SAFE_PHASE_MOVES = 20
 SAFE_PHASE_POSITIONS = 2_000_000
 
 
+def check_safe_phase(setting: int) -> int:
+    """``setting`` when it is a ``safe_phase`` option (-1 auto, 0 off, or a number of safe moves), else
+    ValueError."""
+    if isinstance(setting, bool) or not isinstance(setting, int) or setting < -1:
+        raise ValueError(f"safe_phase must be -1 (auto), 0 (off) or a number of safe moves, got {setting!r}")
+    return setting
+
+
 def safe_phase_zone(setting: int, num_actions: int) -> int:
     """A ``safe_phase`` option resolved for a board of ``num_actions`` edges: ``-1`` (auto) is
     :data:`SAFE_PHASE_MOVES` on a board the Nimstring search does not take (over
     :data:`baselines.nimstring.MAX_EDGES` edges: 6x6 and up, where no Nimstring move plays) when the C++
     extension is built, else 0; other values as given (0 = off). ValueError for anything but an int >= -1."""
-    if isinstance(setting, bool) or not isinstance(setting, int) or setting < -1:
-        raise ValueError(f"safe_phase must be -1 (auto), 0 (off) or a number of safe moves, got {setting!r}")
-    if setting != -1:
+    if check_safe_phase(setting) != -1:
         return setting
     return SAFE_PHASE_MOVES if num_actions > NIMSTRING_MAX_EDGES and native_available() else 0
 

@@ -537,7 +537,7 @@ def _network_factory(agent: str):
 
     # the options as before: checkpoint, the search's simulations, c_puct, prune, then device, symmetrize,
     # search, then the solver's zones and budget (their defaults from the one settings type), then the
-    # Nimstring zone
+    # Nimstring zone and the safe phase
     first, last = (option_parameters(names, PLAY) for names in _NETWORK_SEARCH_OPTIONS)
     takes_options(factory, "checkpoint", first, "device", "symmetrize", "search", last, "nimstring_edges",
                   "safe_phase")

@@ -70,7 +70,6 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
         if isinstance(nimstring_edges, bool) or not isinstance(nimstring_edges, int) or nimstring_edges < 0:
             raise ValueError(f"nimstring_edges must be 0 (off) or a number of undrawn edges, got {nimstring_edges!r}")
         self.nimstring_edges = nimstring_edges
-        self.safe_phase = safe_phase
         self.safe_phase_move = SafePhaseMove(safe_phase)  # the end of the safe phase (baselines.safe_phase)
         self.nimstring = None  # the frontier move (baselines.nimstring.NimstringMove), made on first use
         self.rng = np.random.default_rng(seed)
@@ -85,6 +84,11 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
         self._collect_seconds: float | None = None  # how long the last of those collections took
         self.round_rate = MeasuredRate()  # simulations a second of the timed rounds (round sizes on a clock)
         self._info: dict = {}  # the last move's search, for search_info
+
+    @property
+    def safe_phase(self) -> int:
+        """The most safe moves left at which the safe-phase search plays (0: off)."""
+        return self.safe_phase_move.max_safe
 
     def prepare(self, state: GameState) -> None:
         """Before a game's clock starts (the arena asks every agent that has this): the evaluator's one-off
