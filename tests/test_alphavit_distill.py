@@ -126,3 +126,56 @@ def test_a_tiny_run_writes_weights_that_play_an_unseen_board(tmp_path):
     agent = agent_from_spec(f"alphavit:checkpoint={tmp_path / 'fit' / 'weights.pt'},simulations=0", "3x3", seed=0)
     s = GameState.new("3x3")
     assert s.is_legal(agent.select_action(s))
+
+
+def _teacher_set(tmp_path, name: str, seed: int) -> str:
+    from agents.training.teacher import TeachConfig, generate
+    from registry.specs import agent_from_spec
+
+    folder = str(tmp_path / name)
+    generate(TeachConfig(board="2x2", undrawn_min=3, undrawn_max=7, margin_max=7, positions=12, shard_size=12,
+                         per_game=3, players=("greedy", "random"), seed=seed), folder, agent_from_spec, progress=False)
+    return folder
+
+
+def test_solver_labelled_rows_target_the_best_moves_and_leave_the_evaluation_positions_out(tmp_path):
+    from agents.training.dataset import TeacherData
+    from agents.training.evaluation import EVAL_SEED_OFFSET, labelled_positions
+    from dnb_env.solver import Solver
+
+    folder = _teacher_set(tmp_path, "teach", 1)
+    samples, dropped = distill.load_teacher(folder)
+    s = samples["2x2"]
+    assert dropped == {"2x2": 0} and len(s) == len(TeacherData.load(folder))
+    solver = Solver()
+    for state, pi, z in zip(s.states(), s.pi, s.z):
+        values = solver.move_values(state)                    # the margin of the rest of the game, per move
+        best = max(values.values())
+        assert {a for a in range(len(pi)) if pi[a] > 0} == {a for a, v in values.items() if v == best}
+        lead = state.scores[state.current_player] - state.scores[1 - state.current_player]
+        assert z == pytest.approx((lead + best) / 4)
+    assert len(distill.load_teacher(folder, positions=5)[0]["2x2"]) == 5
+    # the positions the accuracy benchmark scores on 2x2 are left out when asked
+    scored = {q.state.edges for q in labelled_positions("2x2", 40, seed=EVAL_SEED_OFFSET)}
+    overlap = sum(st.edges in scored for st in s.states())
+    kept, dropped = distill.load_teacher(folder, exclude_eval=40)
+    assert overlap > 0 and dropped == {"2x2": overlap} and len(kept["2x2"]) == len(s) - overlap
+    assert not any(st.edges in scored for st in kept["2x2"].states())
+    with pytest.raises(ValueError, match="twice"):
+        distill.load_teacher(f"{folder},{folder}")
+
+
+def test_a_fit_mixes_in_the_teacher_rows_and_reports_their_optimal_share(tmp_path):
+    pytest.importorskip("torch")
+    data = str(tmp_path / "d.npz")
+    distill.make_data(distill.DataConfig(boards="2x2:2", rounds=1, explore=0.0), data, echo=lambda *_: None)
+    teach, held = _teacher_set(tmp_path, "teach", 1), _teacher_set(tmp_path, "held", 2)
+    config = distill.FitConfig(data=data, steps=2, batch=4, eval_every=1, held=0.0, teacher=teach, teacher_share=1.0,
+                               teacher_held=held, exclude_eval=0)
+    rows = distill.fit(config, str(tmp_path / "fit"), echo=lambda *_: None)
+    assert [r["step"] for r in rows] == [0, 1, 2]
+    assert all(r["teacher_held"]["2x2"]["n"] == 12 and 0 <= r["teacher_held"]["2x2"]["optimal"] <= 1 for r in rows)
+    with pytest.raises(ValueError, match="teacher_share"):
+        distill.FitConfig(data=data, teacher=teach)              # datasets but no share of the steps
+    with pytest.raises(ValueError, match="teacher_share"):
+        distill.FitConfig(data=data, teacher_share=0.5)          # a share but no datasets

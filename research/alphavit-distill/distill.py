@@ -33,6 +33,12 @@ it writes ``weights.pt`` (a playing checkpoint: ``alphavit:checkpoint=.../weight
 ``weights-STEP.pt``) and a line of
 ``metrics.jsonl``: per board the held-out share of positions where the raw policy's move is prsboxes' move
 (``agree``) and the value's mean squared error (``value_mse``); step 0 is the starting network.
+
+``--teacher A,B`` mixes in positions labelled by the exact solver (``dnb teach`` datasets, any boards:
+:func:`load_teacher`; the policy target spread over the best moves, the value the margin of best play), drawn
+by ``--teacher-share`` of the steps; the positions that ``benchmarks/checkpoint_accuracy.py`` scores are left
+out of them (``--exclude-eval``). ``--teacher-held`` datasets are scored at every evaluation (``optimal``: the
+share of their positions where the raw policy's move is a best move).
 """
 
 import argparse
@@ -261,6 +267,60 @@ def held_report(net, held: dict, encoder: str) -> dict:
     return out
 
 
+def load_teacher(folders: str, positions: int = 0, exclude_eval: int = 0) -> tuple[dict, dict]:
+    """``(samples, dropped)`` per board: the rows of the solver-labelled ``dnb teach`` datasets ``folders``
+    (comma-separated; the first ``positions`` rows of each, 0: all) as training samples in the margin unit
+    (:func:`agents.training.dataset.to_samples`: policy uniform over the best moves, value the margin of best
+    play), rows without a known margin left out. With ``exclude_eval`` every row whose drawn edges are those of
+    one of the first ``exclude_eval`` positions that ``benchmarks/checkpoint_accuracy.py`` scores on that board
+    (``labelled_positions(board, exclude_eval, seed=EVAL_SEED_OFFSET)``) is left out too; ``dropped`` counts
+    them per board."""
+    from agents.training.dataset import TeacherData, to_samples
+    from agents.training.evaluation import EVAL_SEED_OFFSET, labelled_positions
+
+    names = [f.strip() for f in folders.split(",") if f.strip()]
+    if len(set(map(os.path.abspath, names))) != len(names):
+        raise ValueError(f"a teacher dataset is given twice: {folders!r}")
+    samples: dict = {}
+    for folder in names:
+        data = TeacherData.load(folder)
+        if positions:
+            data = data.take(np.arange(min(positions, len(data))))
+        s, known = to_samples(data, "margin")
+        s = s.take(np.flatnonzero(known))
+        b = s.board
+        samples[b] = samples[b].concat(s) if b in samples else s
+    dropped = {}
+    for b, s in samples.items():
+        dropped[b] = 0
+        if exclude_eval:
+            seen = {q.state.edges for q in labelled_positions(b, exclude_eval, seed=EVAL_SEED_OFFSET)}
+            keep = np.array([int.from_bytes(row.tobytes(), "little") not in seen for row in s.edges], bool)
+            dropped[b] = int((~keep).sum())
+            samples[b] = s.take(np.flatnonzero(keep))
+    return samples, dropped
+
+
+def teacher_report(net, held: dict, encoder: str) -> dict:
+    """Per board of solver-labelled ``held`` samples: ``optimal`` (share of positions where the raw policy's
+    most probable legal move is one of the best moves), with ``n``."""
+    import torch
+
+    from dnb_env.observations import encode_batch
+
+    out = {}
+    net.eval()
+    for b, s in held.items():
+        with torch.no_grad():
+            res = net(torch.from_numpy(encode_batch(encoder, s.states())))
+        drawn = np.unpackbits(s.edges, axis=1, bitorder="little")[:, :s.pi.shape[1]].astype(bool)
+        logits = res["policy_logits"].numpy().copy()
+        logits[drawn] = -np.inf
+        best = s.pi[np.arange(len(s)), logits.argmax(axis=1)] > 0
+        out[b] = {"n": len(s), "optimal": round(float(best.mean()), 4)}
+    return out
+
+
 @dataclass(frozen=True)
 class FitConfig:
     data: str
@@ -272,10 +332,19 @@ class FitConfig:
     held: float = 0.1
     eval_every: int = 100
     seed: int = 0
+    teacher: str = ""
+    teacher_positions: int = 0
+    teacher_share: float = 0.0
+    teacher_held: str = ""
+    exclude_eval: int = 200
 
     def __post_init__(self):
         if self.steps < 1 or self.batch < 1 or self.eval_every < 1 or not self.lr > 0 or not 0 <= self.held < 1:
             raise ValueError("steps, batch and eval_every must be >= 1, lr > 0 and held in [0, 1)")
+        if not 0 <= self.teacher_share <= 1 or (self.teacher_share > 0) != bool(self.teacher):
+            raise ValueError("teacher_share must be in [0, 1], above 0 exactly when teacher datasets are given")
+        if self.teacher_positions < 0 or self.exclude_eval < 0:
+            raise ValueError("teacher_positions and exclude_eval must be >= 0")
 
 
 def fit(config: FitConfig, out: str, echo=print) -> list[dict]:
@@ -298,12 +367,25 @@ def fit(config: FitConfig, out: str, echo=print) -> list[dict]:
         net = build_model(make_model_config("alphavit", preset="cpu", board=max(samples, key=lambda b: len(samples[b]))))
     encoder = net.config.encoder
     replays = BoardReplays({b: Replay(s) for b, s in train.items() if len(s)})
+    teacher = teacher_held = None
+    if config.teacher:
+        rows_t, dropped = load_teacher(config.teacher, config.teacher_positions, config.exclude_eval)
+        teacher = BoardReplays({b: Replay(s) for b, s in rows_t.items()})
+        echo(json.dumps({"teacher": {b: len(s) for b, s in rows_t.items()}, "left out as evaluation positions": dropped}))
+    if config.teacher_held:
+        teacher_held, _ = load_teacher(config.teacher_held)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.l2)
     loss_cfg = LossConfig()
     os.makedirs(out, exist_ok=True)
     atomic_write(os.path.join(out, "config.json"), json.dumps(asdict(config), indent=1))
     rng = np.random.default_rng(config.seed)
-    rows = [{"step": 0, "held": held_report(net, held, encoder)}]
+    def report() -> dict:
+        row = {"held": held_report(net, held, encoder)}
+        if teacher_held:
+            row["teacher_held"] = teacher_report(net, teacher_held, encoder)
+        return row
+
+    rows = [{"step": 0, **report()}]
     echo(json.dumps(rows[0]))
     totals: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -311,7 +393,8 @@ def fit(config: FitConfig, out: str, echo=print) -> list[dict]:
         for group in optimizer.param_groups:
             group["lr"] = config.lr * (0.05 + 0.95 * 0.5 * (1 + np.cos(np.pi * (step - 1) / config.steps)))
         net.train()
-        board, arrays = replays.draw(rng, config.batch, 0, 1.0, encoder, 0.0, True)
+        source = teacher if teacher is not None and rng.random() < config.teacher_share else replays
+        board, arrays = source.draw(rng, config.batch, 0, 1.0, encoder, 0.0, True)
         batch = {k: torch.from_numpy(v) for k, v in arrays.items()}
         loss, parts = total_loss(net(batch["planes"]), batch, loss_cfg, board)
         optimizer.zero_grad()
@@ -322,7 +405,7 @@ def fit(config: FitConfig, out: str, echo=print) -> list[dict]:
         if step % config.eval_every == 0 or step == config.steps:
             n = step - rows[-1]["step"]
             row = {"step": step, "seconds": round(time.perf_counter() - t0, 1),
-                   **{k: round(v / n, 4) for k, v in totals.items()}, "held": held_report(net, held, encoder)}
+                   **{k: round(v / n, 4) for k, v in totals.items()}, **report()}
             totals = {}
             save_checkpoint(os.path.join(out, "weights.pt"), net, extra={"distill": asdict(config), "step": step})
             shutil.copyfile(os.path.join(out, "weights.pt"), os.path.join(out, f"weights-{step}.pt"))
@@ -342,7 +425,7 @@ def main(argv=None) -> int:
     t = sub.add_parser("fit", help="train alphavit on a data file")
     t.add_argument("--out", required=True)
     for f in FitConfig.__dataclass_fields__.values():
-        t.add_argument("--" + f.name.replace("_", "-"), type=str if f.name in ("data", "init") else type(f.default),
+        t.add_argument("--" + f.name.replace("_", "-"), type=str if f.name in ("data", "init", "teacher", "teacher_held") else type(f.default),
                        default=None if f.name == "data" else f.default, required=f.name == "data")
     args = vars(ap.parse_args(argv))
     command, out = args.pop("command"), args.pop("out")
