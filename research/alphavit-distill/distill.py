@@ -301,22 +301,16 @@ def load_teacher(folders: str, positions: int = 0, exclude_eval: int = 0) -> tup
     return samples, dropped
 
 
-def teacher_report(net, held: dict, encoder: str) -> dict:
+def teacher_report(net, held: dict) -> dict:
     """Per board of solver-labelled ``held`` samples: ``optimal`` (share of positions where the raw policy's
-    most probable legal move is one of the best moves), with ``n``."""
-    import torch
+    most probable legal move, :func:`agents.training.evaluation.policy_moves`, is one of the best moves), with
+    ``n``."""
+    from agents.training.evaluation import policy_moves
 
-    from dnb_env.observations import encode_batch
-
-    out = {}
     net.eval()
+    out = {}
     for b, s in held.items():
-        with torch.no_grad():
-            res = net(torch.from_numpy(encode_batch(encoder, s.states())))
-        drawn = np.unpackbits(s.edges, axis=1, bitorder="little")[:, :s.pi.shape[1]].astype(bool)
-        logits = res["policy_logits"].numpy().copy()
-        logits[drawn] = -np.inf
-        best = s.pi[np.arange(len(s)), logits.argmax(axis=1)] > 0
+        best = s.pi[np.arange(len(s)), policy_moves(net, s.states())] > 0
         out[b] = {"n": len(s), "optimal": round(float(best.mean()), 4)}
     return out
 
@@ -379,10 +373,11 @@ def fit(config: FitConfig, out: str, echo=print) -> list[dict]:
     os.makedirs(out, exist_ok=True)
     atomic_write(os.path.join(out, "config.json"), json.dumps(asdict(config), indent=1))
     rng = np.random.default_rng(config.seed)
+
     def report() -> dict:
         row = {"held": held_report(net, held, encoder)}
         if teacher_held:
-            row["teacher_held"] = teacher_report(net, teacher_held, encoder)
+            row["teacher_held"] = teacher_report(net, teacher_held)
         return row
 
     rows = [{"step": 0, **report()}]
