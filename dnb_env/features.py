@@ -368,10 +368,14 @@ def nimstring_value(state: GameState, positions: int = NIMSTRING_POSITIONS,
     if not _nim_searched(state, positions, max_undrawn):
         return None
     _, edges = _canonical_edges(state.rows, state.cols, state.edges)
-    if _nim_in_cpp(state):
+    route = _nim_route(state)
+    if route == "board":
         table = _TABLE.get()
         search = table.search(state.rows, state.cols) if table is not None else _nimstring(state.rows, state.cols)
         return search.value(edges, positions, keep=table is not None)
+    if route == "graph":
+        undrawn, coins = _undrawn_graph(state.rows, state.cols, edges)
+        return native._require().Nimstring.of_graph(coins, len(undrawn)).value(0, positions)
     return _NimstringReference(state.rows, state.cols, positions).position(edges)
 
 
@@ -385,12 +389,12 @@ def nimstring_move_wins(state: GameState, positions: int = NIMSTRING_POSITIONS,
     if not _nim_searched(state, positions, max_undrawn) or state.is_terminal():
         return None
     perm, edges = _canonical_edges(state.rows, state.cols, state.edges)
-    in_cpp = _nim_in_cpp(state)
+    route = _nim_route(state)
     table = _TABLE.get()
-    if in_cpp and table is not None:  # inside nimstring_table(): its table, and its own answers
+    if route == "board" and table is not None:  # inside nimstring_table(): its table, and its own answers
         found = table.move_wins(state.rows, state.cols, edges, positions)
     else:
-        found = _nim_moves(state.rows, state.cols, edges, positions, in_cpp)
+        found = _nim_moves(state.rows, state.cols, edges, positions, route)
     if found is None:
         return None
     wins, undrawn = found
@@ -402,11 +406,15 @@ def nimstring_move_wins(state: GameState, positions: int = NIMSTRING_POSITIONS,
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _nim_moves(rows: int, cols: int, edges: int, positions: int, in_cpp: bool) -> tuple[int, int] | None:
+def _nim_moves(rows: int, cols: int, edges: int, positions: int, route: str) -> tuple[int, int] | None:
     # (winning moves, undrawn edges) as bitmasks of the canonical image ``edges``: an answer depends on these
     # arguments only, so a position met again (a transposition, another network) is not searched again
-    if in_cpp:
+    if route == "board":
         return _nim_found(_nimstring(rows, cols).move_wins(edges, positions))
+    if route == "graph":
+        undrawn, coins = _undrawn_graph(rows, cols, edges)
+        found = native._require().Nimstring.of_graph(coins, len(undrawn)).move_wins(0, positions)
+        return _nim_found(None if found is None else {undrawn[i]: w for i, w in found.items()})
     return _nim_found(_NimstringReference(rows, cols, positions).move_wins(edges))
 
 
@@ -483,8 +491,27 @@ def _nim_searched(state: GameState, positions, max_undrawn: int | None) -> bool:
     return max_undrawn is None or state.num_actions - state.edges.bit_count() <= max_undrawn
 
 
-def _nim_in_cpp(state: GameState) -> bool:
-    return native.handles(None, state.geometry) and state.num_actions <= 64
+def _nim_route(state: GameState) -> str:
+    """Where the Nimstring search of ``state`` runs: ``"board"`` (the native search of its board, at most 64
+    edges), ``"graph"`` (the native search of the graph of its undrawn edges: a larger board with at most 64
+    undrawn) or ``"python"`` (the reference: the Python backend, or more than 64 undrawn edges). The answers
+    are the same; the native searches are some hundred times faster."""
+    if native.backend() != "native":
+        return "python"
+    if state.num_actions <= 64 and native.handles(None, state.geometry):
+        return "board"
+    return "graph" if state.num_actions - state.edges.bit_count() <= 64 else "python"
+
+
+def _undrawn_graph(rows: int, cols: int, edges: int) -> tuple[list[int], list[list[int]]]:
+    """The strings-and-coins graph of the undrawn edges of the position ``edges``: the undrawn edges in
+    order (string i is edge ``undrawn[i]``), and each box with an undrawn side as the list of its undrawn
+    sides (a box's drawn sides and its full neighbours play no part in Nimstring)."""
+    g = geometry(rows, cols)
+    undrawn = [a for a in range(g.num_actions) if not edges >> a & 1]
+    index = {a: i for i, a in enumerate(undrawn)}
+    coins = [[index[a] for a in sides if a in index] for sides in g.box_sides]
+    return undrawn, [c for c in coins if c]
 
 
 def _nimstring(rows: int, cols: int):

@@ -242,6 +242,58 @@ def test_native_search_matches_the_python_reference():
 
 
 @needs_native
+def test_larger_boards_search_the_graph_of_their_undrawn_edges_in_cpp_with_the_references_answers():
+    # 6x6 and 7x7 have more than 64 edges: a position with at most 64 undrawn is searched natively as the
+    # strings-and-coins graph of its undrawn edges; it must give the Python reference's answers
+    rng = random.Random(7)
+    seen = set()
+    for board, lo, hi in [("6x6", 28, 38), ("7x7", 28, 36)]:
+        for _ in range(12):
+            s = realistic_position(board, rng.randint(lo, hi), rng)
+            assert features._nim_route(s) == "graph"
+            ref = reference(s.rows, s.cols, 400_000)
+            want = ref.position(s.edges)
+            if want is None:
+                continue
+            assert nimstring_value(s) == want, (board, s.edges)
+            seen.add(want if want in (0, LOONY) else 1)
+            moves = nimstring_move_wins(s)
+            assert {a: bool(w) for a, w in enumerate(moves) if not np.isnan(w)} == ref.move_wins(s.edges)
+    assert seen >= {0, 1}, seen
+
+
+@needs_native
+def test_the_graph_of_a_5x5_position_gives_the_board_searchs_answers():
+    from dnb_env import _native
+    rng = random.Random(6)
+    for _ in range(20):
+        s = realistic_position("5x5", rng.randint(20, 34), rng)
+        undrawn, coins = features._undrawn_graph(5, 5, s.edges)
+        graph = _native.Nimstring.of_graph(coins, len(undrawn))
+        board = _native.Nimstring(5, 5)
+        assert graph.value(0, 10 ** 6) == board.value(s.edges, 10 ** 6)
+        by_edge = {undrawn[i]: w for i, w in graph.move_wins(0, 10 ** 6).items()}
+        assert by_edge == board.move_wins(s.edges, 10 ** 6)
+        drawn = 1 << 0  # a drawn string is a drawn edge: the graph with string 0 drawn is the child
+        assert graph.value(drawn, 10 ** 6) == board.value(s.edges | 1 << undrawn[0], 10 ** 6)
+
+
+@needs_native
+def test_a_bad_graph_is_refused():
+    from dnb_env import _native
+    for coins, n, match in [([[0, 1, 2, 3, 4]], 5, "1 to 4"), ([[]], 1, "1 to 4"), ([[0], [0], [0]], 1, "two coins"),
+                            ([[0]], 2, "joins no coin"), ([[0, 0]], 1, "once"), ([[7]], 2, "once"),
+                            ([[0]], 65, "1 to 64"), ([[0]], 0, "1 to 64")]:
+        with pytest.raises(ValueError, match=match):
+            _native.Nimstring.of_graph(coins, n)
+    graph = _native.Nimstring.of_graph([[0, 1, 2, 3]], 4)  # one box alone: its first side wins Nimstring
+    assert (graph.rows, graph.cols, graph.num_edges) == (None, None, 4)
+    assert graph.value(0, 100) == 1 and graph.move_wins(0, 100) == {0: True, 1: True, 2: True, 3: True}
+    with pytest.raises(ValueError, match="beyond the 4 strings"):
+        graph.value(1 << 4, 100)
+
+
+@needs_native
 def test_values_are_the_same_in_every_orientation():
     rng = random.Random(3)
     for _ in range(10):

@@ -14,7 +14,8 @@
 //  * any other box the mover can take is taken: the value of the position is the value after it.
 // Both are checked against a plain search of the game with neither rule in tests/test_nimstring.py.
 //
-// Positions are undrawn-edge masks of one 64-bit word: boards of at most 64 edges (5x5 has 60).
+// Positions are undrawn-edge masks of one 64-bit word: boards of at most 64 edges (5x5 has 60), or any
+// strings-and-coins graph of at most 64 strings, such as the undrawn part of a larger board's position.
 #pragma once
 
 #include <algorithm>
@@ -118,7 +119,8 @@ class Memo {
 
 class Nimstring {
  public:
-  // box_sides: the four edges of each box; edge_boxes: the one or two boxes beside each edge (-1 pads).
+  // box_sides: the four edges of each box (-1 pads: a coin of a strings-and-coins graph may have fewer);
+  // edge_boxes: the one or two boxes beside each edge (-1 pads: the outside).
   Nimstring(const std::vector<std::array<int16_t, 4>>& box_sides,
             const std::vector<std::array<int16_t, 2>>& edge_boxes, size_t max_entries = size_t(1) << 24,
             bool reductions = true, bool forms = true)
@@ -127,7 +129,8 @@ class Nimstring {
         reductions_(reductions) {
     box_mask_.assign(num_boxes_, 0);
     for (int b = 0; b < num_boxes_; ++b)
-      for (int e : box_sides[b]) box_mask_[b] |= uint64_t(1) << e;
+      for (int e : box_sides[b])
+        if (e >= 0) box_mask_[b] |= uint64_t(1) << e;  // -1 pads a box of fewer sides (a graph's coin)
     for (int e = 0; e < num_edges_; ++e) edge_boxes_.push_back({edge_boxes[e][0], edge_boxes[e][1]});
     // the border sides of one box are the same move in Nimstring (each joins that box to the outside):
     // with the reductions a border side is searched only while no lower border side of its box is undrawn

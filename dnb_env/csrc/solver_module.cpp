@@ -290,14 +290,58 @@ py::dict verify_rules(int rows, int cols, uint32_t rules, bool drop_double_deal)
   return d;
 }
 
-// Nimstring values (nimstring.hpp) of one board size; each call searches afresh unless told to keep the table.
+// A strings-and-coins graph of at most 64 strings in nimstring.hpp's form: each coin's strings (-1 pads),
+// each string's one or two coins (-1: the outside).
+struct NimGraph {
+  std::vector<std::array<int16_t, 4>> box_sides;
+  std::vector<std::array<int16_t, 2>> edge_boxes;
+};
+
+// The graph of coins `box_sides` (each a list of 1 to 4 of the strings 0..num_edges-1) over `num_edges`
+// strings, each string on one coin (its other end the outside) or two; ValueError otherwise.
+NimGraph nim_graph(const std::vector<std::vector<int>>& box_sides, int num_edges) {
+  if (num_edges < 1 || num_edges > 64) {
+    throw py::value_error("a Nimstring graph has 1 to 64 strings, got " + std::to_string(num_edges));
+  }
+  NimGraph g;
+  g.edge_boxes.assign(size_t(num_edges), {int16_t(-1), int16_t(-1)});
+  for (size_t b = 0; b < box_sides.size(); ++b) {
+    const auto& sides = box_sides[b];
+    if (sides.empty() || sides.size() > 4) {
+      throw py::value_error("coin " + std::to_string(b) + " has " + std::to_string(sides.size()) +
+                            " strings; a coin has 1 to 4");
+    }
+    std::array<int16_t, 4> row{-1, -1, -1, -1};
+    for (size_t k = 0; k < sides.size(); ++k) {
+      const int e = sides[k];
+      if (e < 0 || e >= num_edges || std::count(sides.begin(), sides.begin() + k, e)) {
+        throw py::value_error("coin " + std::to_string(b) + " names string " + std::to_string(e) +
+                              ", not one of 0.." + std::to_string(num_edges - 1) + " once");
+      }
+      auto& ends = g.edge_boxes[size_t(e)];
+      if (ends[1] >= 0) throw py::value_error("string " + std::to_string(e) + " joins more than two coins");
+      ends[ends[0] >= 0 ? 1 : 0] = int16_t(b);
+      row[k] = int16_t(e);
+    }
+    g.box_sides.push_back(row);
+  }
+  for (int e = 0; e < num_edges; ++e)
+    if (g.edge_boxes[size_t(e)][0] < 0) throw py::value_error("string " + std::to_string(e) + " joins no coin");
+  return g;
+}
+
+// Nimstring values (nimstring.hpp) of one board size, or of one strings-and-coins graph; each call searches
+// afresh unless told to keep the table.
 class PyNimstring {
  public:
   PyNimstring(int rows, int cols, double table_mb, bool reductions, bool forms)
-      : g_(checked(rows, cols)), nim_(g_.box_sides, g_.action_boxes, max_entries(table_mb), reductions, forms) {}
+      : g_(&checked(rows, cols)), nim_(g_->box_sides, g_->action_boxes, max_entries(table_mb), reductions, forms) {}
+  PyNimstring(const NimGraph& graph, double table_mb, bool reductions, bool forms)
+      : g_(nullptr), nim_(graph.box_sides, graph.edge_boxes, max_entries(table_mb), reductions, forms) {}
 
-  int rows() const { return g_.rows; }
-  int cols() const { return g_.cols; }
+  py::object rows() const { return g_ ? py::object(py::int_(g_->rows)) : py::object(py::none()); }
+  py::object cols() const { return g_ ? py::object(py::int_(g_->cols)) : py::object(py::none()); }
+  int num_edges() const { return nim_.num_edges(); }
   size_t entries() const { return nim_.entries(); }
   bool reductions() const { return nim_.reductions(); }
   bool forms() const { return nim_.forms(); }
@@ -375,11 +419,22 @@ class PyNimstring {
 
   uint64_t load(py::handle edges) const {
     uint64_t words[kEdgeWords];
-    load_edges(g_, edges, words);
+    if (g_) {
+      load_edges(*g_, edges, words);
+    } else {  // a graph's drawn strings: an int below 2^num_edges
+      unsigned char raw[8];
+      int_bytes(edges, 8, "edges", raw);
+      words[0] = 0;
+      for (int k = 7; k >= 0; --k) words[0] = (words[0] << 8) | raw[k];
+      if (words[0] & ~nim_.full()) {
+        throw py::value_error("edges has bits set beyond the " + std::to_string(nim_.num_edges()) +
+                              " strings of the graph");
+      }
+    }
     return nim_.full() & ~words[0];
   }
 
-  const Geometry& g_;
+  const Geometry* g_;  // null for a graph
   nim::Nimstring nim_;
   std::mutex lock_;
 };
@@ -451,7 +506,7 @@ megabytes at most, grown with the problem) persists across calls. Searches relea
       .def("clear", &PyExactSolver::clear, "Empty the transposition table.");
 
   py::class_<PyNimstring>(m, "Nimstring", R"doc(
-Nimstring values of one board size of at most 64 edges (nimstring.hpp): Dots-and-Boxes played for the last
+Nimstring values of one board size of at most 64 edges, or of a graph (``of_graph``) (nimstring.hpp): Dots-and-Boxes played for the last
 move, whose winner is the player who gets control. A search of Grundy values over the independent parts of
 the position, pruned by the game's loony and capture rules, with a table of ``table_mb`` megabytes at most that
 each call starts empty (an answer does not depend on earlier calls), unless it is made with ``keep=True``: then
@@ -465,6 +520,17 @@ more two-string boxes alike), so a part is searched once for all its copies; aga
 )doc")
       .def(py::init<int, int, double, bool, bool>(), py::arg("rows"), py::arg("cols"), py::arg("table_mb") = 256.0,
            py::arg("reductions") = true, py::arg("forms") = true)
+      .def_static("of_graph", [](const std::vector<std::vector<int>>& box_sides, int num_edges, double table_mb,
+                                 bool reductions, bool forms) {
+             return std::make_unique<PyNimstring>(nim_graph(box_sides, num_edges), table_mb, reductions, forms);
+           }, py::arg("box_sides"), py::arg("num_edges"), py::arg("table_mb") = 16.0, py::arg("reductions") = true,
+           py::arg("forms") = true,
+           "The same searches over a strings-and-coins graph of at most 64 strings (say, the undrawn edges of "
+           "a position of a board too large for one word, renumbered): ``box_sides`` lists each coin's strings "
+           "(1 to 4 of 0..num_edges-1), a string on one coin leads outside, one on two joins them; each "
+           "string on one or two coins (ValueError otherwise). ``edges`` is then an int bitmask of the drawn "
+           "strings, and ``rows`` and ``cols`` are None.")
+      .def_property_readonly("num_edges", &PyNimstring::num_edges)
       .def_property_readonly("reductions", &PyNimstring::reductions)
       .def_property_readonly("forms", &PyNimstring::forms)
       .def_property_readonly("rows", &PyNimstring::rows)
