@@ -223,34 +223,14 @@ def test_a_search_stops_at_its_deadline():
             nim.value(s.edges, 10, seconds=bad)
 
 
-@needs_native
-def test_native_search_matches_the_python_reference():
-    rng = random.Random(2)
+def compare_with_the_reference(rng, boards, count: int, route: str | None = None) -> None:
+    """``count`` realistic positions a board, ``(board, lo, hi)`` undrawn edges: the native answers (searched by
+    ``route`` when given) must be the Python reference's, among both winners and losers."""
     seen = set()
-    for board, lo, hi in [("3x3", 6, 20), ("5x5", 14, 30)]:
-        for _ in range(25):
+    for board, lo, hi in boards:
+        for _ in range(count):
             s = realistic_position(board, rng.randint(lo, hi), rng)
-            ref = reference(s.rows, s.cols, 400_000)
-            want = ref.position(s.edges)
-            if want is None:
-                continue
-            assert nimstring_value(s) == want, s.edges
-            seen.add(want if want in (0, LOONY) else 1)
-            moves = nimstring_move_wins(s)
-            assert {a: bool(w) for a, w in enumerate(moves) if not np.isnan(w)} == ref.move_wins(s.edges)
-    assert seen >= {0, 1}, seen  # both winners and losers among the positions compared
-
-
-@needs_native
-def test_larger_boards_search_the_graph_of_their_undrawn_edges_in_cpp_with_the_references_answers():
-    # 6x6 and 7x7 have more than 64 edges: a position with at most 64 undrawn is searched natively as the
-    # strings-and-coins graph of its undrawn edges; it must give the Python reference's answers
-    rng = random.Random(7)
-    seen = set()
-    for board, lo, hi in [("6x6", 28, 38), ("7x7", 28, 36)]:
-        for _ in range(12):
-            s = realistic_position(board, rng.randint(lo, hi), rng)
-            assert features._nim_route(s) == "graph"
+            assert route is None or features._nim_route(s) == route
             ref = reference(s.rows, s.cols, 400_000)
             want = ref.position(s.edges)
             if want is None:
@@ -259,7 +239,19 @@ def test_larger_boards_search_the_graph_of_their_undrawn_edges_in_cpp_with_the_r
             seen.add(want if want in (0, LOONY) else 1)
             moves = nimstring_move_wins(s)
             assert {a: bool(w) for a, w in enumerate(moves) if not np.isnan(w)} == ref.move_wins(s.edges)
-    assert seen >= {0, 1}, seen
+    assert seen >= {0, 1}, seen  # both winners and losers among the positions compared
+
+
+@needs_native
+def test_native_search_matches_the_python_reference():
+    compare_with_the_reference(random.Random(2), [("3x3", 6, 20), ("5x5", 14, 30)], 25, "board")
+
+
+@needs_native
+def test_larger_boards_search_the_graph_of_their_undrawn_edges_in_cpp_with_the_references_answers():
+    # 6x6 and 7x7 have more than 64 edges: a position with at most 64 undrawn is searched natively as the
+    # strings-and-coins graph of its undrawn edges
+    compare_with_the_reference(random.Random(7), [("6x6", 28, 38), ("7x7", 28, 36)], 12, "graph")
 
 
 @needs_native
