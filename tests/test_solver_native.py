@@ -512,6 +512,31 @@ def test_the_native_solver_takes_boards_up_to_12x12_by_undrawn_count():
     assert settings_for(geometry("12x12"), PLAY).solve_leaf == settings_for(geometry("9x9"), PLAY).solve_leaf > 0
 
 
+def test_margins_past_127_boxes_on_12x12_loony_endgames():
+    """A 12x12 position without a safe move (the loony endgame the search's root solves whatever the undrawn
+    count) has more boxes left than 8 bits of margin hold: its value lies within the boxes left, each best
+    move keeps it and every other move gives less (each child solved on its own)."""
+    from baselines.nimstring import safe_moves
+    from dnb_env import native
+
+    if native.MAX_SIZE < 12:
+        pytest.skip("the wide build dnb_env._native_wide is not built")
+    # from a game of prsboxes against alphavit at 0.2 s a move (random safe moves make harder endgames)
+    drawn = 0xd2aaa06603301d807c87e47647a2bf0e68a8015ed19ae67fcfe67f0ff04e0fcd983e4181ff7fe8
+    s = GameState.from_actions("12x12", actions=[a for a in range(312) if drawn >> a & 1])
+    assert not safe_moves(s)
+    left = s.geometry.num_boxes - sum(s.scores)
+    assert left > 127
+    solver = Solver(max_undrawn=s.num_actions)
+    value, best = solver.best_moves(s)
+    assert -left <= value <= left and best
+    for a in s.legal_actions():
+        child = s.apply(a)
+        gained = sum(child.scores) - sum(s.scores)
+        after = solver.value(child) if child.current_player == s.current_player else -solver.value(child)
+        assert gained + after == value if a in best else gained + after < value, a
+
+
 def test_the_searchs_exact_root_and_leaves_beyond_the_native_solver():
     """Over 12x12 boxes the auto solver zones are 0, a leaf is not solved and the root is, by the retrograde
     table, within its reach only."""

@@ -265,6 +265,27 @@ def test_mcts_on_a_clock_shortens_rounds_that_would_take_much_of_its_budget():
     assert sizes == [4, 4, 4, 4] and clock.now == pytest.approx(0.8)  # a fifth round would end at 1.0 s
 
 
+def test_a_new_game_measures_its_round_rate_afresh():
+    """The rate of a game's last rounds (leaves the solver settles, no network) does not size the next game's
+    first round: after reset the first round is one simulation, and the rounds after it are cut to the
+    budget at the rate it measured."""
+    clock = Clock()
+    agent = make_agent("mcts", board="3x3", seed=0, simulations=5, search="python", selection="puct")
+    run, sizes = agent.search.run, []
+
+    def timed_run(state):  # 20 simulations a second
+        sizes.append(agent.search.config.simulations)
+        clock.now += 0.05 * agent.search.config.simulations
+        return run(state)
+
+    agent.search.run, agent.clock = timed_run, clock
+    agent.round_rate = MeasuredRate(10_000.0)  # the end of the last game: a round of 8 would seem to take 1 ms
+    agent.reset()
+    agent.set_move_time(0.9 / BUDGET_SHARE)  # a budget of 0.9 s
+    agent.action_probabilities(GameState.from_actions(3, 3, [0, 5, 12]))
+    assert sizes[0] == 1 and max(sizes) <= 4 and clock.now <= 0.9  # no round of 8 (0.4 s) sized by the old rate
+
+
 @pytest.mark.parametrize("search", ["python", "native"])
 def test_mcts_on_a_clock_keeps_the_garbage_collector_out_of_its_rounds(search):
     """On the Python search the rounds run with the collector paused, the agent collects at the end of the

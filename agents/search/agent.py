@@ -212,6 +212,9 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
 
     def reset(self) -> None:
         self.search.root = None
+        # a game's last rounds, whose leaves the solver settles without the network, run far faster than the
+        # next game's first: measured again, so that the first round of a new game is not sized by them
+        self.round_rate = MeasuredRate()
         self.safe_phase_move.clear()
         if self.nimstring is not None:
             self.nimstring.clear()

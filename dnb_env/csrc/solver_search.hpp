@@ -34,7 +34,9 @@ constexpr int kTableMinUndrawn = 10;
 // Null-window searches at positions with fewer undrawn edges stay in one thread (threads cost ~0.1 ms).
 constexpr int kParallelUndrawn = 24;
 constexpr uint64_t kSerialNodes = 100000;  // nodes a search runs in one thread before the others join
-constexpr uint64_t kTableMagic = 0x3154544E42443A53ull;  // "S:DBNTT1": solver table files, format 1
+// solver table files: "S:DBNTT1" (format 1, 8-bit bounds) or "S:DBNTT2" (format 2, the wide build's 16-bit
+// bounds; its entries are as large as format 1's were there, so the size check alone would not tell them apart)
+constexpr uint64_t kTableMagic = sizeof(Bound) == 1 ? 0x3154544E42443A53ull : 0x3254544E42443A53ull;
 constexpr int kInf = 1000;
 
 // Thrown inside a search when its node budget is spent; caught by the public entry points.
@@ -613,7 +615,7 @@ class Solver {
   // `cut`; otherwise the stored best move in p's orientation goes to `tt_move` (left as it is without one).
   bool probe_table(const Pos& p, const TableSlot& slot, int alpha, int beta, int& cut, int& tt_move) {
     bool hit = false;
-    int8_t hit_lo = 0, hit_hi = 0;
+    Bound hit_lo = 0, hit_hi = 0;
     EdgeIndex hit_move = kNoMove;
     {
       TranspositionTable::Guard guard(tt_, slot.hash);
@@ -663,13 +665,13 @@ class Solver {
     TTEntry* e = tt_.probe(slot.hash, slot.key);
     if (!e) {
       e = tt_.insert(slot.hash, slot.key, work);
-      e->lo = int8_t(-r);
-      e->hi = int8_t(r);
+      e->lo = Bound(-r);
+      e->hi = Bound(r);
       e->move = kNoMove;
     }
-    if (best <= alpha) e->hi = int8_t(std::min<int>(e->hi, best));
-    else if (best >= beta) e->lo = int8_t(std::max<int>(e->lo, best));
-    else e->lo = e->hi = int8_t(best);
+    if (best <= alpha) e->hi = Bound(std::min<int>(e->hi, best));
+    else if (best >= beta) e->lo = Bound(std::max<int>(e->lo, best));
+    else e->lo = e->hi = Bound(best);
     e->work = std::max(e->work, work);
     if (best > alpha && best_move >= 0) e->move = t_.perm[slot.sym][best_move];
   }

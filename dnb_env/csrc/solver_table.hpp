@@ -23,12 +23,16 @@ namespace exact {
 
 constexpr EdgeIndex kNoMove = std::numeric_limits<EdgeIndex>::max();
 
+// A bound on a value (a margin of the boxes left): 8 bits hold every margin of a board of at most 127
+// boxes (the compact build, up to 9x9); the wide build (up to 12x12, 144 boxes) needs 16.
+using Bound = std::conditional_t<(kMaxBoxes <= 127), int8_t, int16_t>;
+
 struct TTEntry {
   uint64_t key[kEdgeWords];  // canonical drawn-edge set
-  int8_t lo, hi;             // lo <= v <= hi
+  Bound lo, hi;              // lo <= v <= hi
   EdgeIndex move;            // best move in canonical orientation (kNoMove: none)
   uint8_t work;              // 1 + log2(nodes of the search that stored it); 0 = empty slot
-  uint8_t pad[5 - sizeof(EdgeIndex)];  // zeroed padding to a whole word (files hold the raw entries)
+  uint8_t pad[7 - 2 * sizeof(Bound) - sizeof(EdgeIndex)];  // zeroed padding to a whole word (files hold the raw entries)
 };
 static_assert(kEdgeWords > 3 || sizeof(TTEntry) == 32, "TTEntry is 32 bytes up to 9x9");
 
