@@ -340,8 +340,9 @@ def test_the_shipped_weights_play_every_board_and_warn_outside_their_boards():
     path = shipped_checkpoint("4x5", "alphavit")
     assert path.endswith("alphavit.pt") and shipped_checkpoint("3x3", "alphavit") == path
     trained = load_checkpoint(path)["boards"]
-    assert set(trained) == {"2x2", "3x3", "4x4", "5x5"}  # the multi-size run it comes from
-    for board in ("1x1", "2x2", "3x4", "5x5", "7x7", "2x7"):
+    # the distillation curriculum it comes from (9x9 and 10x10 left unseen on purpose)
+    assert set(trained) == {"2x2", "3x3", "3x5", "4x4", "4x6", "5x5", "5x7", "6x6", "6x8", "7x7", "8x8"}
+    for board in ("1x1", "2x2", "3x4", "5x5", "7x7", "2x7", "9x9"):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             agent = make_agent("alphavit", board=board, seed=0, simulations=0)
