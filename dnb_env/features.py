@@ -374,8 +374,7 @@ def nimstring_value(state: GameState, positions: int = NIMSTRING_POSITIONS,
         search = table.search(state.rows, state.cols) if table is not None else _nimstring(state.rows, state.cols)
         return search.value(edges, positions, keep=table is not None)
     if route == "graph":
-        undrawn, coins = _undrawn_graph(state.rows, state.cols, edges)
-        return native._require().Nimstring.of_graph(coins, len(undrawn)).value(0, positions)
+        return _graph_search(state.rows, state.cols, edges)[1].value(0, positions)
     return _NimstringReference(state.rows, state.cols, positions).position(edges)
 
 
@@ -412,8 +411,8 @@ def _nim_moves(rows: int, cols: int, edges: int, positions: int, route: str) -> 
     if route == "board":
         return _nim_found(_nimstring(rows, cols).move_wins(edges, positions))
     if route == "graph":
-        undrawn, coins = _undrawn_graph(rows, cols, edges)
-        found = native._require().Nimstring.of_graph(coins, len(undrawn)).move_wins(0, positions)
+        undrawn, search = _graph_search(rows, cols, edges)
+        found = search.move_wins(0, positions)
         return _nim_found(None if found is None else {undrawn[i]: w for i, w in found.items()})
     return _nim_found(_NimstringReference(rows, cols, positions).move_wins(edges))
 
@@ -501,6 +500,13 @@ def _nim_route(state: GameState) -> str:
     if state.num_actions <= 64 and native.handles(None, state.geometry):
         return "board"
     return "graph" if state.num_actions - state.edges.bit_count() <= 64 else "python"
+
+
+def _graph_search(rows: int, cols: int, edges: int):
+    """``(undrawn, search)``: the native Nimstring search of the graph of :func:`_undrawn_graph` (its string i
+    is edge ``undrawn[i]``; the position itself is its empty drawn set, 0)."""
+    undrawn, coins = _undrawn_graph(rows, cols, edges)
+    return undrawn, native._require().Nimstring.of_graph(coins, len(undrawn))
 
 
 def _undrawn_graph(rows: int, cols: int, edges: int) -> tuple[list[int], list[list[int]]]:
