@@ -15,7 +15,9 @@ and is reported in :attr:`NimstringChoice.losing`. ``prsboxes`` (rule 3) and the
         choice = finder.choose(state, safe_groups(state, safe), rng)
         choice.move, choice.kept, choice.losing         # the move, the solver's verdict, the moves it refused
 
-On a clock, ``choose(..., search_until=t1, check_until=t2)`` (``time.perf_counter()`` times) bounds the
+With ``widen=True`` the moves are searched side by side with a growing budget instead of one after the other,
+so that a search that does not finish still tells the moves it showed to lose Nimstring from the others
+(:attr:`NimstringChoice.open`). On a clock, ``choose(..., search_until=t1, check_until=t2)`` (``time.perf_counter()`` times) bounds the
 Nimstring search and the solver's checks instead of the position and node budgets.
 """
 
@@ -44,6 +46,8 @@ NIMSTRING_POSITIONS = 200_000
 NIMSTRING_VERIFY = 500_000
 #: The most moves that win Nimstring the exact solver checks in a move.
 NIMSTRING_CHECKS = 4
+#: With ``widen``, the positions each move gets in the first round (four times as many each round after).
+WIDEN_FIRST = 2_000
 #: The Nimstring search takes boards of at most this many edges.
 MAX_EDGES = 64
 #: The auto zone (-1) of :func:`nimstring_zone` covers at most this fraction of a board's edges (44 of 5x5's 60).
@@ -100,11 +104,14 @@ class NimstringChoice:
         kept: the solver's verdict on ``move``: True keeps a won game won, False does not (nor did any move
             found), None unchecked (no check asked, or past its budget)
         losing: the moves found that win Nimstring but were shown to lose on boxes, in the order found
+        open: with ``widen``, when no move was found: the moves the search neither showed to win nor to lose
+            Nimstring within its budget, in the order tried (the others were shown to lose it)
     """
 
     move: int | None
     kept: bool | None = None
     losing: tuple[int, ...] = ()
+    open: tuple[int, ...] = ()
 
 
 class NimstringMove:
@@ -117,15 +124,20 @@ class NimstringMove:
         verify: the exact solver's node budget for each check (without a clock); 0: no check
         checks: the most moves checked in a move
         table_mb: megabytes of the Nimstring search's table, kept from move to move until :meth:`clear`
+        widen: search the moves with a widening budget (each move alone with :data:`WIDEN_FIRST` positions,
+            then four times as many for every move still open, ...) instead of one after the other, so that
+            a search that does not finish still tells which moves lose Nimstring (:attr:`NimstringChoice.open`)
     """
 
     def __init__(self, edges: int = NIMSTRING_EDGES, positions: int = NIMSTRING_POSITIONS,
-                 verify: int = NIMSTRING_VERIFY, checks: int = NIMSTRING_CHECKS, table_mb: float = 64.0):
+                 verify: int = NIMSTRING_VERIFY, checks: int = NIMSTRING_CHECKS, table_mb: float = 64.0,
+                 widen: bool = False):
         if edges < 0 or positions < 1 or verify < 0 or checks < 1:
             raise ValueError(f"nimstring_edges and nimstring_verify must be >= 0 (0: off), nimstring_positions and"
                              f" checks >= 1, got {edges}, {verify}, {positions} and {checks}")
         self.edges, self.positions, self.verify, self.checks = edges, positions, verify, checks
         self.table_mb = table_mb
+        self.widen = widen
         self._tables: dict[tuple[int, int], object] = {}  # (rows, cols) -> its search, kept within a game
         self._verifier: Solver | None = None
 
@@ -155,6 +167,8 @@ class NimstringMove:
         check at ``check_until`` when given, else after ``verify`` nodes."""
         moves = search_order(groups, rng)
         nim = self._table(state)
+        if self.widen:
+            return self._widening(state, nim, moves, search_until, check_until)
         budget = self.positions if search_until is None else _UNBOUNDED
         first, losing = None, []
         for _ in range(self.checks if self.verify else 1):
@@ -168,6 +182,45 @@ class NimstringMove:
                 return NimstringChoice(found, kept, tuple(losing))
             losing.append(found)  # it wins Nimstring but loses on boxes
             moves = moves[moves.index(found) + 1:]
+        return NimstringChoice(first, False if first is not None else None, tuple(losing))
+
+    def _widening(self, state: GameState, nim, moves: list[int], search_until: float | None,
+                  check_until: float | None) -> NimstringChoice:
+        """:meth:`choose` with a widening budget: every open move alone with ``b`` positions (the table kept,
+        so a move's search goes on where the last round stopped), ``b`` from :data:`WIDEN_FIRST` times four
+        a round, until the position budget (the sum of the rounds' budgets) or ``search_until``."""
+        live, losing, first = list(moves), [], None
+        checks = self.checks if self.verify else 1
+        b, spent = WIDEN_FIRST, 0
+        while live:
+            for m in list(live):
+                if search_until is None:
+                    if spent >= self.positions:
+                        return NimstringChoice(first, False if first is not None else None, tuple(losing),
+                                               tuple(live))
+                    budget, left = min(b, self.positions - spent), None
+                    spent += budget
+                else:
+                    left = search_until - time.perf_counter()
+                    if left <= 0:
+                        return NimstringChoice(first, False if first is not None else None, tuple(losing),
+                                               tuple(live))
+                    budget = b
+                found = nim.first_win(state.edges, [m], budget, keep=True, seconds=left)
+                if found is None:
+                    continue  # not settled within b: open
+                live.remove(m)
+                if found != m:
+                    continue  # shown to lose Nimstring
+                first = m if first is None else first
+                kept = self._verified(state, m, check_until)
+                if kept is not False:
+                    return NimstringChoice(m, kept, tuple(losing))
+                losing.append(m)
+                checks -= 1
+                if not checks:
+                    return NimstringChoice(first, False, tuple(losing))
+            b *= 4
         return NimstringChoice(first, False if first is not None else None, tuple(losing))
 
     def _verified(self, state: GameState, move: int, until: float | None) -> bool | None:

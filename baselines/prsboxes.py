@@ -23,7 +23,9 @@ Decision rules, in order:
    moves the long chain rule likes and stopping at the first that wins, its table kept from move to move
    within a game. The exact solver checks that move (within ``nimstring_verify`` nodes, or on a clock the
    time left) and passes over one that wins Nimstring but loses on boxes for the next that wins it
-   (:class:`baselines.nimstring.NimstringMove`, which the network agents' search plays by too).
+   (:class:`baselines.nimstring.NimstringMove`, which the network agents' search plays by too). With
+   ``nimstring_widen`` the search gives every safe move a small budget, then each one still open four times
+   as much, and so on; when it does not finish, it plays a move it has not shown to lose Nimstring.
    Otherwise, with at most ``safe_phase`` safe moves left, it plays the best move of the safe-phase search
    (both players draw only safe moves and take boxes until none is left, then play exactly;
    :class:`baselines.safe_phase.SafePhaseMove`, which the network agents' search plays by too; on a clock
@@ -87,10 +89,11 @@ class PRsBoxesAgent(Seedable, MoveTimed):
                  search_nodes: int = 300_000, search_time: float | None = None, search_full: int = 4,
                  board: tuple[int, int] | None = None, solver_nodes: int = MOVE_NODE_LIMIT,
                  nimstring_edges: int = NIMSTRING_EDGES, nimstring_positions: int = NIMSTRING_POSITIONS,
-                 nimstring_verify: int = NIMSTRING_VERIFY, safe_phase: int = -1):
+                 nimstring_verify: int = NIMSTRING_VERIFY, safe_phase: int = -1, nimstring_widen: bool = False):
         self.rng = np.random.default_rng(seed)
         # the Nimstring move of rule 3 (baselines.nimstring: shared with the network agents' search)
-        self.nimstring = NimstringMove(nimstring_edges, nimstring_positions, nimstring_verify)
+        self.nimstring = NimstringMove(nimstring_edges, nimstring_positions, nimstring_verify,
+                                       widen=bool(nimstring_widen))
         # the end of the safe phase (baselines.safe_phase: shared with the network agents' search); -1 is
         # resolved per board on first use
         self.safe_phase = check_safe_phase(safe_phase)
@@ -213,9 +216,12 @@ class PRsBoxesAgent(Seedable, MoveTimed):
             return self.safe_searcher.select_action(state)
         groups = safe_groups(state, safe)
         if self.nimstring.applies(state):
-            move = self._nimstring_move(state, groups)
-            if move is not None:
-                return move
+            choice = self._nimstring_choice(state, groups)
+            if choice.move is not None:
+                return choice.move
+            if choice.open:  # the search did not finish: not a move it showed to lose Nimstring
+                liked = [a for a in choice.open if a in groups[0]]
+                return (liked or list(choice.open))[0]
         left = self._left()
         found = self._safe_phase_move(state).choose(state, None if left is None else SAFE_PHASE_CLOCK * left)
         if found is not None:  # the best of the safe-phase search, the long chain rule's first among ties
@@ -232,7 +238,7 @@ class PRsBoxesAgent(Seedable, MoveTimed):
                                                                                or MOVE_NODE_LIMIT)
         return finder
 
-    def _nimstring_move(self, state: GameState, groups: list[list[int]]) -> int | None:
+    def _nimstring_choice(self, state: GameState, groups: list[list[int]]):
         """A move that wins Nimstring for the mover, of the first group that has one, checked by the exact
         solver (:meth:`baselines.nimstring.NimstringMove.choose`: within ``nimstring_positions`` positions and
         ``nimstring_verify`` nodes; on a clock, the search within :data:`NIMSTRING_CLOCK` of the time left and
@@ -241,7 +247,7 @@ class PRsBoxesAgent(Seedable, MoveTimed):
         if self._deadline is not None:
             search_until = time.perf_counter() + NIMSTRING_CLOCK * self._left()
             check_until = self._deadline
-        return self.nimstring.choose(state, groups, self.rng, search_until=search_until, check_until=check_until).move
+        return self.nimstring.choose(state, groups, self.rng, search_until=search_until, check_until=check_until)
 
     # -------------------------------------------------------------- main
     def select_action(self, state: GameState) -> int:

@@ -365,10 +365,13 @@ def _prsboxes(*, board, seed, **options):
         solver_nodes: the exact solver's node budget a move; past it the rules decide
         nimstring_edges: undrawn edges within which it plays a safe move that wins Nimstring (who gets
             control), where the search finds one (0: off)
-        nimstring_positions: the Nimstring search's position budget a move (on a clock: half the move's budget
-            instead)
+        nimstring_positions: the Nimstring search's position budget a move (on a clock: 85% of the move's
+            budget instead)
         nimstring_verify: the exact solver's node budget (on a clock: the time left) to check that a move
             winning Nimstring also keeps a won game won; one it shows to lose is passed over (0: no check)
+        nimstring_widen: search every safe move a little, then each one still open four times as long, and so
+            on, instead of one after the other; when the search does not finish it plays a move not shown to
+            lose Nimstring
         safe_phase: with more than ``search_safe`` and at most this many safe moves left (no Nimstring move
             found), it plays the best move of the safe-phase search (only safe moves and captures until none
             is left, then exact play; 2,000,000 positions, on a clock 85% of the time left) (-1 auto: 20 on
@@ -379,7 +382,8 @@ def _prsboxes(*, board, seed, **options):
 
 takes_options(_prsboxes, options_of(PRsBoxesAgent, ("solver_edges", "search_safe", "search_full", "search_depth",
                                                     "search_nodes", "solver_nodes", "nimstring_edges",
-                                                    "nimstring_positions", "nimstring_verify", "safe_phase")))
+                                                    "nimstring_positions", "nimstring_verify", "nimstring_widen",
+                                                    "safe_phase")))
 register_agent("prsboxes", _prsboxes)
 
 

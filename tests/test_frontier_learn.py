@@ -4,6 +4,7 @@ resumes without its partly written line, other settings are refused, and the tar
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -62,6 +63,29 @@ def test_a_run_labels_by_nimstring_and_the_solver_resumes_and_refuses_other_sett
     with pytest.raises(ValueError, match="other settings"):
         learn.make_data(learn.DataConfig(steps="19", seconds=0.0001), out, echo=lambda *_: None)
     assert open(out).read() == before
+
+
+@needs_native
+def test_workers_label_the_same_rows(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, learn.__name__, learn)  # the worker processes find _label by its module
+    config = learn.DataConfig(steps="20", seconds=0.0001, node_limit=50_000_000)
+
+    def rows(path):
+        out = {}
+        for line in open(path).read().splitlines()[1:]:
+            r = json.loads(line)
+            out[(r["kind"], r["game"])] = {k: v for k, v in r.items() if not k.endswith("_s")}  # times differ
+        return out
+
+    one, two = str(tmp_path / "one.jsonl"), str(tmp_path / "two.jsonl")
+    learn.make_data(config, one, echo=lambda *_: None)
+    learn.make_data(config, one, echo=lambda *_: None)  # resumed: the next game
+    learn.make_data(config, two, echo=lambda *_: None, workers=2)  # two games side by side, then it stops
+    assert list(rows(one)) == [("agents", 0), ("alphabeta-greedy", 0)]
+    assert rows(two) == rows(one) and open(two).readline() == open(one).readline()
+    with pytest.raises(ValueError, match="workers"):
+        learn.make_data(config, str(tmp_path / "bad.jsonl"), workers=0)
+    assert not (tmp_path / "bad.jsonl").exists()
 
 
 def test_bad_steps_are_refused():

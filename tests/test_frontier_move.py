@@ -113,6 +113,55 @@ def test_every_move_it_returns_wins_nimstring_and_a_checked_one_keeps_the_win():
     assert checked >= 5
 
 
+def test_widening_finds_the_same_moves_and_its_open_moves_are_the_unsettled_ones():
+    from dnb_env.analysis import realistic_position
+    from dnb_env.features import nimstring_move_wins
+
+    s = GameState.from_text(THREE_LOSE)
+    groups = safe_groups(s, safe_moves(s))
+    for seed in range(4):  # the check passes over the same moves as the search one move after the other
+        choice = NimstringMove(widen=True).choose(s, groups, np.random.default_rng(seed))
+        assert (choice.move, choice.kept) == (13, True) and set(choice.losing) <= {0, 26, 30}
+    rng, opened, refuted = random.Random(3), 0, 0
+    for _ in range(12):
+        s = realistic_position("5x5", rng.randint(38, 41), rng)
+        safe = safe_moves(s)
+        if len(safe) < 2:
+            continue
+        wins = nimstring_move_wins(s, 10 ** 8, max_undrawn=None)
+        assert wins is not None
+        groups = safe_groups(s, safe)
+        # a budget of a few thousand positions: the search settles some moves and leaves others open
+        choice = NimstringMove(positions=6_000, verify=0, widen=True).choose(s, groups, np.random.default_rng(0))
+        if choice.move is not None:
+            assert wins[choice.move] == 1 and choice.open == ()
+            continue
+        assert set(choice.open) <= set(safe) and len(set(choice.open)) == len(choice.open)
+        liked = [a in groups[0] for a in choice.open]
+        assert liked == sorted(liked, reverse=True)  # in the search's order: the long chain rule's moves first
+        shown_to_lose = set(safe) - set(choice.open)
+        assert all(wins[a] == 0 for a in shown_to_lose)  # a move left out was shown to lose Nimstring
+        opened += bool(choice.open)
+        refuted += bool(shown_to_lose)
+    assert opened >= 2 and refuted >= 2, (opened, refuted)
+    with pytest.raises(ValueError, match="nimstring"):
+        NimstringMove(positions=0, widen=True)
+
+
+def test_prsboxes_plays_an_open_move_when_the_widening_search_does_not_finish(monkeypatch):
+    from baselines.prsboxes import PRsBoxesAgent
+    from registry.specs import agent_from_spec
+
+    s = GameState.from_text(THREE_LOSE)
+    agent = PRsBoxesAgent(seed=0, solver_edges=0, search_safe=2, search_full=1, nimstring_widen=True)
+    assert agent.nimstring.widen and agent_from_spec("prsboxes:nimstring_widen=true", "5x5").nimstring.widen
+    groups = safe_groups(s, safe_moves(s))  # [[53], [0, 13, 26, 30, 39]]
+    for open_moves, played in (((26, 39), 26), ((30, 53, 0), 53), ((), 53)):
+        monkeypatch.setattr(agent.nimstring, "choose", lambda *a, o=open_moves, **k: NimstringChoice(None, open=o))
+        assert agent.select_action(s) == played  # an open move the long chain rule likes, else the first open one
+    assert groups[0] == [53]
+
+
 def test_the_zone_and_bad_values():
     s5 = GameState.new(5, 5)
     assert not NimstringMove(edges=44).applies(s5)  # 60 undrawn edges

@@ -4,6 +4,7 @@ that wins Nimstring is not always a good move: how many of them keep the win, an
 elsewhere (docs/research/frontier.md, "Why the check matters").
 
     python research/frontier/analyse.py research/frontier/sets/5x5-s20.json > research/frontier/analyse-s20.jsonl
+    python research/frontier/analyse.py research/frontier/sets/5x5-s18.json --positions 16 > research/frontier/analyse-s18.jsonl
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def position_row(s: GameState, solver: Solver, nim) -> dict:
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("set", help="a frontier set file (benchmarks/frontier.py make)")
+    p.add_argument("--positions", type=int, default=0, help="only the first N won positions (default: all)")
     p.add_argument("--node-limit", type=int, default=300_000_000, help="solver nodes per label (default 300M)")
     args = p.parse_args(argv)
     with open(args.set) as f:
@@ -45,6 +47,8 @@ def main(argv=None) -> None:
     for position in data["positions"]:
         if position["label"] != "won":
             continue
+        if args.positions and len(rows) == args.positions:
+            break
         s = GameState.from_actions(data["params"]["board"], actions=position["history"])
         rows.append(position_row(s, solver, native._require().Nimstring(s.rows, s.cols)) | {"kind": position["kind"]})
         print(json.dumps(rows[-1]), flush=True)

@@ -22,7 +22,9 @@ Each position with at least two safe moves and no box on offer gets:
 
 One JSON line a position, appended and flushed at once: a run stopped at any time keeps every finished
 position, and running ``data`` again with the same settings resumes after them (a partly written last line
-is dropped; settings other than the file's first line, ``--seconds`` apart, are refused).
+is dropped; settings other than the file's first line, ``--seconds`` apart, are refused). ``--workers N``
+labels N games side by side in as many processes (a 16-core machine: 16); the rows are the same, only their
+order in the file may differ.
 
 ``fit`` fine-tunes a 5x5 checkpoint on the positions of 90% of the games (a tenth held out, whole games):
 the policy towards a uniform target over the safe moves that win Nimstring (positions where every safe
@@ -102,17 +104,62 @@ def _read_lines(path: str) -> list[dict]:
     return rows
 
 
-def make_data(config: DataConfig, out: str, echo=print) -> int:
-    """Append labelled positions to ``out``, at least one, then until ``config.seconds`` (module docstring);
-    the number labelled."""
-    bench = _frontier_benchmark()
-    from baselines.nimstring import safe_moves
-    from dnb_env import native
-    from dnb_env.core import GameState
-    from dnb_env.io import atomic_write
-    from dnb_env.solver import Solver, SolverBudgetExceeded
+_WORKER: dict = {}  # in a labelling process: its Nimstring search, solver and the sets' positions
 
+
+def _label_init(config: DataConfig) -> None:
+    from dnb_env import native
+    from dnb_env.solver import Solver
+
+    _WORKER.update(config=config, bench=_frontier_benchmark(), skip=_set_edges(),
+                   nim=native._require().Nimstring(5, 5, table_mb=config.table_mb),
+                   solver=Solver(60, node_limit=config.node_limit, threads=1, tt_mb=512))
+
+
+def _label(kind: str, g: int) -> dict:
+    """The row of game ``g`` of ``kind`` (module docstring), in a process set up by :func:`_label_init`."""
+    from baselines.nimstring import safe_moves
+    from dnb_env.core import GameState
+    from dnb_env.solver import SolverBudgetExceeded
+
+    config, bench, nim, solver = _WORKER["config"], _WORKER["bench"], _WORKER["nim"], _WORKER["solver"]
     steps = config.step_list()
+    step = steps[g % len(steps)]
+    history = bench.play_to_step(BOARD, step, kind, bench.position_seed(config.seed, kind, g), g)
+    state = GameState.from_actions(BOARD, actions=history)
+    safe = safe_moves(state) if not state.is_terminal() else []
+    row = {"kind": kind, "game": g, "step": step, "history": history}
+    if len(safe) < 2 or state.edges in _WORKER["skip"]:
+        row["skipped"] = "a set's position" if state.edges in _WORKER["skip"] else "fewer than two safe moves"
+        return row
+    t = time.perf_counter()
+    nim.clear()
+    labels = {}
+    for m in safe:
+        found = nim.first_win(state.edges, [m], config.nim_positions, keep=True)
+        labels[str(m)] = None if found is None else found == m
+    row["nim"], row["nim_s"] = labels, round(time.perf_counter() - t, 3)
+    t = time.perf_counter()
+    try:
+        row["won"] = bool(solver.can_win(state))
+    except SolverBudgetExceeded:
+        row["won"] = None
+    row["won_s"] = round(time.perf_counter() - t, 3)
+    return row
+
+
+def make_data(config: DataConfig, out: str, echo=print, workers: int = 1) -> int:
+    """Append labelled positions to ``out``, at least one, then until ``config.seconds`` (module docstring);
+    the number labelled. With ``workers`` > 1 that many processes label games side by side (each its own
+    search tables); rows are appended as they finish, so the file's order may differ from run to run, and
+    a resumed run skips every game already in it."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    from dnb_env.io import atomic_write
+
+    config.step_list()  # bad steps: refused before anything is written
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
     rows = _read_lines(out)
     head = {"config": {k: v for k, v in asdict(config).items() if k != "seconds"}}
     if rows and rows[0] != head:
@@ -120,51 +167,49 @@ def make_data(config: DataConfig, out: str, echo=print) -> int:
     done = {(r["kind"], r["game"]) for r in rows[1:]}
     if rows:  # rewrite the complete lines only: a partly written last line goes
         atomic_write(out, "".join(json.dumps(r) + "\n" for r in rows))
-    skip = _set_edges()
-    nim = native._require().Nimstring(5, 5, table_mb=config.table_mb)
-    solver = Solver(60, node_limit=config.node_limit, threads=1, tt_mb=512)
-    t0, written, game = time.perf_counter(), 0, 0
+    kinds = _frontier_benchmark().KINDS
+
+    def games():
+        game = 0
+        while True:
+            kind, g = kinds[game % len(kinds)], game // len(kinds)
+            game += 1
+            if (kind, g) not in done:
+                yield kind, g
+
+    t0, written = time.perf_counter(), 0
     os.makedirs(os.path.dirname(os.path.abspath(out)) or ".", exist_ok=True)
     with open(out, "a") as f:
         if not rows:
             f.write(json.dumps(head) + "\n")
-        while True:  # at least one position, then until config.seconds
-            kind, g = bench.KINDS[game % len(bench.KINDS)], game // len(bench.KINDS)
-            game += 1
-            if (kind, g) in done:
-                continue
-            step = steps[g % len(steps)]
-            seed = bench.position_seed(config.seed, kind, g)
-            history = bench.play_to_step(BOARD, step, kind, seed, g)
-            state = GameState.from_actions(BOARD, actions=history)
-            safe = safe_moves(state) if not state.is_terminal() else []
-            row = {"kind": kind, "game": g, "step": step, "history": history}
-            if len(safe) < 2 or state.edges in skip:
-                row["skipped"] = "a set's position" if state.edges in skip else "fewer than two safe moves"
-            else:
-                t = time.perf_counter()
-                nim.clear()
-                labels = {}
-                for m in safe:
-                    found = nim.first_win(state.edges, [m], config.nim_positions, keep=True)
-                    labels[str(m)] = None if found is None else found == m
-                row["nim"], row["nim_s"] = labels, round(time.perf_counter() - t, 3)
-                t = time.perf_counter()
-                try:
-                    row["won"] = bool(solver.can_win(state))
-                except SolverBudgetExceeded:
-                    row["won"] = None
-                row["won_s"] = round(time.perf_counter() - t, 3)
-                written += 1
+
+        def write(row: dict) -> None:
+            nonlocal written
+            written += "nim" in row
             f.write(json.dumps(row) + "\n")
             f.flush()
             if "nim" in row:
                 settled = sum(v is not None for v in row["nim"].values())
-                echo(f"{kind} game {g} step {step}: {settled}/{len(safe)} safe moves settled "
-                     f"({sum(bool(v) for v in row['nim'].values())} win) in {row['nim_s']} s, won={row['won']} "
-                     f"in {row['won_s']} s [{written} positions, {time.perf_counter() - t0:.0f} s]")
-            if time.perf_counter() - t0 >= config.seconds:
-                break
+                echo(f"{row['kind']} game {row['game']} step {row['step']}: {settled}/{len(row['nim'])} safe moves "
+                     f"settled ({sum(bool(v) for v in row['nim'].values())} win) in {row['nim_s']} s, "
+                     f"won={row['won']} in {row['won_s']} s [{written} positions, {time.perf_counter() - t0:.0f} s]")
+
+        todo = games()
+        if workers == 1:
+            _label_init(config)
+            while True:  # at least one position, then until config.seconds
+                write(_label(*next(todo)))
+                if written and time.perf_counter() - t0 >= config.seconds:
+                    break
+            return written
+        with ProcessPoolExecutor(workers, initializer=_label_init, initargs=(config,)) as pool:
+            running = {pool.submit(_label, *next(todo)) for _ in range(workers)}
+            while running:
+                finished, running = wait(running, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    write(fut.result())
+                    if not written or time.perf_counter() - t0 < config.seconds:
+                        running.add(pool.submit(_label, *next(todo)))
     return written
 
 
@@ -335,6 +380,7 @@ def main(argv=None) -> int:
     d.add_argument("--out", required=True)
     for f in DataConfig.__dataclass_fields__.values():
         d.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=f.default)
+    d.add_argument("--workers", type=int, default=1, help="labelling processes side by side (speed only)")
     t = sub.add_parser("fit", help="fine-tune a 5x5 checkpoint on a data file")
     t.add_argument("--out", required=True)
     for f in FitConfig.__dataclass_fields__.values():
@@ -350,8 +396,8 @@ def main(argv=None) -> int:
     command = args.pop("command")
     try:
         if command == "data":
-            out = args.pop("out")
-            make_data(DataConfig(**args), out)
+            out, workers = args.pop("out"), args.pop("workers")
+            make_data(DataConfig(**args), out, workers=workers)
         elif command == "fit":
             out = args.pop("out")
             fit(FitConfig(**args), out)
