@@ -167,61 +167,56 @@ class NimstringMove:
         check at ``check_until`` when given, else after ``verify`` nodes."""
         moves = search_order(groups, rng)
         nim = self._table(state)
-        if self.widen:
-            return self._widening(state, nim, moves, search_until, check_until)
-        budget = self.positions if search_until is None else _UNBOUNDED
+        live = list(moves)  # with widen: the moves not settled yet (the open ones when the search stops)
+        found = self._widening(state, nim, live, search_until) if self.widen else \
+            self._in_order(state, nim, moves, search_until)
         first, losing = None, []
-        for _ in range(self.checks if self.verify else 1):
+        for _, move in zip(range(self.checks if self.verify else 1), found):
+            first = move if first is None else first
+            kept = self._verified(state, move, check_until)
+            if kept is not False:  # kept, or past the check's budget: play it
+                return NimstringChoice(move, kept, tuple(losing))
+            losing.append(move)  # it wins Nimstring but loses on boxes
+        return NimstringChoice(first, False if first is not None else None, tuple(losing),
+                               tuple(live) if self.widen and first is None else ())
+
+    def _in_order(self, state: GameState, nim, moves: list[int], search_until: float | None):
+        """The moves that win Nimstring, in the order of ``moves``: ``first_win`` over the moves after the last
+        one found, within ``positions`` positions a call or until ``search_until``."""
+        budget = self.positions if search_until is None else _UNBOUNDED
+        while True:
             left = None if search_until is None else max(0.0, search_until - time.perf_counter())
             found = nim.first_win(state.edges, moves, budget, keep=True, seconds=left)
             if found is None or found < 0:
-                break
-            first = found if first is None else first
-            kept = self._verified(state, found, check_until)
-            if kept is not False:  # kept, or past the check's budget: play it
-                return NimstringChoice(found, kept, tuple(losing))
-            losing.append(found)  # it wins Nimstring but loses on boxes
+                return
+            yield found
             moves = moves[moves.index(found) + 1:]
-        return NimstringChoice(first, False if first is not None else None, tuple(losing))
 
-    def _widening(self, state: GameState, nim, moves: list[int], search_until: float | None,
-                  check_until: float | None) -> NimstringChoice:
-        """:meth:`choose` with a widening budget: every open move alone with ``b`` positions (the table kept,
-        so a move's search goes on where the last round stopped), ``b`` from :data:`WIDEN_FIRST` times four
-        a round, until the position budget (the sum of the rounds' budgets) or ``search_until``."""
-        live, losing, first = list(moves), [], None
-        checks = self.checks if self.verify else 1
+    def _widening(self, state: GameState, nim, live: list[int], search_until: float | None):
+        """The moves that win Nimstring, found with a widening budget: every move of ``live`` alone with ``b``
+        positions (the table kept, so a move's search goes on where the last round stopped), ``b`` from
+        :data:`WIDEN_FIRST` times four a round, until the position budget (the sum of the rounds' budgets) or
+        ``search_until``. A move settled either way leaves ``live``."""
         b, spent = WIDEN_FIRST, 0
         while live:
             for m in list(live):
                 if search_until is None:
                     if spent >= self.positions:
-                        return NimstringChoice(first, False if first is not None else None, tuple(losing),
-                                               tuple(live))
+                        return
                     budget, left = min(b, self.positions - spent), None
                     spent += budget
                 else:
                     left = search_until - time.perf_counter()
                     if left <= 0:
-                        return NimstringChoice(first, False if first is not None else None, tuple(losing),
-                                               tuple(live))
+                        return
                     budget = b
                 found = nim.first_win(state.edges, [m], budget, keep=True, seconds=left)
                 if found is None:
                     continue  # not settled within b: open
                 live.remove(m)
-                if found != m:
-                    continue  # shown to lose Nimstring
-                first = m if first is None else first
-                kept = self._verified(state, m, check_until)
-                if kept is not False:
-                    return NimstringChoice(m, kept, tuple(losing))
-                losing.append(m)
-                checks -= 1
-                if not checks:
-                    return NimstringChoice(first, False, tuple(losing))
+                if found == m:  # else shown to lose Nimstring
+                    yield m
             b *= 4
-        return NimstringChoice(first, False if first is not None else None, tuple(losing))
 
     def _verified(self, state: GameState, move: int, until: float | None) -> bool | None:
         """Whether ``move`` keeps the game won by the exact solver (None: past its budget, or unchecked)."""
