@@ -83,7 +83,7 @@ def main(argv=None):
                for a in map(int, filter(None, args.actors.split(",")))}
     setups |= {f"ray x{a} shared": dataclasses.replace(base, workers=a, backend="ray", inference="shared")
                for a in map(int, filter(None, args.shared.split(",")))}
-    need = max([c.workers * c.threads + (c.threads if c.inference == "shared" else 0) for c in setups.values()
+    need = max([c.workers * c.threads + (c.threads if c.shared_inference else 0) for c in setups.values()
                 if c.backend == "ray"], default=1)
     num_cpus = args.num_cpus if args.num_cpus is not None else max(os.cpu_count() or 1, need)
     torch.manual_seed(0)

@@ -368,7 +368,7 @@ def test_shared_inference_trains_and_gives_samples_of_the_local_count_and_shapes
     assert counts["requests"] == stats["network_calls"] > 0 and 0 < counts["forwards"] <= counts["requests"]
     assert parse_settings("resnet", ["inference=shared"]) == {"inference": "shared"}
     assert tiny(inference="shared").inference == "shared"  # on the local backend too: one inference process
-    with pytest.raises(ValueError, match="inference must be 'local' or 'shared'"):
+    with pytest.raises(ValueError, match="inference must be 'local', 'shared' or 'auto'"):
         tiny(backend="ray", inference="gpu")
 
 

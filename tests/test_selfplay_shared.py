@@ -51,6 +51,25 @@ def _positions(board: str, n: int, seed: int = 0) -> list[GameState]:
     return out
 
 
+def test_auto_inference_shares_the_network_only_on_a_gpu():
+    """``inference=auto`` (the default) is shared exactly when the device is cuda and self-play runs in several
+    processes or on Ray; on the CPU the pool is the per-process one; ``local`` and ``shared`` are as named."""
+    cfg = tiny(workers=2)
+    assert cfg.inference == "auto" and not cfg.shared_inference
+    pool = make_pool(cfg)
+    try:
+        assert type(pool).__name__ == "SelfPlayPool"
+    finally:
+        pool.close()
+    cases = {("cuda", 2, "local", "auto"): True, ("cuda:1", 3, "local", "auto"): True,
+             ("cuda", 1, "local", "auto"): False, ("cuda", 1, "ray", "auto"): True,
+             ("cpu", 4, "ray", "auto"): False, ("cuda", 2, "local", "local"): False,
+             ("cpu", 1, "local", "shared"): True}
+    for (device, workers, backend, inference), shared in cases.items():
+        c = dataclasses.replace(cfg, device=device, workers=workers, backend=backend, inference=inference)
+        assert c.shared_inference is shared, (device, workers, backend, inference)
+
+
 def test_shared_inference_plays_the_single_process_games(tmp_path):
     """Two actor processes and an inference process give one process's samples (per-game seeds; floats up
     to the noise of batch composition), through ``dnb train``'s loop."""

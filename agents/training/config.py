@@ -241,9 +241,10 @@ class TrainConfig:
         "help": "torch threads of the training process and of every self-play process"})
     backend: str = field(default="local", metadata={
         "help": "where self-play runs: local (processes here) or ray (workers Ray actors)"})
-    inference: str = field(default="local", metadata={
-        "help": "local (each self-play process or Ray actor its own network) or shared (one inference process, "
-                "or Ray actor, batches every self-play process's leaves)"})
+    inference: str = field(default="auto", metadata={
+        "help": "local (each self-play process or Ray actor its own network), shared (one inference process, "
+                "or Ray actor, batches every self-play process's leaves) or auto (shared when the device is cuda "
+                "and self-play runs in workers >= 2 processes or on Ray, else local)"})
     selfplay_cache: str = field(default="exact", metadata={  # agents.search.cache
         "help": "self-play's evaluation cache, one per iteration: off, exact (a position's planes evaluated once) "
                 "or canonical (once per symmetry class, evaluated in its canonical image)"})
@@ -279,8 +280,8 @@ class TrainConfig:
                                  "board")
         if self.backend not in ("local", "ray"):
             raise ValueError(f"backend must be 'local' or 'ray', not {self.backend!r}")
-        if self.inference not in ("local", "shared"):
-            raise ValueError(f"inference must be 'local' or 'shared', not {self.inference!r}")
+        if self.inference not in ("local", "shared", "auto"):
+            raise ValueError(f"inference must be 'local', 'shared' or 'auto', not {self.inference!r}")
         if self.selfplay_cache not in ("off", "exact", "canonical"):
             raise ValueError(f"selfplay_cache must be 'off', 'exact' or 'canonical', not {self.selfplay_cache!r}")
         from agents.models.evaluator import RUNTIMES
@@ -300,6 +301,15 @@ class TrainConfig:
     @property
     def board(self) -> str:
         return self.model.board
+
+    @property
+    def shared_inference(self) -> bool:
+        """Whether one inference process (or Ray actor) evaluates every self-play process's leaves: ``inference``
+        shared, or auto with the learner on a GPU and self-play in ``workers`` >= 2 processes or on Ray (the
+        actors then keep the GPU busy between them; on the CPU each process's own network is as fast)."""
+        if self.inference == "auto":
+            return self.device.startswith("cuda") and (self.workers > 1 or self.backend == "ray")
+        return self.inference == "shared"
 
     def board_mix(self):
         """The :class:`~agents.training.boards.BoardMix` of ``boards``, or None for a single-board run."""

@@ -63,12 +63,12 @@ __all__ = ["train", "train_steps", "load_teacher", "make_pool", "initial_weights
 
 def make_pool(config, ray_address: str | None = None, fault=None):
     """The self-play pool of ``config.backend``: :class:`~agents.training.selfplay.SelfPlayPool` (``"local"``),
-    or with ``config.inference == "shared"`` :class:`~agents.training.selfplay_shared.SharedInferencePool`
+    or with ``config.shared_inference`` :class:`~agents.training.selfplay_shared.SharedInferencePool`
     (``"local"``: actor processes and one inference process), or
     :class:`~agents.training.selfplay_ray.RaySelfPlay` (``"ray"``; ``ray_address`` and ``fault`` are its)."""
     if config.backend == "ray":
         return RaySelfPlay(config, ray_address, fault=fault)
-    if config.inference == "shared":
+    if config.shared_inference:
         from agents.training.selfplay_shared import SharedInferencePool
 
         return SharedInferencePool(config)

@@ -25,7 +25,7 @@
   :mod:`agents.search.cache`; ``"exact"``: a position evaluated once per iteration, the same games as without
   it but for the last bits of batch-dependent float rounding) on the runtime ``config.selfplay_runtime``
   (:class:`agents.models.evaluator.NetworkEvaluator`). ``benchmarks/selfplay.py`` measures both.
-* Shared inference (``config.inference == "shared"``): one process holds the network and evaluates the leaf
+* Shared inference (``config.shared_inference``: ``inference`` shared, or auto on a GPU): one process holds the network and evaluates the leaf
   batches of every self-play process; on the local backend
   :class:`~agents.training.selfplay_shared.SharedInferencePool` (:mod:`agents.training.selfplay_shared`), on
   Ray one inference actor (:mod:`agents.training.selfplay_ray`).

@@ -2,7 +2,7 @@
 (:class:`SelfPlayActor`) that play contiguous shares of each iteration's games with
 :func:`agents.training.selfplay.self_play`, put back in game order, so they give the local pool's samples.
 
-* Inference on Ray (``config.inference``): ``"local"``, every actor evaluates its leaf batches with its own
+* Inference on Ray (``config.inference``; ``"auto"`` is shared when ``device`` is cuda): ``"local"``, every actor evaluates its leaf batches with its own
   CPU copy of the network; ``"shared"``, one :class:`InferenceActor` (on a GPU when ``device`` is cuda and the
   cluster has one, else on ``threads`` CPUs) holds the network, and the actors send it their leaf batches
   (:class:`RemoteEvaluator`); the batches that reach it together go through one forward pass. The float
@@ -161,7 +161,7 @@ class RaySelfPlay:
     ``fault("self_play")`` is called once the shares are submitted (tests kill an actor there); the actors
     are named ``dnb-self-play-<run>-<k>`` in Ray's namespace.
 
-    ``config.inference == "shared"``: one :class:`InferenceActor` more (``dnb-inference-<run>``; 1 GPU when
+    ``config.shared_inference``: one :class:`InferenceActor` more (``dnb-inference-<run>``; 1 GPU when
     ``device`` is cuda and the cluster has a GPU, else ``threads`` CPUs, counted in the resource check), to
     which the weights are published once per iteration before the shares start.
     """
@@ -176,7 +176,7 @@ class RaySelfPlay:
         self.inference, self.published = None, 0
         try:
             resources = self.session.resources()
-            shared = config.inference == "shared"
+            shared = config.shared_inference
             gpu = shared and config.device.startswith("cuda") and resources.get("GPU", 0) >= 1
             cpus = config.workers * config.threads + (config.threads if shared and not gpu else 0)
             check_resources(resources, cpus=cpus, gpus=1 if gpu else 0,

@@ -1,4 +1,4 @@
-"""Shared inference on the local backend: :class:`SharedInferencePool` (``config.inference == "shared"``,
+"""Shared inference on the local backend: :class:`SharedInferencePool` (``config.shared_inference``,
 ``config.backend == "local"``), ``config.workers`` actor processes that play contiguous shares of each
 iteration's games with :func:`agents.training.selfplay.self_play` (as :class:`~agents.training.selfplay.SelfPlayPool`'s
 workers do) and one inference process that holds the network on ``config.device`` and evaluates the leaf

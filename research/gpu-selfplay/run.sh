@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU session of the study (research/gpu-selfplay/README.md), run in one call from the checkout's root:
 #
-#     bash research/gpu-selfplay/run.sh [--cpu] [--quick] [--skip-bench] [--seconds S]
+#     bash research/gpu-selfplay/run.sh [--cpu] [--quick] [--skip-bench] [--alphavit] [--seconds S]
 #
 # 1. installs .whl/*.whl (prepare.sh) into $SITE and builds dnb_env._native (compiled in parallel);
 # 2. benchmarks/selfplay_gpu.py for each family (single process against 15 actors + 1 inference process);
@@ -11,6 +11,12 @@
 #    its last commit). A run folder missing here is first restored from its lean archive, runs/NAME.tar.xz
 #    (carried) or else research/runs/NAME.tar.xz (tracked), when there is one; else the run starts;
 # 4. a head-to-head of the two runs' current networks (dnb tournament, 200 simulations, on the device).
+#
+# --alphavit: steps 1, then in place of 2-4 the AlphaViT board-size run runs/gpu-selfplay-alphavit: multi-size
+# self-play (boards 5x5:2,6x6:1,7x7:1, cpu-preset model, from the shipped agents/checkpoints/alphavit.pt)
+# continued for the whole time left on the same path (--device cuda --set workers=15: inference auto, so
+# shared), then its network against the shipped one on 7x7 (20 games, 200 simulations). Files:
+# log, gpu-selfplay-alphavit.tar.xz (lean), h2h.tar.xz.
 #
 # Everything printed goes to $OUT/log. Files under $OUT (8 at most, 16 MiB each, come back from the GPU
 # machine): log, selfplay_gpu.json (both families' benchmark), gpu-selfplay-resnet.tar.xz and
@@ -26,14 +32,15 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-CPU=0 QUICK=0 BENCH=1 SECONDS_ALL=
+CPU=0 QUICK=0 BENCH=1 AVIT=0 SECONDS_ALL=
 while [ $# -gt 0 ]; do
     case $1 in
         --cpu) CPU=1 ;;
         --quick) QUICK=1 ;;
         --skip-bench) BENCH=0 ;;
+        --alphavit) AVIT=1 BENCH=0 ;;
         --seconds) SECONDS_ALL=$2; shift ;;
-        *) echo "run.sh: unknown option $1 (--cpu, --quick, --skip-bench, --seconds S)" >&2; exit 2 ;;
+        *) echo "run.sh: unknown option $1 (--cpu, --quick, --skip-bench, --alphavit, --seconds S)" >&2; exit 2 ;;
     esac
     shift
 done
@@ -57,10 +64,12 @@ WORKERS=$(( $(nproc) - 1 )); [ $WORKERS -gt 15 ] && WORKERS=15; [ $WORKERS -lt 1
 if [ $QUICK = 1 ]; then
     NAME=gpu-selfplay-quick BOARD=2x2 PRESET=cpu H2H_GAMES=4 H2H_SIMS=16 H2H_RESERVE=40 BENCH_ARGS="--quick --actors $WORKERS"
     TRAIN_ARGS="--games 4 --simulations 16 --set eval_games=4 --set eval_positions=20" MAXSTEP=3
+    AVIT_BOARD=3x3 AVIT_BOARDS=2x2:1,3x3:1 AVIT_ARGS="--games 4 --simulations 16 --set eval_games=2 --set eval_positions=10"
 else
     NAME=gpu-selfplay BOARD=5x5 PRESET=paper H2H_GAMES=20 H2H_SIMS=200 H2H_RESERVE=75
     BENCH_ARGS="--simulations 100,800 --games 64 --moves 8 --actors $WORKERS --seconds 80"
     TRAIN_ARGS="" MAXSTEP=10000
+    AVIT_BOARD=7x7 AVIT_BOARDS=5x5:2,6x6:1,7x7:1 AVIT_ARGS="--games $(( WORKERS * 4 )) --simulations 200"
 fi
 STARTUP=30   # seconds a dnb train call spends before its first iteration (processes, CUDA), a guess
 [ $QUICK = 1 ] && STARTUP=10
@@ -114,6 +123,50 @@ merged = {p.stem[len("bench-"):]: json.loads(p.read_text()) for p in parts}
 for p in parts:
     p.unlink()
 EOF
+fi
+
+finish() {
+    say "done; files under $OUT:"
+    ls -l "$OUT"
+    sleep 1  # tee writes the last lines to $OUT/log
+    exit 0
+}
+
+# 2-4 with --alphavit: the AlphaViT board-size run, all the time left, then against the shipped network
+if [ $AVIT = 1 ]; then
+    run=$RUNS/$NAME-alphavit
+    for archive in "$run.tar.xz" "research/runs/$NAME-alphavit.tar.xz"; do
+        if [ ! -d "$run" ] && [ -f "$archive" ]; then
+            say "restoring $run from $archive"
+            mkdir -p "$RUNS" && untar "$archive" "$RUNS" || exit 1
+        fi
+    done
+    have=$("$PY" research/gpu-selfplay/state.py done "$run") || exit 1
+    box=$(( SECONDS_ALL - $(elapsed) - H2H_RESERVE - PACK_RESERVE ))
+    resume=""; [ -f "$run/manifest.json" ] && resume="--resume"
+    say "alphavit: from iteration $have, boards $AVIT_BOARDS, at most ${box} s"
+    timeout -s INT -k 30 $box "$PY" -m registry.cli train --model alphavit --preset cpu --board $AVIT_BOARD \
+        --out "$run" --iterations $(( have + MAXSTEP )) --device $DEVICE --set workers=$WORKERS \
+        --set boards=$AVIT_BOARDS --set init=agents/checkpoints/alphavit.pt --set model.encoder=chainloop6_nim38 \
+        $AVIT_ARGS --no-progress $resume
+    rc=$?
+    [ $rc = 124 ] && echo "run.sh: alphavit stopped at its time box; it resumes from its last commit"
+    [ $rc != 0 ] && [ $rc != 124 ] && echo "run.sh: dnb train alphavit exited $rc"
+    n=$("$PY" research/gpu-selfplay/state.py done "$run")
+    if [ $n -gt 0 ]; then
+        "$PY" research/gpu-selfplay/state.py lean "$run" "$OUT/$NAME-alphavit.tar.xz" >/dev/null \
+            && say "alphavit: iteration $n, $(du -h "$OUT/$NAME-alphavit.tar.xz" | cut -f1) lean archive"
+        h2h=$RUNS/$NAME-alphavit-h2h-i$n
+        mkdir -p "$h2h"
+        dnb export "$run" "$h2h/alphavit.pt" >/dev/null || exit 1
+        left=$(( SECONDS_ALL - $(elapsed) - 10 ))
+        say "head-to-head on $AVIT_BOARD: iteration $n against the shipped alphavit, $H2H_GAMES games, at most ${left} s"
+        timeout -k 10 $left "$PY" -m registry.cli tournament --board $AVIT_BOARD --games $H2H_GAMES --workers $WORKERS \
+            --agents "alphavit:checkpoint=$h2h/alphavit.pt,simulations=$H2H_SIMS,device=$DEVICE,alphavit:simulations=$H2H_SIMS,device=$DEVICE" \
+            --out "$h2h" --no-progress || echo "run.sh: the head-to-head stopped (exit $?); run again to finish it"
+        tarxz "$OUT/h2h.tar.xz" "$h2h"
+    fi
+    finish
 fi
 
 # 3. the two runs, the one behind first, to one target iteration
@@ -201,6 +254,4 @@ if [ $a -gt 0 ] && [ $b -gt 0 ]; then
         --out "$h2h" --no-progress || echo "run.sh: the head-to-head stopped (exit $?); run again to finish it"
     tarxz "$OUT/h2h.tar.xz" "$h2h"
 fi
-say "done; files under $OUT:"
-ls -l "$OUT"
-sleep 1  # tee writes the last lines to $OUT/log
+finish
