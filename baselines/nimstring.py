@@ -160,12 +160,17 @@ class NimstringMove:
         return nim
 
     def choose(self, state: GameState, groups: list[list[int]], rng: np.random.Generator, *,
-               search_until: float | None = None, check_until: float | None = None) -> NimstringChoice:
+               search_until: float | None = None, check_until: float | None = None,
+               scores=None) -> NimstringChoice:
         """A move that wins Nimstring for the mover, of the first group that has one (each group in random
         order by ``rng``), checked by the solver (:class:`NimstringChoice`). The Nimstring search stops at
         ``search_until`` (a ``time.perf_counter()`` time) when given, else after ``positions`` positions; each
-        check at ``check_until`` when given, else after ``verify`` nodes."""
+        check at ``check_until`` when given, else after ``verify`` nodes. ``scores`` (one number per action, such
+        as a network's prior): when given, the moves of every group are tried by descending score instead
+        (ties in the random order), so that the move found is the highest-scoring one that wins Nimstring."""
         moves = search_order(groups, rng)
+        if scores is not None:
+            moves = sorted(moves, key=lambda a: -float(scores[a]))  # stable: ties keep the random order
         nim = self._table(state)
         live = list(moves)  # with widen: the moves not settled yet (the open ones when the search stops)
         found = self._widening(state, nim, live, search_until) if self.widen else \

@@ -90,6 +90,23 @@ def test_the_check_passes_over_moves_that_win_nimstring_and_lose_on_boxes():
         assert choice.move in {0, 13, 26, 30} and choice.kept is None and choice.losing == ()
 
 
+def test_scores_order_the_search_so_the_highest_scoring_winner_is_found():
+    s = GameState.from_text(ONE_LOSES)
+    groups = safe_groups(s, safe_moves(s))
+    unchecked, checked = NimstringMove(verify=0), NimstringMove()
+    for top in (8, 13, 39, 41):  # the safe moves that win Nimstring
+        scores = np.zeros(s.num_actions)
+        scores[26] = 2.0  # the highest score of all, but it does not win Nimstring
+        scores[top] = 1.0
+        for seed in range(4):
+            assert unchecked.choose(s, groups, np.random.default_rng(seed), scores=scores).move == top
+            choice = checked.choose(s, groups, np.random.default_rng(seed), scores=scores)
+            if top == 39:  # wins Nimstring, loses on boxes: refused, then the next one tried keeps the win
+                assert choice.losing == (39,) and choice.move in {8, 13, 41} and choice.kept
+            else:
+                assert (choice.move, choice.kept, choice.losing) == (top, True, ())
+
+
 def test_every_move_it_returns_wins_nimstring_and_a_checked_one_keeps_the_win():
     from dnb_env.analysis import realistic_position
 
@@ -219,6 +236,21 @@ def test_the_search_does_not_play_a_move_the_check_showed_to_lose(monkeypatch):
     assert _agent(26, 0).action_probabilities(s)[26] == 1.0
 
 
+def test_the_prior_order_plays_the_networks_likeliest_checked_winner():
+    s = GameState.from_text(ONE_LOSES)
+    settings = SearchSettings(simulations=32, solve_leaf=0, solve_root=0)
+    for favourite, allowed in ((41, {41}), (8, {8}), (39, {8, 13, 41})):
+        for seed in range(3):
+            agent = MCTSAgent(FavouriteEvaluator(favourite), settings, seed=seed, board=(5, 5), nimstring_edges=44,
+                              nimstring_order="prior")
+            assert agent.select_action(s) in allowed  # 39 wins Nimstring and loses on boxes: passed over
+    rule = {MCTSAgent(FavouriteEvaluator(41), settings, seed=seed, board=(5, 5), nimstring_edges=44).select_action(s)
+            for seed in range(8)}
+    assert rule <= {8, 13, 41} and len(rule) > 1  # the rule's order: any of them, by the seed
+    with pytest.raises(ValueError, match="nimstring_order"):
+        MCTSAgent(FavouriteEvaluator(41), settings, board=(5, 5), nimstring_edges=44, nimstring_order="network")
+
+
 def test_bad_nimstring_edges_are_refused():
     for bad in (-1, True, 2.5):
         with pytest.raises(ValueError, match="nimstring_edges"):
@@ -235,3 +267,7 @@ def test_the_network_agents_take_the_option():
         make_agent("alphazero", board="5x5", nimstring_edges=-2)
     with pytest.raises(ValueError, match="nimstring_edges"):
         make_agent("dotsformer", board="5x5", nimstring_edges="many")
+    assert make_agent("alphazero", board="5x5", seed=0).nimstring_order == "rule"
+    assert make_agent("alphavit", board="5x5", seed=0, nimstring_order="prior").nimstring_order == "prior"
+    with pytest.raises(ValueError, match="nimstring_order"):
+        make_agent("dotsformer", board="5x5", nimstring_order="value")

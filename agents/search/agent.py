@@ -27,7 +27,11 @@ from dnb_env.agent import Analysable, Probabilistic, Seedable
 from dnb_env.clock import MeasuredRate, MoveTimed, move_budget
 from dnb_env.core import GameState
 
-__all__ = ["MCTSAgent"]
+__all__ = ["MCTSAgent", "NIMSTRING_ORDERS"]
+
+#: The orders in which the Nimstring move's search tries the safe moves: ``rule``, the moves the long chain rule
+#: likes first, each group in random order; ``prior``, by the evaluator's prior at the root, highest first.
+NIMSTRING_ORDERS = ("rule", "prior")
 
 
 class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
@@ -50,7 +54,9 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
     another move has visits. On a clock the Nimstring search takes :data:`NIMSTRING_SHARE` of what is left of
     the move's budget and the checks end at :data:`NIMSTRING_CHECK_SHARE` of it; the tree search gets the
     rest when no move is played. Its ``search_info()`` is then ``{"nimstring": True}`` (with the value 1.0 of
-    a checked win in units of ``"win"``).
+    a checked win in units of ``"win"``). ``nimstring_order="prior"`` tries the safe moves by the evaluator's
+    prior at the root instead (one evaluation), so that the move found is the likeliest one by the network
+    that wins Nimstring (:data:`NIMSTRING_ORDERS`).
 
     ``safe_phase`` (0: off): with no box on offer and 1 to that many safe moves left, the agent asks the
     safe-phase search (:class:`baselines.safe_phase.SafePhaseMove`: both players draw only safe moves and
@@ -64,12 +70,14 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
     def __init__(self, evaluator: Evaluator, config: SearchSettings = SearchSettings(), seed: int | None = None,
                  greedy: bool = True, name: str = "puct", board: tuple[int, int] | None = None,
                  shared_rng: random.Random | None = None, backend: str = "python", nimstring_edges: int = 0,
-                 safe_phase: int = 0):
+                 safe_phase: int = 0, nimstring_order: str = "rule"):
         from agents.search import make_search  # the package imports this module first
 
         if isinstance(nimstring_edges, bool) or not isinstance(nimstring_edges, int) or nimstring_edges < 0:
             raise ValueError(f"nimstring_edges must be 0 (off) or a number of undrawn edges, got {nimstring_edges!r}")
-        self.nimstring_edges = nimstring_edges
+        if nimstring_order not in NIMSTRING_ORDERS:
+            raise ValueError(f"nimstring_order must be one of {', '.join(NIMSTRING_ORDERS)}, got {nimstring_order!r}")
+        self.nimstring_edges, self.nimstring_order = nimstring_edges, nimstring_order
         self.safe_phase_move = SafePhaseMove(safe_phase)  # the end of the safe phase (baselines.safe_phase)
         self.nimstring = None  # the frontier move (baselines.nimstring.NimstringMove), made on first use
         self.rng = np.random.default_rng(seed)
@@ -195,8 +203,9 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
         if deadline is not None:  # the helper reads time.perf_counter()
             left, now = max(0.0, deadline - self.clock()), time.perf_counter()
             search_until, check_until = now + self.NIMSTRING_SHARE * left, now + self.NIMSTRING_CHECK_SHARE * left
+        scores = self.search.evaluator.evaluate([state])[0][0] if self.nimstring_order == "prior" else None
         return self.nimstring.choose(state, safe_groups(state, safe), self.rng, search_until=search_until,
-                                     check_until=check_until)
+                                     check_until=check_until, scores=scores)
 
     def _collect(self) -> None:
         start = self.clock()
