@@ -67,17 +67,8 @@ def label(set_path: str, out: str, nim_positions: int, node_limit: int) -> None:
         print(index, len(safe), None if row["nim"] is None else len(row["nim"]), row["kept"], flush=True)
 
 
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return c - h, c + h
-
-
 def judge(paths: list[str]) -> None:
+    from agents.arena.ratings import wilson_interval
     from agents.checkpoint import load_network
     from agents.models.evaluator import NetworkEvaluator
 
@@ -119,7 +110,7 @@ def judge(paths: list[str]) -> None:
         print(f"| the best one (one keeps) | {np.mean(best):.3f} | | | |")
         rng = np.random.default_rng(0)
         for name, ks in results.items():
-            lo, hi = wilson(sum(ks), len(ks))
+            lo, hi = wilson_interval(sum(ks), len(ks))
             g = np.asarray(gains[name])
             boot = np.percentile([rng.choice(g, len(g)).mean() for _ in range(5000)], [2.5, 97.5])
             print(f"| {name} | {np.mean(ks):.3f} | [{lo:.3f}, {hi:.3f}] | {g.mean():+.3f} | [{boot[0]:+.3f}, {boot[1]:+.3f}] |")

@@ -125,6 +125,24 @@ for p in parts:
 EOF
 fi
 
+# restore RUN: the run folder from its lean archive when it is missing here ($RUNS/NAME.tar.xz, carried, first)
+restore() {
+    local run=$1 archive
+    for archive in "$run.tar.xz" "research/runs/$(basename "$run").tar.xz"; do
+        if [ ! -d "$run" ] && [ -f "$archive" ]; then
+            say "restoring $run from $archive"
+            mkdir -p "$RUNS" && untar "$archive" "$RUNS" || exit 1
+        fi
+    done
+}
+# head_to_head BOARD FOLDER AGENTS WHAT: a tournament of AGENTS in FOLDER until the time is up, into h2h.tar.xz
+head_to_head() {
+    local left=$(( SECONDS_ALL - $(elapsed) - 10 ))
+    say "head-to-head on $1: $4, $H2H_GAMES games, at most ${left} s"
+    timeout -k 10 $left "$PY" -m registry.cli tournament --board $1 --games $H2H_GAMES --workers $WORKERS \
+        --agents "$3" --out "$2" --no-progress || echo "run.sh: the head-to-head stopped (exit $?); run again to finish it"
+    tarxz "$OUT/h2h.tar.xz" "$2"
+}
 finish() {
     say "done; files under $OUT:"
     ls -l "$OUT"
@@ -135,12 +153,7 @@ finish() {
 # 2-4 with --alphavit: the AlphaViT board-size run, all the time left, then against the shipped network
 if [ $AVIT = 1 ]; then
     run=$RUNS/$NAME-alphavit
-    for archive in "$run.tar.xz" "research/runs/$NAME-alphavit.tar.xz"; do
-        if [ ! -d "$run" ] && [ -f "$archive" ]; then
-            say "restoring $run from $archive"
-            mkdir -p "$RUNS" && untar "$archive" "$RUNS" || exit 1
-        fi
-    done
+    restore "$run"
     have=$("$PY" research/gpu-selfplay/state.py done "$run") || exit 1
     box=$(( SECONDS_ALL - $(elapsed) - H2H_RESERVE - PACK_RESERVE ))
     resume=""; [ -f "$run/manifest.json" ] && resume="--resume"
@@ -159,12 +172,9 @@ if [ $AVIT = 1 ]; then
         h2h=$RUNS/$NAME-alphavit-h2h-i$n
         mkdir -p "$h2h"
         dnb export "$run" "$h2h/alphavit.pt" >/dev/null || exit 1
-        left=$(( SECONDS_ALL - $(elapsed) - 10 ))
-        say "head-to-head on $AVIT_BOARD: iteration $n against the shipped alphavit, $H2H_GAMES games, at most ${left} s"
-        timeout -k 10 $left "$PY" -m registry.cli tournament --board $AVIT_BOARD --games $H2H_GAMES --workers $WORKERS \
-            --agents "alphavit:checkpoint=$h2h/alphavit.pt,simulations=$H2H_SIMS,device=$DEVICE,alphavit:simulations=$H2H_SIMS,device=$DEVICE" \
-            --out "$h2h" --no-progress || echo "run.sh: the head-to-head stopped (exit $?); run again to finish it"
-        tarxz "$OUT/h2h.tar.xz" "$h2h"
+        head_to_head $AVIT_BOARD "$h2h" \
+            "alphavit:checkpoint=$h2h/alphavit.pt,simulations=$H2H_SIMS,device=$DEVICE,alphavit:simulations=$H2H_SIMS,device=$DEVICE" \
+            "iteration $n against the shipped alphavit"
     fi
     finish
 fi
@@ -172,13 +182,7 @@ fi
 # 3. the two runs, the one behind first, to one target iteration
 STATE="$PY research/gpu-selfplay/state.py"
 for fam in resnet dotsformer; do
-    run=$RUNS/$NAME-$fam
-    for archive in "$run.tar.xz" "research/runs/$NAME-$fam.tar.xz"; do
-        if [ ! -d "$run" ] && [ -f "$archive" ]; then
-            say "restoring $run from $archive"
-            mkdir -p "$RUNS" && untar "$archive" "$RUNS" || exit 1
-        fi
-    done
+    restore "$RUNS/$NAME-$fam"
 done
 R=$RUNS/$NAME-resnet D=$RUNS/$NAME-dotsformer
 a=$($STATE done $R) b=$($STATE done $D) || exit 1
@@ -247,11 +251,8 @@ if [ $a -gt 0 ] && [ $b -gt 0 ]; then
     h2h=$RUNS/$NAME-h2h-r$a-d$b
     mkdir -p "$h2h"
     dnb export $R "$h2h/resnet.pt" >/dev/null && dnb export $D "$h2h/dotsformer.pt" >/dev/null || exit 1
-    left=$(( SECONDS_ALL - $(elapsed) - 10 ))
-    say "head-to-head: resnet iteration $a against dotsformer iteration $b, $H2H_GAMES games, at most ${left} s"
-    timeout -k 10 $left "$PY" -m registry.cli tournament --board $BOARD --games $H2H_GAMES --workers $WORKERS \
-        --agents "alphazero:checkpoint=$h2h/resnet.pt,simulations=$H2H_SIMS,device=$DEVICE,dotsformer:checkpoint=$h2h/dotsformer.pt,simulations=$H2H_SIMS,device=$DEVICE" \
-        --out "$h2h" --no-progress || echo "run.sh: the head-to-head stopped (exit $?); run again to finish it"
-    tarxz "$OUT/h2h.tar.xz" "$h2h"
+    head_to_head $BOARD "$h2h" \
+        "alphazero:checkpoint=$h2h/resnet.pt,simulations=$H2H_SIMS,device=$DEVICE,dotsformer:checkpoint=$h2h/dotsformer.pt,simulations=$H2H_SIMS,device=$DEVICE" \
+        "resnet iteration $a against dotsformer iteration $b"
 fi
 finish
