@@ -14,6 +14,7 @@ Agents receive the public state only; nothing of an opponent's internals crosses
 
 from __future__ import annotations
 
+import gc
 import time
 
 import numpy as np
@@ -159,10 +160,14 @@ class SpielMCTSAgent(SpielBotAgent, MoveTimed):
 
     def prepare(self, state: GameState) -> None:
         """Measure the rate before the clock starts: the probe of the first timed move, on ``state`` (the
-        first position of a game has the longest rollouts, so this rate errs on the slow side)."""
+        first position of a game has the longest rollouts, so this rate errs on the slow side); then collect
+        the garbage of the process."""
         check_state(self, state)
         if self.rate is None and not state.is_terminal():
             self._search(self._spiel_state(state), max(2, self.probe))
+        # a full collection now, off the clock: the bot's trees are many small objects, and the first timed
+        # search of a process that holds earlier garbage could otherwise pay for a collection of all of it
+        gc.collect()
 
     def select_action(self, state: GameState) -> int:
         if self.move_time is None:

@@ -166,7 +166,7 @@ class NimstringMove:
         order by ``rng``), checked by the solver (:class:`NimstringChoice`). The Nimstring search stops at
         ``search_until`` (a ``time.perf_counter()`` time) when given, else after ``positions`` positions; each
         check at ``check_until`` when given, else after ``verify`` nodes. ``scores`` (one number per action, such
-        as a network's prior): when given, the moves of every group are tried by descending score instead
+        as a network's prior): when given, the moves of all the groups are tried by descending score instead
         (ties in the random order), so that the move found is the highest-scoring one that wins Nimstring."""
         moves = search_order(groups, rng)
         if scores is not None:
