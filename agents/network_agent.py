@@ -36,7 +36,7 @@ from agents.models import family_agents, family_for_agent, get_family
 from agents.models.evaluator import NetworkEvaluator
 from agents.processes import process_threads
 from agents.search import MCTSAgent, SearchSettings, choose_backend
-from agents.search.agent import NIMSTRING_ORDERS
+from agents.search.agent import check_nimstring_order
 from agents.search.settings import PLAY, default, settings_for
 from baselines.nimstring import nimstring_zone
 from baselines.safe_phase import safe_phase_zone
@@ -140,8 +140,7 @@ def make_network_agent(board, agent: str = "alphazero", checkpoint: str | None =
     rows_cols = g.size
     nimstring_edges = nimstring_zone(nimstring_edges, g.num_actions)  # bad values fail before the checkpoint is read
     safe_phase = safe_phase_zone(safe_phase, g.num_actions)
-    if nimstring_order not in NIMSTRING_ORDERS:
-        raise ValueError(f"nimstring_order must be one of {', '.join(NIMSTRING_ORDERS)}, got {nimstring_order!r}")
+    check_nimstring_order(nimstring_order)  # before the checkpoint is read
     backend = choose_backend(search, rows_cols)
     path = checkpoint or shipped_checkpoint(g.name, agent)
     net, _ = load_network(path, board=g.name, device=device, family=family_for_agent(agent))

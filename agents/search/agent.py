@@ -27,11 +27,18 @@ from dnb_env.agent import Analysable, Probabilistic, Seedable
 from dnb_env.clock import MeasuredRate, MoveTimed, move_budget
 from dnb_env.core import GameState
 
-__all__ = ["MCTSAgent", "NIMSTRING_ORDERS"]
+__all__ = ["MCTSAgent", "NIMSTRING_ORDERS", "check_nimstring_order"]
 
 #: The orders in which the Nimstring move's search tries the safe moves: ``rule``, the moves the long chain rule
 #: likes first, each group in random order; ``prior``, by the evaluator's prior at the root, highest first.
 NIMSTRING_ORDERS = ("rule", "prior")
+
+
+def check_nimstring_order(order) -> str:
+    """``order`` when it is one of :data:`NIMSTRING_ORDERS`, else a ValueError naming them."""
+    if order not in NIMSTRING_ORDERS:
+        raise ValueError(f"nimstring_order must be one of {', '.join(NIMSTRING_ORDERS)}, got {order!r}")
+    return order
 
 
 class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
@@ -75,9 +82,7 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
 
         if isinstance(nimstring_edges, bool) or not isinstance(nimstring_edges, int) or nimstring_edges < 0:
             raise ValueError(f"nimstring_edges must be 0 (off) or a number of undrawn edges, got {nimstring_edges!r}")
-        if nimstring_order not in NIMSTRING_ORDERS:
-            raise ValueError(f"nimstring_order must be one of {', '.join(NIMSTRING_ORDERS)}, got {nimstring_order!r}")
-        self.nimstring_edges, self.nimstring_order = nimstring_edges, nimstring_order
+        self.nimstring_edges, self.nimstring_order = nimstring_edges, check_nimstring_order(nimstring_order)
         self.safe_phase_move = SafePhaseMove(safe_phase)  # the end of the safe phase (baselines.safe_phase)
         self.nimstring = None  # the frontier move (baselines.nimstring.NimstringMove), made on first use
         self.rng = np.random.default_rng(seed)

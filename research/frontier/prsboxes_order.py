@@ -12,14 +12,22 @@ research page, "The network's prior as the search's order").
 
 from __future__ import annotations
 
+import importlib.util
 import pathlib
 import sys
 import time
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks"))
+import baselines.prsboxes as prsboxes
 
-import baselines.prsboxes as prsboxes  # noqa: E402
-import frontier  # noqa: E402  (benchmarks/frontier.py)
+FRONTIER = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "frontier.py"
+
+
+def _frontier():
+    """``benchmarks/frontier.py`` as a module (the benchmarks are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location("bench_frontier", FRONTIER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def ordered_by(evaluator):
@@ -45,7 +53,7 @@ def main(argv: list[str]) -> None:
         argv = [a for a in argv if a != "--alphavit-order"]
         net = load_network("agents/checkpoints/alphavit.pt", board="5x5")[0]
         prsboxes.PRsBoxesAgent._nimstring_choice = ordered_by(NetworkEvaluator(net))
-    frontier.main(argv)
+    _frontier().main(argv)
 
 
 if __name__ == "__main__":
