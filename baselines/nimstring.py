@@ -23,6 +23,7 @@ Nimstring search and the solver's checks instead of the position and node budget
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 
@@ -48,6 +49,9 @@ NIMSTRING_VERIFY = 500_000
 NIMSTRING_CHECKS = 4
 #: With ``widen``, the positions each move gets in the first round (four times as many each round after).
 WIDEN_FIRST = 2_000
+#: With two threads, the seconds each native call runs before the thread looks whether the other has finished
+#: (the tables are kept, so a call goes on where the last one stopped).
+SLICE = 0.05
 #: The Nimstring search takes boards of at most this many edges.
 MAX_EDGES = 64
 #: The auto zone (-1) of :func:`nimstring_zone` covers at most this fraction of a board's edges (44 of 5x5's 60).
@@ -127,19 +131,26 @@ class NimstringMove:
         widen: search the moves with a widening budget (each move alone with :data:`WIDEN_FIRST` positions,
             then four times as many for every move still open, ...) instead of one after the other, so that
             a search that does not finish still tells which moves lose Nimstring (:attr:`NimstringChoice.open`)
+        threads: 1, or 2 to search on a clock in two threads (two tables and two solvers): each takes every
+            other move of the order, searches them in turn and checks a move it finds while the other thread
+            searches on, within the whole move's time; the first move shown to keep the win stops both
+            (without a clock, and with ``widen``, one thread)
     """
 
     def __init__(self, edges: int = NIMSTRING_EDGES, positions: int = NIMSTRING_POSITIONS,
                  verify: int = NIMSTRING_VERIFY, checks: int = NIMSTRING_CHECKS, table_mb: float = 64.0,
-                 widen: bool = False):
+                 widen: bool = False, threads: int = 1):
+        if isinstance(threads, bool) or threads not in (1, 2):
+            raise ValueError(f"nimstring_threads must be 1 or 2, got {threads!r}")
         if edges < 0 or positions < 1 or verify < 0 or checks < 1:
             raise ValueError(f"nimstring_edges and nimstring_verify must be >= 0 (0: off), nimstring_positions and"
                              f" checks >= 1, got {edges}, {verify}, {positions} and {checks}")
         self.edges, self.positions, self.verify, self.checks = edges, positions, verify, checks
         self.table_mb = table_mb
         self.widen = widen
-        self._tables: dict[tuple[int, int], object] = {}  # (rows, cols) -> its search, kept within a game
-        self._verifier: Solver | None = None
+        self.threads = threads
+        self._tables: dict[tuple[int, int, int], object] = {}  # (rows, cols, thread) -> its search, kept within a game
+        self._verifiers: dict[int, Solver] = {}  # thread -> its solver
 
     def applies(self, state: GameState) -> bool:
         """At most ``edges`` undrawn edges, a board of at most :data:`MAX_EDGES` edges and the C++ extension
@@ -152,12 +163,18 @@ class NimstringMove:
         for table in self._tables.values():
             table.clear()
 
-    def _table(self, state: GameState):
-        nim = self._tables.get((state.rows, state.cols))
+    def _table(self, state: GameState, thread: int = 0):
+        key = (state.rows, state.cols, thread)
+        nim = self._tables.get(key)
         if nim is None:
-            nim = self._tables[(state.rows, state.cols)] = native._require().Nimstring(state.rows, state.cols,
-                                                                                      table_mb=self.table_mb)
+            nim = self._tables[key] = native._require().Nimstring(state.rows, state.cols, table_mb=self.table_mb)
         return nim
+
+    def _verifier(self, thread: int = 0) -> Solver:
+        solver = self._verifiers.get(thread)
+        if solver is None:  # the Nimstring zone's positions: at most 64 edges
+            solver = self._verifiers[thread] = Solver(max_undrawn=min(self.edges, MAX_EDGES), node_limit=self.verify)
+        return solver
 
     def choose(self, state: GameState, groups: list[list[int]], rng: np.random.Generator, *,
                search_until: float | None = None, check_until: float | None = None,
@@ -171,6 +188,8 @@ class NimstringMove:
         moves = search_order(groups, rng)
         if scores is not None:
             moves = sorted(moves, key=lambda a: -float(scores[a]))  # stable: ties keep the random order
+        if self.threads == 2 and check_until is not None and not self.widen:
+            return self._parallel(state, moves, check_until)
         nim = self._table(state)
         live = list(moves)  # with widen: the moves not settled yet (the open ones when the search stops)
         found = self._widening(state, nim, live, search_until) if self.widen else \
@@ -227,11 +246,75 @@ class NimstringMove:
         """Whether ``move`` keeps the game won by the exact solver (None: past its budget, or unchecked)."""
         if not self.verify:
             return None
-        if self._verifier is None:  # the Nimstring zone's positions: at most 64 edges
-            self._verifier = Solver(max_undrawn=min(self.edges, MAX_EDGES), node_limit=self.verify)
+        solver = self._verifier()
         seconds = None if until is None else max(0.0, until - time.perf_counter())
         try:
-            with on_clock(self._verifier, seconds):
-                return self._verifier.keeps_win(state, move)
+            with on_clock(solver, seconds):
+                return solver.keeps_win(state, move)
         except SolverBudgetExceeded:
             return None
+
+    def _parallel(self, state: GameState, moves: list[int], until: float) -> NimstringChoice:
+        """``choose`` in two threads until ``until``: thread k searches ``moves[k::2]`` in turn and checks each move
+        it finds (so that one thread checks while the other searches); a move shown to keep the win stops both.
+        The move played: the first in ``moves``' order shown to keep the win, else the first not shown to lose
+        (unchecked), else the first found (every one shown to lose)."""
+        stop = threading.Event()
+        rank = {m: i for i, m in enumerate(moves)}
+        found: dict[int, bool | None] = {}  # move -> the check's verdict
+        failed: list[BaseException] = []
+
+        def sliced(call):
+            """``call(seconds)`` in slices of :data:`SLICE` until it answers (not None), ``until`` or ``stop``."""
+            while not stop.is_set():
+                left = until - time.perf_counter()
+                if left <= 0:
+                    return None
+                answer = call(min(left, SLICE))
+                if answer is not None:
+                    return answer
+            return None
+
+        def check(solver: Solver, move: int, seconds: float) -> bool | None:
+            try:
+                with on_clock(solver, seconds):
+                    return solver.keeps_win(state, move)
+            except SolverBudgetExceeded:
+                return None
+
+        def work(k: int) -> None:
+            try:
+                nim, rest = self._table(state, k), moves[k::2]
+                while rest:
+                    move = sliced(lambda seconds: nim.first_win(state.edges, rest, _UNBOUNDED, keep=True,
+                                                                seconds=seconds))
+                    if move is None or move < 0:
+                        return  # out of time, stopped, or no other move of this half wins Nimstring
+                    rest = rest[rest.index(move) + 1:]
+                    verdict = None
+                    if self.verify:
+                        solver = self._verifier(k)
+                        verdict = sliced(lambda seconds: check(solver, move, seconds))
+                    found[move] = verdict
+                    if verdict is not False:  # kept (the other thread stops), or unchecked: time is up
+                        if verdict:
+                            stop.set()
+                        return
+            except BaseException as e:  # raised in the caller's thread below
+                failed.append(e)
+                stop.set()
+
+        workers = [threading.Thread(target=work, args=(k,), daemon=True) for k in (0, 1)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        if failed:
+            raise failed[0]
+        order = sorted(found, key=rank.__getitem__)
+        losing = tuple(m for m in order if found[m] is False)
+        for wanted in (True, None):
+            for m in order:
+                if found[m] is wanted:
+                    return NimstringChoice(m, wanted, losing)
+        return NimstringChoice(order[0] if order else None, False if order else None, losing)

@@ -25,7 +25,9 @@ Decision rules, in order:
    time left) and passes over one that wins Nimstring but loses on boxes for the next that wins it
    (:class:`baselines.nimstring.NimstringMove`, which the network agents' search plays by too). With
    ``nimstring_widen`` the search gives every safe move a small budget, then each one still open four times
-   as much, and so on; when it does not finish, it plays a move it has not shown to lose Nimstring.
+   as much, and so on; when it does not finish, it plays a move it has not shown to lose Nimstring. With
+   ``nimstring_threads=2`` on a clock, two threads search every other move each and check what they find
+   while the other searches on, within the whole move time.
    Otherwise, with at most ``safe_phase`` safe moves left, it plays the best move of the safe-phase search
    (both players draw only safe moves and take boxes until none is left, then play exactly;
    :class:`baselines.safe_phase.SafePhaseMove`, which the network agents' search plays by too; on a clock
@@ -89,11 +91,12 @@ class PRsBoxesAgent(Seedable, MoveTimed):
                  search_nodes: int = 300_000, search_time: float | None = None, search_full: int = 4,
                  board: tuple[int, int] | None = None, solver_nodes: int = MOVE_NODE_LIMIT,
                  nimstring_edges: int = NIMSTRING_EDGES, nimstring_positions: int = NIMSTRING_POSITIONS,
-                 nimstring_verify: int = NIMSTRING_VERIFY, safe_phase: int = -1, nimstring_widen: bool = False):
+                 nimstring_verify: int = NIMSTRING_VERIFY, safe_phase: int = -1, nimstring_widen: bool = False,
+                 nimstring_threads: int = 1):
         self.rng = np.random.default_rng(seed)
         # the Nimstring move of rule 3 (baselines.nimstring: shared with the network agents' search)
         self.nimstring = NimstringMove(nimstring_edges, nimstring_positions, nimstring_verify,
-                                       widen=bool(nimstring_widen))
+                                       widen=bool(nimstring_widen), threads=nimstring_threads)
         # the end of the safe phase (baselines.safe_phase: shared with the network agents' search); -1 is
         # resolved per board on first use
         self.safe_phase = check_safe_phase(safe_phase)

@@ -349,8 +349,8 @@ def _prsboxes(*, board, seed, **options):
     exactly within ``nimstring_edges`` undrawn edges), Berlekamp's long-chain rule and double-dealing decide
     the safe-move phase and the captures, alpha-beta searches the positions the rules leave open, and the
     exact solver plays every position within ``solver_edges`` undrawn edges (baselines.prsboxes, whose
-    docstring lists the rules). On a clock its searches deepen until its budget (0.8 of the move time), and
-    the solver and the Nimstring search get half of it.
+    docstring lists the rules). On a clock its searches deepen until its budget (0.8 of the move time), the
+    exact solver gets half of it and the Nimstring search 85% (its check the rest).
 
     Options:
         solver_edges: undrawn edges within which the exact solver plays and scores positions (-1 auto: 38
@@ -372,6 +372,8 @@ def _prsboxes(*, board, seed, **options):
         nimstring_widen: search every safe move a little, then each one still open four times as long, and so
             on, instead of one after the other; when the search does not finish it plays a move not shown to
             lose Nimstring
+        nimstring_threads: 1, or 2 to search and check the Nimstring moves in two threads on a clock (each
+            thread every other move, a move found checked while the other thread searches on)
         safe_phase: with more than ``search_safe`` and at most this many safe moves left (no Nimstring move
             found), it plays the best move of the safe-phase search (only safe moves and captures until none
             is left, then exact play; 2,000,000 positions, on a clock 85% of the time left) (-1 auto: 20 on
@@ -383,7 +385,7 @@ def _prsboxes(*, board, seed, **options):
 takes_options(_prsboxes, options_of(PRsBoxesAgent, ("solver_edges", "search_safe", "search_full", "search_depth",
                                                     "search_nodes", "solver_nodes", "nimstring_edges",
                                                     "nimstring_positions", "nimstring_verify", "nimstring_widen",
-                                                    "safe_phase")))
+                                                    "nimstring_threads", "safe_phase")))
 register_agent("prsboxes", _prsboxes)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -130,6 +131,61 @@ def test_every_move_it_returns_wins_nimstring_and_a_checked_one_keeps_the_win():
     assert checked >= 5
 
 
+def test_two_threads_return_a_checked_move_that_keeps_the_win():
+    """On a clock, ``threads=2``: each thread searches every other move and checks what it finds; the move
+    played is one shown to keep the win where the check finishes (which thread finishes first varies)."""
+    from dnb_env.analysis import realistic_position
+
+    for text, keep in ((THREE_LOSE, {13}), (ONE_LOSES, {8, 13, 41})):
+        s = GameState.from_text(text)
+        groups = safe_groups(s, safe_moves(s))
+        finder = NimstringMove(threads=2)
+        for seed in range(4):
+            now = time.perf_counter()
+            choice = finder.choose(s, groups, np.random.default_rng(seed), search_until=now + 30, check_until=now + 30)
+            assert choice.move in keep and choice.kept is True
+            assert not set(choice.losing) & keep  # a refused move was shown to lose
+    rng, solver, finder = random.Random(3), Solver(), NimstringMove(threads=2)
+    checked = 0
+    for _ in range(12):
+        s = realistic_position("5x5", rng.randint(32, 36), rng)
+        safe = safe_moves(s)
+        if not safe:
+            continue
+        now = time.perf_counter()
+        choice = finder.choose(s, safe_groups(s, safe), np.random.default_rng(0), search_until=now + 30,
+                               check_until=now + 30)
+        wins = _nimstring_wins(s) & set(safe)
+        if choice.move is None:
+            assert not wins
+            continue
+        assert choice.move in wins and set(choice.losing) <= wins
+        assert all(not solver.keeps_win(s, a) for a in choice.losing)
+        if choice.kept is not None:
+            assert solver.keeps_win(s, choice.move) == choice.kept
+            checked += 1
+    assert checked >= 3
+
+
+def test_two_threads_on_a_clock_only_and_a_worker_error_reaches_the_caller(monkeypatch):
+    s = GameState.from_text(THREE_LOSE)
+    groups = safe_groups(s, safe_moves(s))
+    finder = NimstringMove(threads=2)
+    # without a clock one thread searches in order: the same answers as threads=1
+    for seed in range(3):
+        one = NimstringMove().choose(s, groups, np.random.default_rng(seed))
+        assert finder.choose(s, groups, np.random.default_rng(seed)) == one
+    assert not any(k[2] == 1 for k in finder._tables)  # the second thread's table was never made
+
+    def broken(self, state, thread=0):
+        raise RuntimeError("broken table")
+
+    monkeypatch.setattr(NimstringMove, "_table", broken)
+    now = time.perf_counter()
+    with pytest.raises(RuntimeError, match="broken table"):
+        finder.choose(s, groups, np.random.default_rng(0), search_until=now + 5, check_until=now + 5)
+
+
 def test_widening_finds_the_same_moves_and_its_open_moves_are_the_unsettled_ones():
     from dnb_env.analysis import realistic_position
     from dnb_env.features import nimstring_move_wins
@@ -172,6 +228,7 @@ def test_prsboxes_plays_an_open_move_when_the_widening_search_does_not_finish(mo
     s = GameState.from_text(THREE_LOSE)
     agent = PRsBoxesAgent(seed=0, solver_edges=0, search_safe=2, search_full=1, nimstring_widen=True)
     assert agent.nimstring.widen and agent_from_spec("prsboxes:nimstring_widen=true", "5x5").nimstring.widen
+    assert agent_from_spec("prsboxes:nimstring_threads=2", "5x5").nimstring.threads == 2
     groups = safe_groups(s, safe_moves(s))  # [[53], [0, 13, 26, 30, 39]]
     for open_moves, played in (((26, 39), 26), ((30, 53, 0), 53), ((), 53)):
         monkeypatch.setattr(agent.nimstring, "choose", lambda *a, o=open_moves, **k: NimstringChoice(None, open=o))
@@ -189,7 +246,8 @@ def test_the_zone_and_bad_values():
     for bad in (-2, True, 1.5, "44"):
         with pytest.raises(ValueError, match="nimstring_edges"):
             nimstring_zone(bad, 60)
-    for bad in (dict(edges=-1), dict(positions=0), dict(verify=-1), dict(checks=0)):
+    for bad in (dict(edges=-1), dict(positions=0), dict(verify=-1), dict(checks=0), dict(threads=0),
+                dict(threads=3), dict(threads=True)):
         with pytest.raises(ValueError, match="nimstring"):
             NimstringMove(**bad)
 
