@@ -242,11 +242,12 @@ class NimstringMove:
                     yield m
             b *= 4
 
-    def _verified(self, state: GameState, move: int, until: float | None) -> bool | None:
-        """Whether ``move`` keeps the game won by the exact solver (None: past its budget, or unchecked)."""
+    def _verified(self, state: GameState, move: int, until: float | None, thread: int = 0) -> bool | None:
+        """Whether ``move`` keeps the game won by the exact solver of ``thread`` (None: past its budget, or
+        unchecked)."""
         if not self.verify:
             return None
-        solver = self._verifier()
+        solver = self._verifier(thread)
         seconds = None if until is None else max(0.0, until - time.perf_counter())
         try:
             with on_clock(solver, seconds):
@@ -275,13 +276,6 @@ class NimstringMove:
                     return answer
             return None
 
-        def check(solver: Solver, move: int, seconds: float) -> bool | None:
-            try:
-                with on_clock(solver, seconds):
-                    return solver.keeps_win(state, move)
-            except SolverBudgetExceeded:
-                return None
-
         def work(k: int) -> None:
             try:
                 nim, rest = self._table(state, k), moves[k::2]
@@ -293,8 +287,7 @@ class NimstringMove:
                     rest = rest[rest.index(move) + 1:]
                     verdict = None
                     if self.verify:
-                        solver = self._verifier(k)
-                        verdict = sliced(lambda seconds: check(solver, move, seconds))
+                        verdict = sliced(lambda seconds: self._verified(state, move, time.perf_counter() + seconds, k))
                     found[move] = verdict
                     if verdict is not False:  # kept (the other thread stops), or unchecked: time is up
                         if verdict:
