@@ -108,17 +108,21 @@ def test_scores_order_the_search_so_the_highest_scoring_winner_is_found():
                 assert (choice.move, choice.kept, choice.losing) == (top, True, ())
 
 
-def test_every_move_it_returns_wins_nimstring_and_a_checked_one_keeps_the_win():
+def _checked_on_realistic_positions(finder: NimstringMove, seed: int, positions: int, clock: bool = False) -> int:
+    """``finder``'s choices on realistic 5x5 positions at 32-36 undrawn edges (on a 30 s clock with ``clock``):
+    each move it returns wins Nimstring, each it refused loses on boxes, and its verdict is the solver's; returns
+    how many of its moves were checked."""
     from dnb_env.analysis import realistic_position
 
-    rng, solver, finder = random.Random(7), Solver(), NimstringMove()
+    rng, solver = random.Random(seed), Solver()
     checked = 0
-    for _ in range(30):
+    for _ in range(positions):
         s = realistic_position("5x5", rng.randint(32, 36), rng)
         safe = safe_moves(s)
         if not safe:
             continue
-        choice = finder.choose(s, safe_groups(s, safe), np.random.default_rng(0))
+        until = dict(search_until=time.perf_counter() + 30, check_until=time.perf_counter() + 30) if clock else {}
+        choice = finder.choose(s, safe_groups(s, safe), np.random.default_rng(0), **until)
         wins = _nimstring_wins(s) & set(safe)
         if choice.move is None:
             assert not wins  # the search finishes this late: None means no safe move wins Nimstring
@@ -128,14 +132,16 @@ def test_every_move_it_returns_wins_nimstring_and_a_checked_one_keeps_the_win():
         if choice.kept is not None:
             assert solver.keeps_win(s, choice.move) == choice.kept
             checked += 1
-    assert checked >= 5
+    return checked
+
+
+def test_every_move_it_returns_wins_nimstring_and_a_checked_one_keeps_the_win():
+    assert _checked_on_realistic_positions(NimstringMove(), seed=7, positions=30) >= 5
 
 
 def test_two_threads_return_a_checked_move_that_keeps_the_win():
     """On a clock, ``threads=2``: each thread searches every other move and checks what it finds; the move
     played is one shown to keep the win where the check finishes (which thread finishes first varies)."""
-    from dnb_env.analysis import realistic_position
-
     for text, keep in ((THREE_LOSE, {13}), (ONE_LOSES, {8, 13, 41})):
         s = GameState.from_text(text)
         groups = safe_groups(s, safe_moves(s))
@@ -145,26 +151,7 @@ def test_two_threads_return_a_checked_move_that_keeps_the_win():
             choice = finder.choose(s, groups, np.random.default_rng(seed), search_until=now + 30, check_until=now + 30)
             assert choice.move in keep and choice.kept is True
             assert not set(choice.losing) & keep  # a refused move was shown to lose
-    rng, solver, finder = random.Random(3), Solver(), NimstringMove(threads=2)
-    checked = 0
-    for _ in range(12):
-        s = realistic_position("5x5", rng.randint(32, 36), rng)
-        safe = safe_moves(s)
-        if not safe:
-            continue
-        now = time.perf_counter()
-        choice = finder.choose(s, safe_groups(s, safe), np.random.default_rng(0), search_until=now + 30,
-                               check_until=now + 30)
-        wins = _nimstring_wins(s) & set(safe)
-        if choice.move is None:
-            assert not wins
-            continue
-        assert choice.move in wins and set(choice.losing) <= wins
-        assert all(not solver.keeps_win(s, a) for a in choice.losing)
-        if choice.kept is not None:
-            assert solver.keeps_win(s, choice.move) == choice.kept
-            checked += 1
-    assert checked >= 3
+    assert _checked_on_realistic_positions(NimstringMove(threads=2), seed=3, positions=12, clock=True) >= 3
 
 
 def test_two_threads_on_a_clock_only_and_a_worker_error_reaches_the_caller(monkeypatch):
