@@ -38,7 +38,7 @@ from agents.processes import process_threads
 from agents.search import MCTSAgent, SearchSettings, choose_backend
 from agents.search.agent import check_nimstring_order
 from agents.search.settings import PLAY, default, settings_for
-from baselines.nimstring import nimstring_zone
+from baselines.nimstring import check_threads, nimstring_zone
 from baselines.safe_phase import safe_phase_zone
 from dnb_env.agent import Analysable, Probabilistic, Seedable
 from dnb_env.core import GameState, geometry
@@ -110,7 +110,7 @@ SEARCH_OPTIONS = tuple(f.name for f in dataclasses.fields(SearchSettings) if f.n
 def make_network_agent(board, agent: str = "alphazero", checkpoint: str | None = None, *, seed=None,
                        device: str = "cpu", symmetrize: bool = False, search: str = "auto",
                        nimstring_edges: int = -1, safe_phase: int = -1, nimstring_order: str = "rule",
-                       **settings) -> MCTSAgent | PolicyAgent:
+                       nimstring_threads: int = 1, **settings) -> MCTSAgent | PolicyAgent:
     """The network agent for ``board`` ("RxC", (rows, cols) or a Geometry). ``agent`` names the model family
     to expect (the family that plays as ``agent``,
     :func:`agents.models.family_for_agent`) and the shipped weights' prefix;
@@ -124,7 +124,8 @@ def make_network_agent(board, agent: str = "alphazero", checkpoint: str | None =
     show it to lose on boxes, and does not play one it shows to lose (:class:`MCTSAgent`; -1 = auto,
     :func:`baselines.nimstring.nimstring_zone`: 44 on 5x5; 0 = off); ``nimstring_order``: the order in which
     it tries the safe moves (:data:`agents.search.agent.NIMSTRING_ORDERS`: the long chain rule's, or the
-    network's prior). ``safe_phase``: with at most this many safe moves
+    network's prior); ``nimstring_threads``: 2 to search and check in two threads on a clock
+    (:func:`baselines.nimstring.check_threads`). ``safe_phase``: with at most this many safe moves
     left the agent plays the safe-phase search's best move (:class:`MCTSAgent`; -1 = auto,
     :func:`baselines.safe_phase.safe_phase_zone`: 20 from 6x6 on, off where the Nimstring move plays; 0 = off). The network's forward passes run on the
     threads this process was given (:func:`agents.processes.process_threads`: a tournament's ``threads``, else
@@ -141,6 +142,7 @@ def make_network_agent(board, agent: str = "alphazero", checkpoint: str | None =
     nimstring_edges = nimstring_zone(nimstring_edges, g.num_actions)  # bad values fail before the checkpoint is read
     safe_phase = safe_phase_zone(safe_phase, g.num_actions)
     check_nimstring_order(nimstring_order)  # before the checkpoint is read
+    check_threads(nimstring_threads)
     backend = choose_backend(search, rows_cols)
     path = checkpoint or shipped_checkpoint(g.name, agent)
     net, _ = load_network(path, board=g.name, device=device, family=family_for_agent(agent))
@@ -149,4 +151,5 @@ def make_network_agent(board, agent: str = "alphazero", checkpoint: str | None =
         return PolicyAgent(evaluator, seed=seed, name=f"{agent}-policy", board=rows_cols)
     config = settings_for(g, PLAY, **settings, value=net.config.value)
     return MCTSAgent(evaluator, config, seed=seed, greedy=True, name=agent, board=rows_cols, backend=backend,
-                     nimstring_edges=nimstring_edges, safe_phase=safe_phase, nimstring_order=nimstring_order)
+                     nimstring_edges=nimstring_edges, safe_phase=safe_phase, nimstring_order=nimstring_order,
+                     nimstring_threads=nimstring_threads)

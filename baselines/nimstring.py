@@ -37,7 +37,8 @@ from dnb_env.features import long_chain_rule_moves
 from dnb_env.solver import Solver, SolverBudgetExceeded, native_available
 
 __all__ = ["NimstringMove", "NimstringChoice", "NIMSTRING_EDGES", "NIMSTRING_POSITIONS", "NIMSTRING_VERIFY",
-           "NIMSTRING_CHECKS", "MAX_EDGES", "nimstring_zone", "safe_moves", "safe_groups", "search_order"]
+           "NIMSTRING_CHECKS", "MAX_EDGES", "nimstring_zone", "check_threads", "safe_moves", "safe_groups",
+           "search_order"]
 
 #: Safe moves are chosen by their Nimstring result within this many undrawn edges (5x5 steps 16 on).
 NIMSTRING_EDGES = 44
@@ -72,6 +73,13 @@ def nimstring_zone(setting: int, num_actions: int) -> int:
         return 0
     p, q = ZONE_FRACTION
     return min(NIMSTRING_EDGES, num_actions * p // q)
+
+
+def check_threads(threads) -> int:
+    """``threads`` when it is 1 or 2 (the ``nimstring_threads`` option), else a ValueError."""
+    if isinstance(threads, bool) or threads not in (1, 2):
+        raise ValueError(f"nimstring_threads must be 1 or 2, got {threads!r}")
+    return threads
 
 
 def safe_moves(state: GameState) -> list[int]:
@@ -140,8 +148,7 @@ class NimstringMove:
     def __init__(self, edges: int = NIMSTRING_EDGES, positions: int = NIMSTRING_POSITIONS,
                  verify: int = NIMSTRING_VERIFY, checks: int = NIMSTRING_CHECKS, table_mb: float = 64.0,
                  widen: bool = False, threads: int = 1):
-        if isinstance(threads, bool) or threads not in (1, 2):
-            raise ValueError(f"nimstring_threads must be 1 or 2, got {threads!r}")
+        check_threads(threads)
         if edges < 0 or positions < 1 or verify < 0 or checks < 1:
             raise ValueError(f"nimstring_edges and nimstring_verify must be >= 0 (0: off), nimstring_positions and"
                              f" checks >= 1, got {edges}, {verify}, {positions} and {checks}")

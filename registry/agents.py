@@ -525,6 +525,8 @@ _NETWORK_DOC = """{what} Playing weights are the shipped ones for the board unle
         nimstring_order: the order in which that search tries the safe moves: ``rule`` (the moves the long
             chain rule likes first, each group in random order) or ``prior`` (the network's prior, highest
             first: the move found is the network's likeliest one that wins Nimstring)
+        nimstring_threads: 1, or 2 to search and check the Nimstring moves in two threads on a clock (each
+            thread every other move, a move found checked while the other thread searches on)
         safe_phase: safe moves left (no box on offer) within which it plays the best move of the safe-phase
             search (the players draw only safe moves and take boxes until no safe move is left, then play
             exactly; within 0.6 of the time left on a clock, else 2,000,000 positions; one that runs out is
@@ -538,19 +540,20 @@ def _network_factory(agent: str):
     def factory(*, board, seed, checkpoint: str | os.PathLike | None = None, device: str = "cpu",
                 symmetrize: bool = False, search: Literal["auto", "python", "native"] = "auto",
                 nimstring_edges: int = -1, safe_phase: int = -1, nimstring_order: Literal["rule", "prior"] = "rule",
-                **settings):
+                nimstring_threads: int = 1, **settings):
         from agents.network_agent import make_network_agent
 
         return make_network_agent(board, agent, checkpoint=checkpoint, seed=seed, device=device,
                                   symmetrize=symmetrize, search=search, nimstring_edges=nimstring_edges,
-                                  safe_phase=safe_phase, nimstring_order=nimstring_order, **settings)
+                                  safe_phase=safe_phase, nimstring_order=nimstring_order,
+                                  nimstring_threads=nimstring_threads, **settings)
 
     # the options as before: checkpoint, the search's simulations, c_puct, prune, then device, symmetrize,
     # search, then the solver's zones and budget (their defaults from the one settings type), then the
     # Nimstring zone and the safe phase
     first, last = (option_parameters(names, PLAY) for names in _NETWORK_SEARCH_OPTIONS)
     takes_options(factory, "checkpoint", first, "device", "symmetrize", "search", last, "nimstring_edges",
-                  "nimstring_order", "safe_phase")
+                  "nimstring_order", "nimstring_threads", "safe_phase")
     what = NETWORK_AGENTS.get(agent) or f"PUCT search over a network of the model family that plays as {agent}."
     factory.__doc__ = _NETWORK_DOC.format(what=what, agent=agent)
     factory.needs = "torch"

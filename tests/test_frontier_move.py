@@ -258,6 +258,19 @@ def test_the_search_plays_the_checked_nimstring_move_over_the_networks_favourite
         assert agent.search_info() == {"nimstring": True, "value": 1.0, "unit": "win"}
 
 
+def test_the_search_on_a_clock_in_two_threads_plays_a_checked_keeping_move():
+    s = GameState.from_text(ONE_LOSES)
+    settings = SearchSettings(simulations=32, solve_leaf=0, solve_root=0)
+    for seed in range(3):
+        agent = MCTSAgent(FavouriteEvaluator(39), settings, seed=seed, board=(5, 5), nimstring_edges=44,
+                          nimstring_threads=2)
+        agent.set_move_time(20.0)  # time enough for the checks: the answer does not depend on the clock
+        assert agent.nimstring_threads == 2 and agent.select_action(s) in {8, 13, 41}  # not 39, the favourite
+        assert agent.nimstring.threads == 2 and agent.search_info()["nimstring"]
+    with pytest.raises(ValueError, match="nimstring_threads"):
+        MCTSAgent(FavouriteEvaluator(39), settings, board=(5, 5), nimstring_edges=44, nimstring_threads=0)
+
+
 def test_the_search_is_unchanged_off_the_zone():
     s = GameState.from_text(ONE_LOSES)
     for edges in (0, 34):  # off, and a zone that ends below the position's 35 undrawn edges
@@ -316,3 +329,6 @@ def test_the_network_agents_take_the_option():
     assert make_agent("alphavit", board="5x5", seed=0, nimstring_order="prior").nimstring_order == "prior"
     with pytest.raises(ValueError, match="nimstring_order"):
         make_agent("dotsformer", board="5x5", nimstring_order="value")
+    assert make_agent("alphavit", board="5x5", seed=0, nimstring_threads=2).nimstring_threads == 2
+    with pytest.raises(ValueError, match="nimstring_threads"):
+        make_agent("alphazero", board="5x5", nimstring_threads=3)

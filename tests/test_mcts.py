@@ -187,7 +187,7 @@ def test_one_settings_type_holds_every_search_default():
     params = inspect.signature(_FACTORIES["alphazero"]).parameters
     assert list(params)[2:] == ["checkpoint", "simulations", "c_puct", "prune", "device", "symmetrize", "search",
                                 "solve_leaf", "solve_root", "solve_nodes", "nimstring_edges", "nimstring_order",
-                                "safe_phase"]
+                                "nimstring_threads", "safe_phase"]
     for name in ("simulations", "c_puct", "prune", "solve_leaf", "solve_root", "solve_nodes"):
         assert params[name].default == default(name, PLAY)
     assert (default("simulations", PLAY), default("solve_nodes", PLAY), default("solve_leaf", PLAY)) == (200, 10**6, -1)

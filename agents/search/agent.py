@@ -63,7 +63,8 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
     rest when no move is played. Its ``search_info()`` is then ``{"nimstring": True}`` (with the value 1.0 of
     a checked win in units of ``"win"``). ``nimstring_order="prior"`` tries the safe moves by the evaluator's
     prior at the root instead (one evaluation), so that the move found is the likeliest one by the network
-    that wins Nimstring (:data:`NIMSTRING_ORDERS`).
+    that wins Nimstring (:data:`NIMSTRING_ORDERS`). ``nimstring_threads=2`` searches and checks in two threads
+    on a clock (``NimstringMove(threads=2)``), within the checks' share of the move.
 
     ``safe_phase`` (0: off): with no box on offer and 1 to that many safe moves left, the agent asks the
     safe-phase search (:class:`baselines.safe_phase.SafePhaseMove`: both players draw only safe moves and
@@ -77,12 +78,14 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
     def __init__(self, evaluator: Evaluator, config: SearchSettings = SearchSettings(), seed: int | None = None,
                  greedy: bool = True, name: str = "puct", board: tuple[int, int] | None = None,
                  shared_rng: random.Random | None = None, backend: str = "python", nimstring_edges: int = 0,
-                 safe_phase: int = 0, nimstring_order: str = "rule"):
+                 safe_phase: int = 0, nimstring_order: str = "rule", nimstring_threads: int = 1):
         from agents.search import make_search  # the package imports this module first
+        from baselines.nimstring import check_threads
 
         if isinstance(nimstring_edges, bool) or not isinstance(nimstring_edges, int) or nimstring_edges < 0:
             raise ValueError(f"nimstring_edges must be 0 (off) or a number of undrawn edges, got {nimstring_edges!r}")
         self.nimstring_edges, self.nimstring_order = nimstring_edges, check_nimstring_order(nimstring_order)
+        self.nimstring_threads = check_threads(nimstring_threads)
         self.safe_phase_move = SafePhaseMove(safe_phase)  # the end of the safe phase (baselines.safe_phase)
         self.nimstring = None  # the frontier move (baselines.nimstring.NimstringMove), made on first use
         self.rng = np.random.default_rng(seed)
@@ -198,7 +201,7 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
         from baselines.nimstring import NimstringMove, safe_groups, safe_moves
 
         if self.nimstring is None:
-            self.nimstring = NimstringMove(self.nimstring_edges)
+            self.nimstring = NimstringMove(self.nimstring_edges, threads=self.nimstring_threads)
         if not self.nimstring.applies(state):
             return None
         safe = safe_moves(state)
