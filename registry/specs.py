@@ -140,6 +140,8 @@ def agent_boards(spec: str) -> tuple[str, ...] | None:
     ``checkpoint=``; None for a family whose networks play any board); every other agent plays any board
     (None). Weights that cannot be read give None: building the agent says what is wrong."""
     name, kwargs = check_agent_spec(spec)
+    if name in _FACTORIES and getattr(_FACTORIES[name], "needs", None) != "torch":
+        return None  # a registered agent that needs no network: known without importing the families (torch)
     try:
         from agents.models import family_agents, get_family
     except ImportError:  # no PyTorch: no network agents

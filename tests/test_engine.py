@@ -615,6 +615,16 @@ def test_served_agents_declare_the_boards_of_their_weights():
     assert agent_boards("alphavit") is None  # one network for every board
 
 
+def test_an_engine_of_an_agent_without_a_network_starts_without_torch():
+    # serving alphabeta or prsboxes needs no network: the boards it declares come without importing torch (about
+    # three seconds of an engine's start)
+    code = ("import sys; from registry.specs import agent_boards; "
+            "assert agent_boards('alphabeta:depth=3') is None and agent_boards('prsboxes') is None; "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "False"
+
+
 def test_simple_engine_plays_the_protocol_and_refuses_undeclared_boards():
     session = "dnbp 1\nnewgame 4x4\nnewgame 2x2\nseed 3\nisready\nposition 0 6 2\ngo movetime 100\nquit\n"
     out = subprocess.run([sys.executable, str(SIMPLE_PY), "--boards", "2x2", "3x3"], input=session,
