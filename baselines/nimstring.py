@@ -141,8 +141,8 @@ class NimstringMove:
             a search that does not finish still tells which moves lose Nimstring (:attr:`NimstringChoice.open`)
         threads: 1, or 2 to search on a clock in two threads (two tables and two solvers): each takes every
             other move of the order, searches them in turn and checks a move it finds while the other thread
-            searches on, within the whole move's time; the first move shown to keep the win stops both
-            (without a clock, and with ``widen``, one thread)
+            searches on, within the whole move's time, with no limit of ``checks``; the first move shown to keep
+            the win stops both (without a clock, and with ``widen``, one thread)
     """
 
     def __init__(self, edges: int = NIMSTRING_EDGES, positions: int = NIMSTRING_POSITIONS,
@@ -211,13 +211,20 @@ class NimstringMove:
         return NimstringChoice(first, False if first is not None else None, tuple(losing),
                                tuple(live) if self.widen and first is None else ())
 
-    def _in_order(self, state: GameState, nim, moves: list[int], search_until: float | None):
+    def _in_order(self, state: GameState, nim, moves: list[int], search_until: float | None,
+                  stop: threading.Event | None = None):
         """The moves that win Nimstring, in the order of ``moves``: ``first_win`` over the moves after the last
-        one found, within ``positions`` positions a call or until ``search_until``."""
+        one found, within ``positions`` positions a call or until ``search_until``. With ``stop`` (on a clock
+        only) each native call runs at most :data:`SLICE` seconds and the search ends once ``stop`` is set."""
         budget = self.positions if search_until is None else _UNBOUNDED
         while True:
+            if stop is not None and stop.is_set():
+                return
             left = None if search_until is None else max(0.0, search_until - time.perf_counter())
-            found = nim.first_win(state.edges, moves, budget, keep=True, seconds=left)
+            seconds = left if stop is None else min(left, SLICE)
+            found = nim.first_win(state.edges, moves, budget, keep=True, seconds=seconds)
+            if found is None and stop is not None and seconds < left:
+                continue  # a slice ended before the search did: it goes on where it stopped
             if found is None or found < 0:
                 return
             yield found
@@ -272,31 +279,24 @@ class NimstringMove:
         found: dict[int, bool | None] = {}  # move -> the check's verdict
         failed: list[BaseException] = []
 
-        def sliced(call):
-            """``call(seconds)`` in slices of :data:`SLICE` until it answers (not None), ``until`` or ``stop``."""
+        def check(move: int, k: int) -> bool | None:
+            """The check of ``move`` by thread ``k``'s solver in slices of :data:`SLICE` (its table kept), until it
+            answers, ``until`` or ``stop``."""
             while not stop.is_set():
                 left = until - time.perf_counter()
                 if left <= 0:
                     return None
-                answer = call(min(left, SLICE))
-                if answer is not None:
-                    return answer
+                verdict = self._verified(state, move, time.perf_counter() + min(left, SLICE), k)
+                if verdict is not None:
+                    return verdict
             return None
 
         def work(k: int) -> None:
             try:
-                nim, rest = self._table(state, k), moves[k::2]
-                while rest:
-                    move = sliced(lambda seconds: nim.first_win(state.edges, rest, _UNBOUNDED, keep=True,
-                                                                seconds=seconds))
-                    if move is None or move < 0:
-                        return  # out of time, stopped, or no other move of this half wins Nimstring
-                    rest = rest[rest.index(move) + 1:]
-                    verdict = None
-                    if self.verify:
-                        verdict = sliced(lambda seconds: self._verified(state, move, time.perf_counter() + seconds, k))
+                for move in self._in_order(state, self._table(state, k), moves[k::2], until, stop):
+                    verdict = check(move, k) if self.verify else None
                     found[move] = verdict
-                    if verdict is not False:  # kept (the other thread stops), or unchecked: time is up
+                    if verdict is not False:  # kept (the other thread stops), or unchecked (no check, or time up)
                         if verdict:
                             stop.set()
                         return
