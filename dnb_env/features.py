@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import time
 
 import numpy as np
 
@@ -43,7 +44,7 @@ __all__ = ["safe_phase_values", "safe_phase_value", "long_chain_rule_moves", "ha
            "SAFE_PHASE_MAX_SAFE", "SAFE_PHASE_LEAF_UNDRAWN", "SACRIFICE_BOXES", "SACRIFICE_MAX_SAFE", "SACRIFICE_DEEP_NODES",
            "SACRIFICE_WIDE_NODES", "endgame_values", "nimstring_value", "nimstring_move_wins",
            "NIMSTRING_POSITIONS", "NIMSTRING_MAX_UNDRAWN", "LOONY", "nimstring_table",
-           "NimstringTable", "clear_caches"]
+           "NimstringTable", "nimstring_deadline", "clear_caches"]
 
 #: Positions a safe-phase search may visit before it gives up (the feature is then unavailable).
 SAFE_PHASE_NODES = 20_000
@@ -387,11 +388,17 @@ def nimstring_move_wins(state: GameState, positions: int = NIMSTRING_POSITIONS,
     and history)."""
     if not _nim_searched(state, positions, max_undrawn) or state.is_terminal():
         return None
+    deadline = _DEADLINE.get()
+    if deadline is not None and time.perf_counter() >= deadline:
+        return None
     perm, edges = _canonical_edges(state.rows, state.cols, state.edges)
     route = _nim_route(state)
     table = _TABLE.get()
     if route == "board" and table is not None:  # inside nimstring_table(): its table, and its own answers
-        found = table.move_wins(state.rows, state.cols, edges, positions)
+        found = table.move_wins(state.rows, state.cols, edges, positions, deadline)
+    elif route == "board" and deadline is not None:  # not kept: an answer cut short by the clock is no answer
+        found = _nim_found(_nimstring(state.rows, state.cols).move_wins(
+            edges, positions, seconds=max(0.0, deadline - time.perf_counter())))
     else:
         found = _nim_moves(state.rows, state.cols, edges, positions, route)
     if found is None:
@@ -446,11 +453,18 @@ class NimstringTable:
             nim = self._searches[(rows, cols)] = _nimstring(rows, cols)
         return nim
 
-    def move_wins(self, rows: int, cols: int, edges: int, positions: int) -> tuple[int, int] | None:
-        """:func:`_nim_found` of the search of ``edges`` (canonical) in this table, asked once a block."""
+    def move_wins(self, rows: int, cols: int, edges: int, positions: int,
+                  deadline: float | None = None) -> tuple[int, int] | None:
+        """:func:`_nim_found` of the search of ``edges`` (canonical) in this table, asked once a block;
+        ``deadline`` (a ``time.perf_counter()`` time): the search also stops then, and an answer cut short by
+        it is not kept (asked again, the search goes on from the positions it found)."""
         key = (rows, cols, edges, positions)
         if key not in self._answers:
-            self._answers[key] = _nim_found(self.search(rows, cols).move_wins(edges, positions, keep=True))
+            seconds = None if deadline is None else max(0.0, deadline - time.perf_counter())
+            found = _nim_found(self.search(rows, cols).move_wins(edges, positions, keep=True, seconds=seconds))
+            if found is None and deadline is not None and time.perf_counter() >= deadline:
+                return None
+            self._answers[key] = found
         return self._answers[key]
 
 
@@ -481,6 +495,26 @@ def nimstring_table(table: NimstringTable | None = None):
         yield
     finally:
         _TABLE.reset(token)
+
+
+#: The deadline of the :func:`nimstring_deadline` block open in this context (None: none is).
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("dnb_env_nimstring_deadline", default=None)
+
+
+@contextlib.contextmanager
+def nimstring_deadline(deadline: float | None):
+    """Within the block, this thread's :func:`nimstring_move_wins` searches on boards of at most 64 edges
+    (and the encoders built on them, ``chainloop6_nim``) stop at ``deadline``, a ``time.perf_counter()``
+    time, and answer None as if out of positions; None: no deadline. A network agent's timed move opens one,
+    so that encoding a leaf cannot run past the move's clock (a search at 38 undrawn edges of 5x5 can take a
+    second and more before it gives up). An answer cut short by the deadline is not kept by any table."""
+    if isinstance(deadline, bool) or (deadline is not None and not isinstance(deadline, (int, float))):
+        raise ValueError(f"deadline must be a time.perf_counter() time or None, got {deadline!r}")
+    token = _DEADLINE.set(None if deadline is None else float(deadline))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
 
 
 def _nim_searched(state: GameState, positions, max_undrawn: int | None) -> bool:

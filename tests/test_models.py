@@ -163,6 +163,8 @@ def test_shipped_weights_load_and_play(name, board):
     agent = make_agent(name, board=board, simulations=32, seed=0)
     trained_in = load_network(shipped_checkpoint(board, name), board=board)[0].config.value
     assert agent.search.config.value == trained_in  # the search runs in the units the net was trained in
+    if board == "5x5":  # a 5x5 game on a clock, as in a tournament: untimed, a move near 39 undrawn edges
+        agent.set_move_time(0.1)  # can take a minute (each leaf's Nimstring planes search up to a second)
     s = GameState.new(board)
     while not s.is_terminal():
         s = s.apply(agent.select_action(s))

@@ -355,6 +355,58 @@ def test_searches_in_one_table_give_the_same_answers_and_finish_more_often():
     assert all(nimstring_value(states[i], 100) is None for i in hard_value)
 
 
+def test_past_a_deadline_the_searches_answer_none_and_nothing_cut_short_is_kept():
+    import time
+
+    rng = random.Random(6)
+    states = [realistic_position("5x5", rng.randint(32, 34), rng) for _ in range(6)]  # undrawn edges
+    cold = [nimstring_move_wins(s, 10 ** 6) for s in states]
+    assert sum(c is not None for c in cold) >= 4
+    with features.nimstring_deadline(time.perf_counter() - 1.0):
+        assert all(nimstring_move_wins(s, 10 ** 6) is None for s in states)
+        with features.nimstring_table():
+            assert all(nimstring_move_wins(s, 10 ** 6) is None for s in states)
+    assert features._DEADLINE.get() is None
+    for a, s in zip(cold, states):  # the answers after the block are the cold ones: no None was kept
+        b = nimstring_move_wins(s, 10 ** 6)
+        assert (a is None) == (b is None) and (a is None or np.array_equal(a, b, equal_nan=True))
+    # a table's search cut short by its deadline keeps no answer; one cut short by its positions keeps None
+    hard = GameState.from_actions("5x5", actions=[56, 47, 44, 29, 25, 27, 59, 30, 35, 24, 58, 22, 57, 0, 8, 45,
+                                                   40, 52, 36, 48, 1, 2])  # 38 undrawn: over 200,000 positions
+    table = features.NimstringTable()
+    _, edges = features._canonical_edges(5, 5, hard.edges)
+    assert table.move_wins(5, 5, edges, 10 ** 9, deadline=time.perf_counter()) is None
+    assert not table._answers
+    assert table.move_wins(5, 5, edges, 2_000) is None
+    assert table._answers == {(5, 5, edges, 2_000): None}
+    with pytest.raises(ValueError, match="deadline"):
+        with features.nimstring_deadline("soon"):
+            pass
+
+
+def test_a_timed_move_encodes_its_leaves_under_the_moves_deadline():
+    import time
+
+    from agents.search import MCTSAgent, SearchSettings, UniformEvaluator
+
+    seen = []
+
+    class Recorder(UniformEvaluator):
+        def evaluate(self, states):
+            seen.append(features._DEADLINE.get())
+            return super().evaluate(states)
+
+    agent = MCTSAgent(Recorder(), SearchSettings(simulations=4), seed=0)
+    agent.select_action(GameState.new(2, 2))
+    assert seen and all(d is None for d in seen)  # no clock: no deadline
+    seen.clear()
+    agent.set_move_time(0.1)
+    start = time.perf_counter()
+    agent.select_action(GameState.new(2, 2))
+    assert seen and all(d is not None and start < d <= start + 0.1 + 1e-3 for d in seen)
+    assert features._DEADLINE.get() is None  # lifted after the move
+
+
 def test_an_agent_searches_each_move_in_its_evaluators_table():
     from agents.search import MCTSAgent, SearchSettings, UniformEvaluator
     from agents.search.cache import CachedEvaluator

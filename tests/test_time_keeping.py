@@ -63,3 +63,25 @@ def test_the_moves_reach_the_first_move_and_the_solver_zone():
     assert len(numbers) == 20 and numbers[0] == 0 and numbers[-1] == 178
     assert sum(180 - k <= 48 for k in numbers) >= 10  # half of them within the last 48 undrawn edges
     assert BENCH.move_numbers(12, 20) == list(range(11))  # a small board: every move but the last
+
+
+#: A 5x5 position of 39 undrawn edges from the shipped dotsformer's own play, where the Nimstring planes of
+#: a leaf (38 undrawn) search 200,000 positions for a second and more before they give up.
+HARD_5X5 = [56, 47, 44, 29, 25, 27, 59, 30, 35, 24, 58, 22, 57, 0, 8, 45, 40, 52, 36, 48, 1]
+
+
+@pytest.mark.parametrize("name", NO_WEIGHTS + ("alphavit",))
+def test_a_network_agent_keeps_its_move_time_where_a_leafs_nimstring_planes_take_seconds(name, busy_core):
+    import time
+
+    from dnb_env.core import GameState
+    from registry import make_agent
+
+    agent = make_agent(name, board="5x5", seed=0)
+    state = GameState.from_actions("5x5", actions=HARD_5X5)
+    agent.prepare(state)
+    agent.set_move_time(PER_MOVE)
+    start = time.perf_counter()
+    agent.select_action(state)
+    spent = time.perf_counter() - start
+    assert spent <= PER_MOVE + TIME_MARGIN, f"{name}: {spent:.3f} s at {PER_MOVE} s a move"

@@ -26,6 +26,7 @@ from baselines.safe_phase import SafePhaseMove
 from dnb_env.agent import Analysable, Probabilistic, Seedable
 from dnb_env.clock import MeasuredRate, MoveTimed, move_budget
 from dnb_env.core import GameState
+from dnb_env.features import nimstring_deadline
 
 __all__ = ["MCTSAgent", "NIMSTRING_ORDERS", "check_nimstring_order"]
 
@@ -268,7 +269,8 @@ class MCTSAgent(Seedable, MoveTimed, Probabilistic, Analysable):
                 return p
         if timed:
             budget = max(0.0, deadline - self.clock())
-        with move_scope(getattr(self.search, "evaluator", None)):
+        # on a clock, encoding a leaf (its Nimstring planes) stops at the deadline too
+        with move_scope(getattr(self.search, "evaluator", None)), nimstring_deadline(deadline if timed else None):
             counts = self._timed_counts(state, deadline, budget) if timed else self.search.run(state)
         self._info = {"nodes": int(np.asarray(counts).sum()), **self._value_info(state, self.search.root_value())}
         if losing:  # moves that win Nimstring but lose on boxes: not played while another move has visits
