@@ -384,6 +384,32 @@ def test_past_a_deadline_the_searches_answer_none_and_nothing_cut_short_is_kept(
             pass
 
 
+def test_a_table_that_gives_up_skips_positions_as_large_as_one_out_of_positions():
+    rng = random.Random(6)
+    states = [realistic_position("5x5", rng.randint(32, 34), rng) for _ in range(12)]  # undrawn edges
+    undrawn = [s.num_actions - s.edges.bit_count() for s in states]
+    cold = [nimstring_move_wins(s, 10 ** 6) for s in states]
+    small = [nimstring_move_wins(s, 100) for s in states]  # 100 positions from an empty table
+    first = min((i for i in range(len(states)) if cold[i] is not None and small[i] is None), key=undrawn.__getitem__)
+    larger = [i for i in range(len(states)) if small[i] is not None and undrawn[i] >= undrawn[first]]
+    smaller = [i for i in range(len(states)) if small[i] is not None and undrawn[i] < undrawn[first]]
+    assert larger and smaller
+    for give_up in (False, True):
+        table = features.NimstringTable(give_up=give_up)
+        with features.nimstring_table(table):
+            assert nimstring_move_wins(states[first], 100) is None  # out of its positions
+            assert table._gave_up == ({(5, 5, 100): undrawn[first]} if give_up else {})
+            for i in larger:  # not searched at all where the table gives up
+                found = nimstring_move_wins(states[i], 100)
+                assert found is None if give_up else np.array_equal(found, small[i], equal_nan=True)
+            for i in smaller:
+                np.testing.assert_array_equal(nimstring_move_wins(states[i], 100), small[i])
+            for i in larger:  # another budget is another search: not given up on
+                np.testing.assert_array_equal(nimstring_move_wins(states[i], 10 ** 6), cold[i])
+        table.clear()
+        assert table._gave_up == {} and table._answers == {}
+
+
 def test_a_timed_move_encodes_its_leaves_under_the_moves_deadline():
     import time
 

@@ -281,7 +281,9 @@ class NetworkEvaluator:
         self.calls = 0
         self._warm: set[tuple[int, int]] = set()  # boards warm_up has run a pass on
         self.threads = threads
-        self.nimstring = NimstringTable()  # the table of its encoder's Nimstring searches (move_scope)
+        # the table of its encoder's Nimstring searches (move_scope); a leaf like one whose search ran out of
+        # positions is not searched again in the move
+        self.nimstring = NimstringTable(give_up=True)
 
     def move_scope(self):
         """The block of one move's search (:class:`agents.search.agent.MCTSAgent` opens it): the Nimstring
