@@ -384,8 +384,9 @@ def nimstring_move_wins(state: GameState, positions: int = NIMSTRING_POSITIONS,
     """float32 ``[num_actions]``: 1 where drawing the edge wins Nimstring for the player who draws it (a
     move completing a box leaves that player to move again), 0 where it loses, NaN on drawn edges; None when
     the search needs more than ``positions`` positions, the position has more than ``max_undrawn`` undrawn
-    edges, or the game is over. Searched as :func:`nimstring_value` is (the same answer in every orientation
-    and history)."""
+    edges, or the game is over; also past the deadline of a :func:`nimstring_deadline` block, and where the
+    block's table gives up (:class:`NimstringTable`). Searched as :func:`nimstring_value` is (the same answer
+    in every orientation and history)."""
     if not _nim_searched(state, positions, max_undrawn) or state.is_terminal():
         return None
     deadline = _DEADLINE.get()
