@@ -52,6 +52,11 @@ class BruteForce:
         return out
 
 
+#: A 5x5 position of 39 undrawn edges from the shipped dotsformer's own play, where the Nimstring search of a
+#: position one move on (38 undrawn) runs 200,000 positions, a second and more, before it gives up.
+HARD_5X5 = (56, 47, 44, 29, 25, 27, 59, 30, 35, 24, 58, 22, 57, 0, 8, 45, 40, 52, 36, 48, 1)
+
+
 @pytest.fixture(scope="session")
 def brute() -> BruteForce:
     return BruteForce()

@@ -10,6 +10,7 @@ import random
 import numpy as np
 import pytest
 
+from conftest import HARD_5X5
 from dnb_env import features
 from dnb_env.analysis import realistic_position
 from dnb_env.core import GameState, geometry
@@ -371,8 +372,7 @@ def test_past_a_deadline_the_searches_answer_none_and_nothing_cut_short_is_kept(
         b = nimstring_move_wins(s, 10 ** 6)
         assert (a is None) == (b is None) and (a is None or np.array_equal(a, b, equal_nan=True))
     # a table's search cut short by its deadline keeps no answer; one cut short by its positions keeps None
-    hard = GameState.from_actions("5x5", actions=[56, 47, 44, 29, 25, 27, 59, 30, 35, 24, 58, 22, 57, 0, 8, 45,
-                                                   40, 52, 36, 48, 1, 2])  # 38 undrawn: over 200,000 positions
+    hard = GameState.from_actions("5x5", actions=HARD_5X5 + (2,))  # 38 undrawn: over 200,000 positions
     table = features.NimstringTable()
     _, edges = features._canonical_edges(5, 5, hard.edges)
     assert table.move_wins(5, 5, edges, 10 ** 9, deadline=time.perf_counter()) is None

@@ -13,6 +13,7 @@ import pathlib
 
 import pytest
 
+from conftest import HARD_5X5
 from dnb_env.clock import TIME_MARGIN
 from registry.agents import list_agents
 
@@ -63,11 +64,6 @@ def test_the_moves_reach_the_first_move_and_the_solver_zone():
     assert len(numbers) == 20 and numbers[0] == 0 and numbers[-1] == 178
     assert sum(180 - k <= 48 for k in numbers) >= 10  # half of them within the last 48 undrawn edges
     assert BENCH.move_numbers(12, 20) == list(range(11))  # a small board: every move but the last
-
-
-#: A 5x5 position of 39 undrawn edges from the shipped dotsformer's own play, where the Nimstring planes of
-#: a leaf (38 undrawn) search 200,000 positions for a second and more before they give up.
-HARD_5X5 = [56, 47, 44, 29, 25, 27, 59, 30, 35, 24, 58, 22, 57, 0, 8, 45, 40, 52, 36, 48, 1]
 
 
 @pytest.mark.parametrize("name", NO_WEIGHTS + ("alphavit",))

@@ -74,8 +74,6 @@ def main(argv=None) -> None:
     p.add_argument("--auc", nargs="+", metavar="OUT", help="instead: the AUC of saved outputs of this script")
     p.add_argument("--rollouts", type=int, default=8)
     p.add_argument("--undrawn", type=int, default=34, help="stop the random safe moves at this many undrawn edges")
-    p.add_argument("--replies", type=int, default=0,
-                   help="score a move by the worst of this many random opponent replies (0: no reply step)")
     p.add_argument("--test", action="store_true", help="only win or not at the end (null-window searches)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
@@ -100,17 +98,8 @@ def main(argv=None) -> None:
             for a in cands:
                 rng = np.random.default_rng([args.seed, r["index"]])  # the same continuations for every move
                 child = s.apply(a)
-                if args.replies:
-                    # the opponent's worst reply among a few: the move's score is its mean after that reply
-                    replies = safe_moves(child)
-                    chosen = rng.permutation(len(replies))[:args.replies] if replies else []
-                    per = [[rollout_margin(child.apply(replies[i]), s.current_player, args.undrawn, rng, solver, args.test)
-                            for _ in range(args.rollouts)] for i in chosen]
-                    scores[a] = min(per, key=np.mean) if per else [rollout_margin(child, s.current_player,
-                                                                                   args.undrawn, rng, solver, args.test)]
-                else:
-                    scores[a] = [rollout_margin(child, s.current_player, args.undrawn, rng, solver, args.test)
-                                 for _ in range(args.rollouts)]
+                scores[a] = [rollout_margin(child, s.current_player, args.undrawn, rng, solver, args.test)
+                             for _ in range(args.rollouts)]
             spent.append(time.perf_counter() - start)
             by_margin = max(cands, key=lambda a: np.mean(scores[a]))
             by_wins = max(cands, key=lambda a: (np.mean(np.asarray(scores[a]) > 0), np.mean(scores[a])))
