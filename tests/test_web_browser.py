@@ -587,6 +587,32 @@ def test_insight_asks_again_while_an_analysis_is_busy(server, browser):
     page.close()
 
 
+def test_agent_lists_and_new_games_ask_again_while_the_builds_are_busy(server, browser):
+    """A 503 (every build slot taken: a reader changing the board's rows, then its columns, as the page opens)
+    is asked again: the 2x2 list arrives and a 2x2 game starts, with no error shown."""
+    page = browser.new_page()
+    log = watch(page, server)
+    refused = []
+
+    def busy_once(route):
+        if route.request.url in refused:
+            route.continue_()
+        else:
+            refused.append(route.request.url)
+            route.fulfill(status=503, content_type="application/json",
+                          body=json.dumps({"error": "busy", "message": "all 2 build slots are taken"}))
+
+    open_page(page, server)
+    page.route("**/api/agents?board=2x2", busy_once)
+    page.route("**/api/games", lambda route: busy_once(route) if route.request.method == "POST" else route.continue_())
+    start_game(page, 2, 2)
+    info = game_info(page)
+    assert info["turn"] == "human" and len(info["legal"]) == 12
+    assert len(refused) == 2 and page.is_hidden("#error")
+    assert log["external"] == [] and log["errors"] == []
+    page.close()
+
+
 def test_api_reference_page_renders_the_schema_locally(server, browser):
     """/docs lists every API operation from /openapi.json without contacting another host."""
     page = browser.new_page()

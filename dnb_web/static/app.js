@@ -39,6 +39,21 @@ async function api(method, url, body) {
 }
 const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
 
+// A 503 means every slot of the server's pool is taken for a moment (agent lists asked for board after
+// board, a new game beside them): api() again every half second, up to 20 times, while `current()` holds.
+// `again(e)` widens what is asked again (the insight view: an analysis of the same game still running).
+async function apiAgain(method, url, body, current = () => true, again = () => false) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await api(method, url, body);
+    } catch (e) {
+      if (!(e.status === 503 || again(e)) || attempt >= 20 || !current()) throw e;
+      await sleep(500);
+      if (!current()) throw e;
+    }
+  }
+}
+
 // ------------------------------------------------------------------------------------------ geometry
 function edgeEnds(a, R, C) {
   const numH = (R + 1) * C;
@@ -205,7 +220,7 @@ async function newGame(ev) {
   busy = true; setNewGameDisabled(true);
   let created;
   try {
-    created = await api("POST", "/api/games", body);
+    created = await apiAgain("POST", "/api/games", body);
   } catch (e) {
     showError(e);
     return;
@@ -322,18 +337,14 @@ async function refreshInsight() {
   const ply = game.ply, id = game.id;
   const current = () => insightOn && game && game.id === id && game.ply === ply;
   $("insight-summary").textContent = "analysing\u2026";
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const data = await api("GET", `/api/games/${id}/analysis?agent=true&solver=true`);
-      if (current() && data.ply === ply) { insightData = data; insightPly = ply; }
-      break;
-    } catch (e) {
-      // 409: an earlier analysis of this game is still running; 503: every worker is busy. Ask again.
-      const again = (e.status === 409 && e.data && e.data.error === "analysis_busy") || e.status === 503;
-      if (again && attempt < 20 && current()) { await sleep(500); if (current()) continue; }
-      if (current()) $("insight-summary").textContent = `analysis failed: ${e.message}`;
-      return;
-    }
+  try {
+    // 409: an earlier analysis of this game is still running (asked again, as a 503 is)
+    const data = await apiAgain("GET", `/api/games/${id}/analysis?agent=true&solver=true`, undefined, current,
+                                (e) => e.status === 409 && e.data && e.data.error === "analysis_busy");
+    if (current() && data.ply === ply) { insightData = data; insightPly = ply; }
+  } catch (e) {
+    if (current()) $("insight-summary").textContent = `analysis failed: ${e.message}`;
+    return;
   }
   render();
 }
@@ -549,7 +560,7 @@ async function loadAgents() {
   const mine = ++agentsAsked;
   sel.disabled = true;
   try {
-    const data = await api("GET", `/api/agents?board=${board}`);
+    const data = await apiAgain("GET", `/api/agents?board=${board}`, undefined, () => mine === agentsAsked);
     if (mine !== agentsAsked) return;     // another board's list is on its way
     const keep = sel.value;               // the choice as it is now, not as it was when the list was asked for
     sel.replaceChildren();
