@@ -49,7 +49,7 @@ def test_env_benchmark_runs():
 
 
 def test_solver_benchmark_runs():
-    out = load("solver").main(["--positions", "2", "--late", "6"])
+    out = load("solver").main(["--positions", "2", "--late", "6", "--compare", "1"])
     assert out["3x3"][0] == -3 and out["ratio_vs_openspiel"] > 0
 
 
