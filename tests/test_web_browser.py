@@ -609,6 +609,18 @@ def test_agent_lists_and_new_games_ask_again_while_the_builds_are_busy(server, b
     info = game_info(page)
     assert info["turn"] == "human" and len(info["legal"]) == 12
     assert len(refused) == 2 and page.is_hidden("#error")
+    # the live-game cap is no passing moment: its 503 is shown at once, after one request
+    capped = []
+    page.unroute("**/api/games")
+    page.route("**/api/games", lambda route: (capped.append(1), route.fulfill(
+        status=503, content_type="application/json",
+        body=json.dumps({"error": "too_many_games", "message": "the cap of live games is reached"})))
+        if route.request.method == "POST" else route.continue_())
+    page.click("#new-game")
+    page.wait_for_selector("#error:not([hidden])", timeout=5_000)
+    assert "cap of live games" in page.inner_text("#error")
+    page.wait_for_timeout(700)
+    assert capped == [1]
     assert log["external"] == [] and log["errors"] == []
     page.close()
 

@@ -39,15 +39,17 @@ async function api(method, url, body) {
 }
 const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
 
-// A 503 means every slot of the server's pool is taken for a moment (agent lists asked for board after
-// board, a new game beside them): api() again every half second, up to 20 times, while `current()` holds.
-// `again(e)` widens what is asked again (the insight view: an analysis of the same game still running).
+// A 503 `busy` means every slot of the server's pool is taken for a moment (agent lists asked for board
+// after board, a new game beside them): api() again every half second, up to 20 times, while `current()`
+// holds. Other errors (a 503 `too_many_games` too) are thrown at once; `again(e)` widens what is asked again
+// (the insight view: an analysis of the same game still running).
 async function apiAgain(method, url, body, current = () => true, again = () => false) {
   for (let attempt = 0; ; attempt++) {
     try {
       return await api(method, url, body);
     } catch (e) {
-      if (!(e.status === 503 || again(e)) || attempt >= 20 || !current()) throw e;
+      const busy = e.status === 503 && e.data && e.data.error === "busy";
+      if (!(busy || again(e)) || attempt >= 20 || !current()) throw e;
       await sleep(500);
       if (!current()) throw e;
     }
