@@ -246,6 +246,30 @@ def test_training_without_matplotlib_runs_and_says_why_there_is_no_plot(tmp_path
     assert any("dnb-env[plot]" in line for line in said)
 
 
+def test_the_plot_is_drawn_after_the_last_iteration_and_otherwise_once_its_interval_has_passed(tmp_path, monkeypatch):
+    """training.png is drawn after the run's last iteration, after another only once PLOT_EVERY_S seconds have
+    passed since it was last drawn, and once more as a resumed run starts (its copies refreshed)."""
+    from agents.training import loop
+
+    drawn = []
+
+    def plot(metrics, path):
+        drawn.append(len(metrics))
+        with open(path, "wb") as f:
+            f.write(b"png")
+
+    monkeypatch.setattr(loop, "plot_training", plot)
+    monkeypatch.setattr(loop, "PLOT_EVERY_S", 1e9)
+    train(tiny(iterations=3), str(tmp_path / "slow"), **QUIET)
+    assert drawn == [3]
+    train(tiny(iterations=4), str(tmp_path / "slow"), resume=True, **QUIET)
+    assert drawn == [3, 3, 4]
+    drawn.clear()
+    monkeypatch.setattr(loop, "PLOT_EVERY_S", 0.0)
+    train(tiny(iterations=3), str(tmp_path / "every"), **QUIET)
+    assert drawn == [1, 2, 3] and (tmp_path / "every" / "training.png").read_bytes() == b"png"
+
+
 def test_training_runs_resumes_and_is_reproducible(tmp_path):
     cfg = tiny(eval_positions=20, eval_games=2)
     full = train(cfg, str(tmp_path / "a"), eval_simulations=8, **QUIET)
