@@ -1,6 +1,7 @@
 """Multi-size training: the weighted board list (parsing, errors, the split of an iteration's games) and
 runs over several boards (per-board rows, replays and curricula, batches of one board, kill and resume,
-workers and Ray, init from another board, refusal for a family built for one board)."""
+workers, init from another board, refusal for a family built for one board); the run on Ray is in
+test_ray.py, beside the Ray instance its tests share."""
 
 import json
 
@@ -287,19 +288,6 @@ def test_init_from_a_2x2_checkpoint_starts_a_3x3_run(tmp_path):
     resnet = make_train_config("resnet", "cpu", board="2x2", init=init)
     with pytest.raises(ValueError, match="another model"):
         train(resnet, str(tmp_path / "t"), **QUIET)
-
-
-def test_a_multi_board_run_on_ray_plays_the_local_games(tmp_path):
-    pytest.importorskip("ray", reason="Ray is not installed (pip install 'dnb-env[ray]')")
-    small = dict(iterations=1, eval_positions=0, eval_games=2, workers=2)
-    local = train(tiny_mix(**small), str(tmp_path / "local"), **QUIET)[0]
-    ray = train(tiny_mix(**small, backend="ray"), str(tmp_path / "ray"), **QUIET)[0]
-    (_, x, _, _), (_, y, _, _) = _state(tmp_path / "local"), _state(tmp_path / "ray")
-    assert x.keys() == y.keys()
-    for key in x:
-        np.testing.assert_allclose(x[key], y[key], atol=1e-6) if x[key].dtype.kind == "f" else np.testing.assert_array_equal(x[key], y[key])
-    scores = [k for k in local if k.startswith("win_rate_vs_")]
-    assert len(scores) == 4 and {k: ray[k] for k in scores} == {k: local[k] for k in scores}
 
 
 def test_plot_runs_gives_each_run_one_colour_in_every_panel(tmp_path, monkeypatch):

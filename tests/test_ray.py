@@ -250,6 +250,24 @@ def test_a_two_node_cluster_plays_the_local_samples_and_games(tmp_path, ray_loca
     assert _games(tmp_path / "tour") == _games(tmp_path / "local") and local.games == 12
 
 
+def test_a_multi_board_run_on_ray_plays_the_local_games(tmp_path, ray_local):
+    """A 2x2 + 2x3 run (test_board_mix.py's tiny_mix) on Ray: the local run's samples and evaluation scores."""
+    import numpy as np
+
+    from agents.training.loop import train
+    from test_board_mix import _state, tiny_mix
+
+    small = dict(iterations=1, eval_positions=0, eval_games=2, workers=2)
+    local = train(tiny_mix(**small), str(tmp_path / "local"), **QUIET)[0]
+    ray = train(tiny_mix(**small, backend="ray"), str(tmp_path / "ray"), **QUIET)[0]
+    (_, x, _, _), (_, y, _, _) = _state(tmp_path / "local"), _state(tmp_path / "ray")
+    assert x.keys() == y.keys()
+    for key in x:
+        np.testing.assert_allclose(x[key], y[key], atol=1e-6) if x[key].dtype.kind == "f" else np.testing.assert_array_equal(x[key], y[key])
+    scores = [k for k in local if k.startswith("win_rate_vs_")]
+    assert len(scores) == 4 and {k: ray[k] for k in scores} == {k: local[k] for k in scores}
+
+
 def test_ray_evaluation_games_give_the_local_scores(tmp_path, ray_local):
     """With --backend ray the raw policy's games against random and greedy are played on a self-play actor,
     in the local order with the same generators: the same scores in every metrics row (2x2)."""
