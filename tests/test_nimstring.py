@@ -325,6 +325,25 @@ def test_a_full_table_keeps_its_costliest_entries_and_changes_no_answer():
 
 
 @needs_native
+def test_the_positions_a_search_counts_are_the_least_budget_that_finishes_it():
+    from dnb_env import native
+
+    s = realistic_position("5x5", 38, random.Random(5))  # 38 undrawn edges: about 10,000 positions
+    nim = native._require().Nimstring(5, 5, table_mb=64.0)
+    want = nim.move_wins(s.edges, 10 ** 8)
+    n = nim.positions_searched
+    assert want is not None and 1_000 < n < 10 ** 6
+    assert nim.move_wins(s.edges, n) == want and nim.positions_searched == n
+    assert nim.move_wins(s.edges, n - 1) is None and nim.positions_searched == n - 1  # one short: out of positions
+    # in the table the first call left, the same call searches nothing again
+    assert nim.move_wins(s.edges, n) == want
+    assert nim.move_wins(s.edges, 10 ** 8, keep=True) == want and nim.positions_searched == 0
+    moves = sorted(want)
+    assert nim.first_win(s.edges, moves, 10 ** 8) == next((a for a in moves if want[a]), -1)
+    assert 0 < nim.positions_searched <= n
+
+
+@needs_native
 def test_searches_in_one_table_give_the_same_answers_and_finish_more_often():
     rng = random.Random(6)
     states = [realistic_position("5x5", rng.randint(32, 34), rng) for _ in range(12)]  # undrawn edges

@@ -168,6 +168,8 @@ class Nimstring {
   bool forms() const { return forms_; }
   uint64_t full() const { return full_; }
   size_t entries() const { return table_.used() + form_table_.used(); }
+  // the positions the last call searched (its `limit` when it ran out of them); table hits are not counted
+  uint64_t positions_searched() const { return limit_ - budget_; }
   void clear() {
     table_.clear();
     form_table_.clear();
@@ -181,7 +183,7 @@ class Nimstring {
   // positions not in the table, so whether it suffices depends on those calls).
   int value(uint64_t undrawn, uint64_t limit, bool keep = false) {
     if (!keep) clear();
-    budget_ = limit;
+    budget_ = limit_ = limit;
     return sum_value(undrawn);
   }
 
@@ -190,7 +192,7 @@ class Nimstring {
   // from an empty table too, unless `keep`.
   std::vector<std::pair<int, bool>> move_wins(uint64_t undrawn, uint64_t limit, bool keep = false) {
     if (!keep) clear();
-    budget_ = limit;
+    budget_ = limit_ = limit;
     std::vector<std::pair<int, bool>> out;
     for (uint64_t r = undrawn; r; r &= r - 1) {
       const int e = __builtin_ctzll(r);
@@ -204,7 +206,7 @@ class Nimstring {
   // move. Throws OutOfPositions; starts from an empty table too, unless `keep`.
   int first_win(uint64_t undrawn, const std::vector<int>& moves, uint64_t limit, bool keep = false) {
     if (!keep) clear();
-    budget_ = limit;
+    budget_ = limit_ = limit;
     for (int e : moves)
       if ((undrawn >> e & 1) && move_wins_it(undrawn, e)) return e;
     return -1;
@@ -217,14 +219,15 @@ class Nimstring {
   std::vector<std::array<int16_t, 2>> edge_boxes_;
   std::vector<uint64_t> twins_below_;  // per edge: the lower border sides of its box (none for inner edges)
   std::vector<uint64_t> borders_;      // the border sides of each box with two or more of them
-  // tag 0: a part's Grundy value, tag h + 1: whether the mover wins the part plus a nim heap of h (0 / 1);
+  // tag 0: a part's Grundy value, tag h + 1: the mover wins the part plus a nim heap of h (a loss there is
+  // stored as the part's Grundy value, h);
   // table_ keys parts by their edges, form_table_ (with forms_) by their form (nimstring_forms.hpp): a part
   // missing from the first is looked up in the second before it is searched
   Memo<uint64_t> table_;
   bool forms_;
   std::unique_ptr<PartForms> part_forms_;
   Memo<FormKey> form_table_;
-  uint64_t budget_ = 0;
+  uint64_t budget_ = 0, limit_ = 0;
   bool timed_ = false;  // set_deadline: the searches also stop at deadline_
   std::chrono::steady_clock::time_point deadline_{};
   // with the reductions (reductions_), moves are tried by how often each edge was a winning move in this
@@ -395,8 +398,10 @@ class Nimstring {
     bool win = false;
     for (int j = 0; j < heap && !win; ++j) win = !part_wins(p, j);  // take from the heap
     if (!win) win = some_move_wins(p, heap);
-    store(p, heap + 1, win, before - budget_);
-    form_store(f, heap + 1, win, before - budget_);
+    // a loss of p + *heap says more than itself: p's Grundy value is heap, the answer for every heap
+    const int tag = win ? heap + 1 : 0, v = win ? 1 : heap;
+    store(p, tag, v, before - budget_);
+    form_store(f, tag, v, before - budget_);
     return win;
   }
 

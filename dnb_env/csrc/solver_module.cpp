@@ -343,6 +343,7 @@ class PyNimstring {
   py::object cols() const { return g_ ? py::object(py::int_(g_->cols)) : py::object(py::none()); }
   int num_edges() const { return nim_.num_edges(); }
   size_t entries() const { return nim_.entries(); }
+  uint64_t positions_searched() const { return nim_.positions_searched(); }
   bool reductions() const { return nim_.reductions(); }
   bool forms() const { return nim_.forms(); }
 
@@ -536,6 +537,10 @@ more two-string boxes alike), so a part is searched once for all its copies; aga
       .def_property_readonly("rows", &PyNimstring::rows)
       .def_property_readonly("cols", &PyNimstring::cols)
       .def_property_readonly("entries", &PyNimstring::entries)
+      .def_property_readonly("positions_searched", &PyNimstring::positions_searched,
+                             "The positions the last call searched, table hits not counted (its `positions` when "
+                             "it ran out of them): the least `positions` with which the same call from the same "
+                             "table finishes.")
       .def("value", &PyNimstring::value, py::arg("edges"), py::arg("positions"), py::arg("keep") = false,
            py::arg("seconds") = py::none(),
            "The position's value for its mover: a Grundy number (0: the mover loses), -1 for a loony "

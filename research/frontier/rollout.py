@@ -11,6 +11,7 @@ continuations for every move of a position.
     PYTHONPATH=. python research/frontier/rollout.py research/frontier/judge-s18.jsonl research/frontier/judge-s20.jsonl \
         --rollouts 8 --undrawn 38 --test --seed 0 > research/frontier/scores/rollout-u38-r8-test-s0.txt
     PYTHONPATH=. python research/frontier/rollout.py --auc research/frontier/scores/rollout-u38-r8-test-s0.txt
+    PYTHONPATH=. python research/frontier/rollout.py --first research/frontier/scores/rollout-u38-r8-test-s0.txt
 
 The outputs in ``research/frontier/scores/rollout-*.txt`` hold one line a position (each move's rollout mean and
 label) and each label file's summary.
@@ -49,18 +50,23 @@ def rollout_margin(s: GameState, mover: int, undrawn: int, rng: np.random.Genera
     return v if s.current_player == mover else -v
 
 
+def saved(path: str) -> list[list[dict]]:
+    """The positions of a saved output of this script, one list per label file judged."""
+    parts, rows = [], []
+    for line in open(path):
+        if line.startswith("{"):
+            rows.append(json.loads(line))
+        elif line.strip() and rows:  # a label file's summary ends its positions
+            parts.append(rows)
+            rows = []
+    return parts
+
+
 def auc(paths: list[str]) -> None:
     """For saved outputs of this script: how often a candidate's rollout mean ranks a move that keeps the win
     above one that does not (ties count half), per label file judged."""
     for path in paths:
-        parts, rows = [], []
-        for line in open(path):
-            if line.startswith("{"):
-                rows.append(json.loads(line))
-            elif line.strip() and rows:  # a label file's summary ends its positions
-                parts.append(rows)
-                rows = []
-        for rows in parts:
+        for rows in saved(path):
             pairs = [(m, k) for r in rows for m, k in zip(r["mean"], r["kept"])]
             kept = [m for m, k in pairs if k]
             lost = [m for m, k in pairs if not k]
@@ -68,10 +74,34 @@ def auc(paths: list[str]) -> None:
             print(f"{path}: {len(rows)} positions, {len(pairs)} moves ({len(kept)} keep), AUC {score:.3f}")
 
 
+def first(paths: list[str], ks=(1, 2, 3, 4, 6), draws: int = 2000, seed: int = 0) -> None:
+    """For saved outputs of this script: the keep rate of the judge when it sees only the first k candidates
+    of a random order (as an agent would that judges the Nimstring-winning moves as its search finds them) and
+    breaks ties of the rollout mean at random; k = all is the whole judge with random ties. Expected values
+    over ``draws`` random orders a position."""
+    for path in paths:
+        for rows in saved(path):
+            rng = np.random.default_rng(seed)
+            cells = []
+            for k in (*ks, None):
+                rate = 0.0
+                for r in rows:
+                    mean, kept = np.asarray(r["mean"]), np.asarray(r["kept"])
+                    n = len(mean)
+                    m = n if k is None else min(k, n)
+                    order = np.argsort(rng.random((draws, n)), axis=1)[:, :m]  # a random order, its first m
+                    seen = mean[order] + 1e-6 * rng.random((draws, m))  # random ties
+                    rate += kept[order[np.arange(draws), seen.argmax(axis=1)]].mean()
+                cells.append(f"{'all' if k is None else k}: {rate / len(rows):.3f}")
+            print(f"{path}: {len(rows)} positions, keeps with the first k candidates: " + ", ".join(cells))
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("files", nargs="*", help="judge.py label files (one labelled position a line)")
     p.add_argument("--auc", nargs="+", metavar="OUT", help="instead: the AUC of saved outputs of this script")
+    p.add_argument("--first", nargs="+", metavar="OUT",
+                   help="instead: the keep rate of saved outputs judging the first k candidates, ties at random")
     p.add_argument("--rollouts", type=int, default=8)
     p.add_argument("--undrawn", type=int, default=34, help="stop the random safe moves at this many undrawn edges")
     p.add_argument("--test", action="store_true", help="only win or not at the end (null-window searches)")
@@ -79,6 +109,9 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     if args.auc:
         auc(args.auc)
+        return
+    if args.first:
+        first(args.first)
         return
     if not args.files:
         p.error("give judge.py label files, or --auc with saved outputs")
