@@ -357,16 +357,11 @@ class Nimstring {
   // is searched so; the others' Grundy values join the heap.
   bool wins(uint64_t m, int heap) {
     int x = heap;
-    const uint64_t big = largest_part(m, [&](uint64_t c) {
-      x ^= part_value(c);
-      return true;
-    });
+    const uint64_t big = largest_part(m, [&](uint64_t c) { x ^= part_value(c); });
     return big ? part_wins(big, x) : x != 0;
   }
 
-  // The largest part of m (0 for none), after `other(c)` for each other part c while it returns true (then
-  // kNoPart, as soon as one returns false).
-  static constexpr uint64_t kNoPart = ~uint64_t(0);
+  // The largest part of m (0 for none), after `other(c)` for each other part c.
   template <class Other>
   uint64_t largest_part(uint64_t m, Other&& other) const {
     uint64_t big = 0;
@@ -374,7 +369,7 @@ class Nimstring {
       uint64_t c = part(m);
       m &= ~c;
       if (__builtin_popcountll(c) > __builtin_popcountll(big)) std::swap(big, c);
-      if (c && !other(c)) return kNoPart;
+      if (c) other(c);
     }
     return big;
   }
@@ -395,9 +390,9 @@ class Nimstring {
     }
     charge();
     const uint64_t before = budget_;
-    bool win = false;
-    for (int j = 0; j < heap && !win; ++j) win = !part_wins(p, j);  // take from the heap
-    if (!win) win = some_move_wins(p, heap);
+    // a move in p first: taking from the heap to j wins only where p + *j is lost, a search of all of p's moves
+    bool win = some_move_wins(p, heap);
+    for (int j = 0; j < heap && !win; ++j) win = !part_wins(p, j);
     // a loss of p + *heap says more than itself: p's Grundy value is heap, the answer for every heap
     const int tag = win ? heap + 1 : 0, v = win ? 1 : heap;
     store(p, tag, v, before - budget_);
@@ -406,8 +401,9 @@ class Nimstring {
   }
 
   // Whether a move of part p wins (a nim heap of `heap` beside it), in edge order; with the reductions one
-  // border side a box is tried, and the edges that won most often earlier in this call go first. A move whose
-  // result the table already holds is settled before any move is searched (a known win ends the search).
+  // border side a box is tried, and the moves whose largest part is smallest go first (the cheapest searches,
+  // and the splits), of those the edges that won most often earlier in this call. A move whose result the table
+  // already holds is settled before any move is searched (a known win ends the search).
   bool some_move_wins(uint64_t p, int heap) {
     std::array<uint8_t, 64> edge;
     int n = 0;
@@ -419,20 +415,24 @@ class Nimstring {
       for (int i = 1; i < n; ++i)  // insertion sort, stable: most wins first
         for (int j = i; j > 0 && history_[edge[j]] > history_[edge[j - 1]]; --j) std::swap(edge[j], edge[j - 1]);
     std::array<uint64_t, 64> child;
-    std::array<bool, 64> open;  // a move to search: not into a loony position, its result not in the table
+    std::array<int, 64> open;  // the moves to search: not into a loony position, their result not in the table
+    std::array<int, 64> big;   // the edges of each one's largest part
+    int m = 0;
     for (int i = 0; i < n; ++i) {
       child[i] = p;
-      open[i] = cut(child[i], edge[i]);
-      if (!open[i]) continue;
-      const int known = known_wins(child[i], heap);
+      if (!cut(child[i], edge[i])) continue;
+      const int known = known_wins(child[i], heap, big[i]);
       if (known == 0) {  // the opponent loses the child
         ++history_[edge[i]];
         return true;
       }
-      open[i] = known < 0;
+      if (known < 0) open[m++] = i;
     }
-    for (int i = 0; i < n; ++i) {
-      if (open[i] && !wins(child[i], heap)) {
+    if (reductions_)
+      std::stable_sort(open.begin(), open.begin() + m, [&](int a, int b) { return big[a] < big[b]; });
+    for (int k = 0; k < m; ++k) {
+      const int i = open[k];
+      if (!wins(child[i], heap)) {
         ++history_[edge[i]];
         return true;
       }
@@ -440,15 +440,19 @@ class Nimstring {
     return false;
   }
 
-  // wins(m, heap) from the table alone: 1 or 0, or -1 when a part of m is not there (its edge key only)
-  int known_wins(uint64_t m, int heap) const {
+  // wins(m, heap) from the table alone: 1 or 0, or -1 when a part of m is not there (its edge key only); and
+  // the number of edges of m's largest part
+  int known_wins(uint64_t m, int heap, int& big_edges) const {
     int x = heap;
+    bool known = true;
     const uint64_t big = largest_part(m, [&](uint64_t c) {
+      if (!known) return;
       const int g = lookup(c, 0);
+      known = g >= 0;
       x ^= g;
-      return g >= 0;
     });
-    if (big == kNoPart) return -1;
+    big_edges = __builtin_popcountll(big);
+    if (!known) return -1;
     if (!big) return x != 0;
     const int g = lookup(big, 0);
     return g >= 0 ? g != x : lookup(big, x + 1);
