@@ -21,25 +21,36 @@ from dnb_env import native
 from dnb_env.core import GameState
 
 
-def main(path: str, count: int, positions: int, table_mb: float = 64.0) -> tuple[int, int]:
+def won_searches(path: str, count: int | None = None):
+    """(index in the set, state, safe moves in prsboxes' order) for the first ``count`` won positions of a set
+    (all by default) that have a safe move; the order's seed is the position's count among the won ones."""
     data = json.load(open(path))
-    won = [p for p in data["positions"] if p["label"] == "won"][:count]
-    settled, spent = 0, 0.0
-    for i, p in enumerate(won):
+    won = [(i, p) for i, p in enumerate(data["positions"]) if p["label"] == "won"][:count]
+    for k, (index, p) in enumerate(won):
         s = GameState.from_actions(data["params"]["board"], actions=p["history"])
-        rng = np.random.default_rng(i)
-        moves = search_order(safe_groups(s, safe_moves(s)), rng)
-        if not moves:
-            continue
-        nim = native.module(s.rows, s.cols).Nimstring(s.rows, s.cols, table_mb=table_mb)
+        moves = search_order(safe_groups(s, safe_moves(s)), np.random.default_rng(k))
+        if moves:
+            yield index, s, moves
+
+
+def nimstring(s: GameState, table_mb: float = 64.0):
+    """A Nimstring search of the state's board with an empty table of ``table_mb`` megabytes."""
+    return native.module(s.rows, s.cols).Nimstring(s.rows, s.cols, table_mb=table_mb)
+
+
+def main(path: str, count: int, positions: int, table_mb: float = 64.0) -> tuple[int, int]:
+    settled, spent, n = 0, 0.0, 0
+    for _, s, moves in won_searches(path, count):
+        n += 1
+        nim = nimstring(s, table_mb)
         t = time.perf_counter()
         found = nim.first_win(s.edges, moves, positions)
         if found is not None:
             settled += 1
             spent += time.perf_counter() - t
-    print(f"{settled} of {len(won)} settled within {positions:,} positions ({table_mb:g} MB table), "
+    print(f"{settled} of {n} settled within {positions:,} positions ({table_mb:g} MB table), "
           f"{spent:.1f} s for those")
-    return settled, len(won)
+    return settled, n
 
 
 if __name__ == "__main__":

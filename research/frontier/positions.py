@@ -8,34 +8,27 @@ and the same command in two checkouts compares their searches exactly (the answe
 
     PYTHONPATH=. python research/frontier/positions.py research/frontier/sets/5x5-s18.json 5000000 > after.json
 
-The search before a change: apply its reverse patch to a copy of the checkout (``lossg-off.patch``: without
-the rule that a lost part's heap is its Grundy value), build it, and run the same command there.
+The search before a change: build another checkout (a git worktree) and run the same command there; for the
+rule that a lost part's heap is its Grundy value, commit ``480409e`` with ``lossg-off.patch`` applied (the
+research README has the commands).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
-import numpy as np
-
-from baselines.nimstring import safe_groups, safe_moves, search_order
-from dnb_env import native
-from dnb_env.core import GameState
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from budget import nimstring, won_searches  # noqa: E402  (the same positions, order and table as budget.py)
 
 
 def main(path: str, positions: int) -> list[tuple[int, int | None, int]]:
-    data = json.load(open(path))
-    won = [(i, p) for i, p in enumerate(data["positions"]) if p["label"] == "won"]
     rows = []
     start = time.perf_counter()
-    for k, (index, p) in enumerate(won):
-        s = GameState.from_actions(data["params"]["board"], actions=p["history"])
-        moves = search_order(safe_groups(s, safe_moves(s)), np.random.default_rng(k))
-        if not moves:
-            continue
-        nim = native.module(s.rows, s.cols).Nimstring(s.rows, s.cols, table_mb=64.0)
+    for index, s, moves in won_searches(path):
+        nim = nimstring(s)
         found = nim.first_win(s.edges, moves, positions)
         rows.append((index, found, nim.positions_searched))
     print(json.dumps(rows))

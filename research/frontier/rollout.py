@@ -114,7 +114,7 @@ def main(argv=None) -> None:
         first(args.first)
         return
     if not args.files:
-        p.error("give judge.py label files, or --auc with saved outputs")
+        p.error("give judge.py label files, or --auc / --first with saved outputs")
     solver = Solver(max_undrawn=60, node_limit=0, tt_mb=512)
     for path in args.files:
         rows = [json.loads(line) for line in open(path) if line.strip()]
