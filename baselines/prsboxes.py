@@ -23,7 +23,8 @@ Decision rules, in order:
    moves the long chain rule likes and stopping at the first that wins, its table kept from move to move
    within a game. The exact solver checks that move (within ``nimstring_verify`` nodes, or on a clock the
    time left) and passes over one that wins Nimstring but loses on boxes for the next that wins it
-   (:class:`baselines.nimstring.NimstringMove`, which the network agents' search plays by too). With
+   (:class:`baselines.nimstring.NimstringMove`, which the network agents' search plays by too); when every
+   move it found was shown to lose on boxes, it plays none of them but a move of the rules below. With
    ``nimstring_widen`` the search gives every safe move a small budget, then each one still open four times
    as much, and so on; when it does not finish, it plays a move it has not shown to lose Nimstring. With
    ``nimstring_threads=2`` on a clock, two threads search every other move each and check what they find
@@ -82,6 +83,11 @@ NIMSTRING_CLOCK = 0.85
 SAFE_PHASE_CLOCK = 0.85
 #: Edges up to which the searches get all of ``search_nodes`` (5x5's 60); larger boards get less in proportion.
 NODES_EDGES = 60
+
+
+def _without(moves: list[int], refused: tuple[int, ...]) -> list[int]:
+    """``moves`` less the ``refused`` ones, in order."""
+    return [a for a in moves if a not in refused]
 
 
 class PRsBoxesAgent(Seedable, MoveTimed):
@@ -218,19 +224,23 @@ class PRsBoxesAgent(Seedable, MoveTimed):
         if len(safe) <= self.search_safe:
             return self.safe_searcher.select_action(state)
         groups = safe_groups(state, safe)
+        refused: tuple[int, ...] = ()
         if self.nimstring.applies(state):
             choice = self._nimstring_choice(state, groups)
-            if choice.move is not None:
+            if choice.move is not None and choice.kept is not False:
                 return choice.move
             if choice.open:  # the search did not finish: not a move it showed to lose Nimstring
                 liked = [a for a in choice.open if a in groups[0]]
                 return (liked or list(choice.open))[0]
+            # every move found was shown to lose on boxes: another safe move may keep a won game won
+            refused = choice.losing
         left = self._left()
         found = self._safe_phase_move(state).choose(state, None if left is None else SAFE_PHASE_CLOCK * left)
         if found is not None:  # the best of the safe-phase search, the long chain rule's first among ties
-            liked = [a for a in found[0] if a in groups[0]]
-            return self._pick(liked or found[0])
-        return self._pick(groups[0] or safe)
+            best = _without(found[0], refused) or found[0]
+            liked = [a for a in best if a in groups[0]]
+            return self._pick(liked or best)
+        return self._pick(_without(groups[0], refused) or _without(safe, refused) or safe)
 
     def _safe_phase_move(self, state: GameState) -> SafePhaseMove:
         """The safe-phase search of ``state``'s board (``safe_phase`` resolved for it)."""

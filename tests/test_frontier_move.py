@@ -223,6 +223,27 @@ def test_prsboxes_plays_an_open_move_when_the_widening_search_does_not_finish(mo
     assert groups[0] == [53]
 
 
+def test_prsboxes_plays_none_of_the_moves_the_check_showed_to_lose(monkeypatch):
+    from baselines.prsboxes import PRsBoxesAgent
+
+    s = GameState.from_text(THREE_LOSE)
+    assert safe_groups(s, safe_moves(s)) == [[53], [0, 13, 26, 30, 39]]
+    agent = PRsBoxesAgent(seed=0, solver_edges=0, search_safe=2, search_full=1)
+    monkeypatch.setattr(agent.nimstring, "choose", lambda *a, **k: NimstringChoice(None))
+    assert agent.select_action(s) == 53  # nothing found: the long chain rule's move
+    for refused, allowed in (((53,), {0, 13, 26, 30, 39}), ((53, 0, 26, 30), {13, 39})):
+        # every move found was shown to lose on boxes (the choice names the first of them as its move)
+        monkeypatch.setattr(agent.nimstring, "choose", lambda *a, r=refused, **k: NimstringChoice(r[0], False, r))
+        played = set()
+        for seed in range(8):
+            agent.seed(seed)
+            played.add(agent.select_action(s))
+        assert played <= allowed and played  # never a refused move
+    refused = (53, 0, 13, 26, 30, 39)  # every safe move refused: one of them all the same
+    monkeypatch.setattr(agent.nimstring, "choose", lambda *a, **k: NimstringChoice(53, False, refused))
+    assert agent.select_action(s) in refused
+
+
 def test_the_zone_and_bad_values():
     s5 = GameState.new(5, 5)
     assert not NimstringMove(edges=44).applies(s5)  # 60 undrawn edges
