@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 
 import numpy as np
@@ -33,9 +32,7 @@ import numpy as np
 from agents.arena.ratings import wilson_interval
 from dnb_env.core import GameState
 from dnb_env.solver import Solver
-
-sys.path.insert(0, os.path.dirname(__file__))
-from rollout import BOARD, rollout_margin  # noqa: E402
+from research.frontier.rollout import BOARD, rollout_margin
 
 
 def collect(path: str, rollouts: int, undrawn: int, seed: int, part: tuple[int, int]) -> None:
@@ -60,9 +57,9 @@ def collect(path: str, rollouts: int, undrawn: int, seed: int, part: tuple[int, 
 
 
 def halving(outcomes: dict[int, np.ndarray], first: int, rng: np.random.Generator) -> tuple[int, int]:
-    """Successive halving on saved outcomes: every move's first ``first`` rollouts, then the better half
-    (by wins, ties at random) ``first`` more each round (doubling per round: r, 2r, 4r ... in all), until one
-    move is left or the rollouts run out. Returns the move and the rollouts spent."""
+    """Successive halving on saved outcomes: every move's first ``first`` rollouts, then each round the better
+    half (by wins, ties at random) twice as many in all (``first``, 2 ``first``, 4 ``first`` ...), until one move
+    is left or the rollouts run out. Returns the move and the rollouts spent."""
     live = list(outcomes)
     r, spent = first, 0
     total = len(next(iter(outcomes.values())))

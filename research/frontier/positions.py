@@ -16,12 +16,10 @@ research README has the commands).
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from budget import nimstring, won_searches  # noqa: E402  (the same positions, order and table as budget.py)
+from research.frontier.budget import nimstring, won_searches  # the same positions, order and table as budget.py
 
 
 def main(path: str, positions: int) -> list[tuple[int, int | None, int]]:
