@@ -187,6 +187,28 @@ def test_a_part_met_again_elsewhere_on_the_board_is_not_searched_again():
 
 
 @needs_native
+def test_a_joint_between_two_long_chains_to_the_ground_is_keyed_as_the_ground():
+    # two copies of one strings-and-coins graph, coins a-d joined to each other and to the ground: in the first
+    # a's fourth string goes to the ground, in the second to a joint J whose other two strings open long chains
+    # (three coins each) to the ground. J is never taken (a move in either chain is loony), so the two parts
+    # are the same game: the same value, and with the forms the second needs no position of its own
+    from dnb_env import _native
+
+    coins = [[0, 1, 2, 9], [0, 3, 4, 6], [1, 3, 5, 7], [2, 4, 5, 8],  # a (9: to the ground), b, c, d
+             [10, 11, 12, 19], [10, 13, 14, 16], [11, 13, 15, 17], [12, 14, 15, 18],  # a' (19: to J), b', c', d'
+             [19, 20, 21], [20, 22], [22, 23], [23, 24], [21, 25], [25, 26], [26, 27]]  # J, then the two chains
+    first = sum(1 << i for i in range(10, 28))  # the second copy drawn
+    second = (1 << 10) - 1  # the first copy drawn
+    plain = _native.Nimstring.of_graph(coins, 28, forms=False)
+    want = plain.value(first, 10 ** 6)
+    assert plain.value(second, 10 ** 6) == want
+    nim = _native.Nimstring.of_graph(coins, 28)
+    assert nim.value(first, 10 ** 6) == want
+    assert nim.value(second, 1, keep=True) == want
+    assert nim.value(0, 10 ** 6) == 0  # the sum of two equal games
+
+
+@needs_native
 def test_the_first_winning_move_is_the_first_of_the_moves_that_win():
     from dnb_env import native
 

@@ -119,7 +119,30 @@ class PartForms {
     for (int j = 0; j < num_joints; ++j)
       for (uint64_t r = part & box_mask_[joints[j]]; r; r &= r - 1)
         if (!(used >> __builtin_ctzll(r) & 1)) walk(joints[j], __builtin_ctzll(r));
+    ground(g);
     return true;
+  }
+
+  // A joint at two or more ends of long runs is the ground: no move of those runs counts (each is loony), so
+  // the joint keeps two strings or more whatever else is drawn and is never taken, and once its other strings
+  // are gone its runs join into one long run, as they do at the ground. Such joints merge into the ground,
+  // and runs of three or more from the ground to the ground (every move loony, value 0) are dropped.
+  static void ground(Graph& g) {
+    std::array<uint8_t, kMaxNodes> ends{};
+    for (const auto& e : g)
+      if (e[2] == kLong) ++ends[e[0]], ++ends[e[1]];
+    std::array<uint8_t, kMaxNodes> to{};
+    int n = 1;
+    for (int v = 1; v < g.n; ++v) to[v] = uint8_t(ends[v] >= 2 ? 0 : n++);
+    if (n == g.n) return;
+    int m = 0;
+    for (int i = 0; i < g.m; ++i) {
+      const int a = to[g.edges[i][0]], b = to[g.edges[i][1]];
+      if (a == 0 && b == 0 && g.edges[i][2] == kLong) continue;
+      g.edges[m++] = {uint8_t(std::min(a, b)), uint8_t(std::max(a, b)), g.edges[i][2]};
+    }
+    g.n = n;
+    g.m = m;
   }
 
   // Colour refinement: split colour classes by a sum over each node's runs of a hash of (label, the colour
