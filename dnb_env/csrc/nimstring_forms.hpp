@@ -7,7 +7,10 @@
 // length, where every length of three or more is the same label: drawing any string of a run of three or
 // more coins lets the other player take coins up to one end and decline the last two (a loony move, which
 // never counts in a Nimstring value), and runs that join stay three or more long. A part with no node but
-// the ground is a closed loop, where every move is loony too. Two parts with the same form therefore have
+// the ground is a closed loop, where every move is loony too. A long run therefore joins nothing: it only holds
+// a string at each of its ends that no counting move draws, so it becomes a long run to the ground from each
+// end; a joint at two or more such ends is never taken and becomes the ground itself, and long runs from the
+// ground to the ground (value 0) are dropped. Two parts with the same form therefore have
 // the same Grundy value and the same value beside any nim heap; tests/test_nimstring.py checks the values
 // found with the forms against the search without them on every position of the small boards.
 //
@@ -123,24 +126,32 @@ class PartForms {
     return true;
   }
 
-  // A joint at two or more ends of long runs is the ground: no move of those runs counts (each is loony), so
-  // the joint keeps two strings or more whatever else is drawn and is never taken, and once its other strings
-  // are gone its runs join into one long run, as they do at the ground. Such joints merge into the ground,
-  // and runs of three or more from the ground to the ground (every move loony, value 0) are dropped.
+  // A long run joins nothing: each of its moves is loony, so it only keeps a string at each end that no move that
+  // counts can draw. It becomes a long run to the ground at each end. A joint at two or more such ends is the
+  // ground: it is never taken, and once its other strings are gone its runs join into one long run, as at the
+  // ground. Such joints merge into the ground, and long runs from the ground to the ground (value 0, every move
+  // loony) are dropped.
   static void ground(Graph& g) {
     std::array<uint8_t, kMaxNodes> ends{};
+    bool joined = false;  // a long run with an end that is not the ground
     for (const auto& e : g)
-      if (e[2] == kLong) ++ends[e[0]], ++ends[e[1]];
+      if (e[2] == kLong) ++ends[e[0]], ++ends[e[1]], joined |= e[1] != 0;
+    if (!joined) return;
     std::array<uint8_t, kMaxNodes> to{};
     int n = 1;
     for (int v = 1; v < g.n; ++v) to[v] = uint8_t(ends[v] >= 2 ? 0 : n++);
-    if (n == g.n) return;
+    std::array<std::array<uint8_t, 3>, 64> kept;
     int m = 0;
     for (int i = 0; i < g.m; ++i) {
-      const int a = to[g.edges[i][0]], b = to[g.edges[i][1]];
-      if (a == 0 && b == 0 && g.edges[i][2] == kLong) continue;
-      g.edges[m++] = {uint8_t(std::min(a, b)), uint8_t(std::max(a, b)), g.edges[i][2]};
+      const int a = to[g.edges[i][0]], b = to[g.edges[i][1]], label = g.edges[i][2];
+      if (label != kLong) {
+        kept[m++] = {uint8_t(std::min(a, b)), uint8_t(std::max(a, b)), uint8_t(label)};
+        continue;
+      }
+      for (int end : {a, b})  // a long run: to the ground from each of its ends that is not the ground
+        if (end != 0) kept[m++] = {0, uint8_t(end), uint8_t(kLong)};
     }
+    g.edges = kept;
     g.n = n;
     g.m = m;
   }
