@@ -166,6 +166,28 @@ def test_canonical_forms_change_no_answer(board):
 
 
 @needs_native
+def test_a_part_joined_only_by_a_long_run_is_searched_as_a_sum():
+    # two copies of a graph joined by a long run (three coins) are two games: each copy with a long run to the
+    # ground. Once the search knows that game (searched alone), the joined part needs no position of its own:
+    # it is split into the two games, each answered by its form, and their values cancel
+    from dnb_env import _native
+
+    alone = [[0, 1, 2, 9], [0, 3, 4, 6], [1, 3, 5, 7], [2, 4, 5, 8], [9, 10], [10, 11], [11, 12]]  # a run to the ground
+    joined = [[13, 14, 15, 22], [13, 16, 17, 19], [14, 16, 18, 20], [15, 17, 18, 21],  # a copy, a-d
+              [22, 23], [23, 24], [24, 25],  # the run
+              [26, 27, 28, 25], [26, 29, 30, 32], [27, 29, 31, 33], [28, 30, 31, 34]]  # another copy
+    coins = alone + joined
+    only_alone = sum(1 << i for i in range(13, 35))  # the joined copies drawn
+    only_joined = (1 << 13) - 1
+    plain = _native.Nimstring.of_graph(coins, 35, reductions=False, forms=False)
+    assert plain.value(only_joined, 10 ** 7) == 0
+    nim = _native.Nimstring.of_graph(coins, 35)
+    assert nim.value(only_alone, 10 ** 6) == plain.value(only_alone, 10 ** 7)
+    assert nim.value(only_joined, 1, keep=True) == 0
+    assert nim.move_wins(only_joined, 10 ** 6) == plain.move_wins(only_joined, 10 ** 7)
+
+
+@needs_native
 @pytest.mark.parametrize("board, count, undrawn", [("3x4", 150, (6, 20)), ("4x4", 60, (12, 26))])
 def test_forms_kept_from_position_to_position_change_no_answer(board, count, undrawn):
     # one table with the forms kept over many realistic positions (an agent keeps its table through a game), so

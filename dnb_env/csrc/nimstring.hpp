@@ -5,6 +5,8 @@
 // the last edge loses). Its winner is the player who gets control in Dots-and-Boxes: the one who forces
 // the other to open the first long chain. A position splits into independent parts (boxes joined by
 // undrawn sides; the outside joins nothing), and the value of a sum is the XOR of the parts' Grundy values.
+// With the forms (nimstring_forms.hpp) a part splits further where only long runs join it, or a box at the
+// ends of two long runs, which no move that counts ever draws: each piece is then searched on its own.
 //
 // Two rules of the game's theory cut the search (Berlekamp, "The Dots-and-Boxes Game", ch. 6):
 //  * a position where the mover can take boxes and then decline the last two (or two pairs) of them is
@@ -266,13 +268,19 @@ class Nimstring {
   // (loony), unless the run ends in a box the mover can take too: taking the run whole is forced when it
   // has two or three boxes (every move left in it completes a box), and a run of four or more can be
   // declined by drawing its middle side, leaving two pairs (loony). Taking never makes another box takeable.
-  bool take(uint64_t& m, int b) const {
+  //
+  // In a part's search (`cut`, the edge just drawn `drawn`), a box of one undrawn side that is not a box of
+  // that edge was so before the move: a piece's ground (nimstring_forms.hpp, Pieces), where the run ends as
+  // at the outside. (A normalised position has no such box.)
+  bool take(uint64_t& m, int b, int drawn = -1) const {
     uint64_t run = m & box_mask_[b];
     int e = __builtin_ctzll(run), cur = b, boxes = 1;
     while (true) {
       const int n = edge_boxes_[e][0] == cur ? edge_boxes_[e][1] : edge_boxes_[e][0];
       if (n < 0) return boxes == 1 ? (m &= ~run, true) : false;
       const int vn = valence(m, n);
+      if (vn == 1 && drawn >= 0 && n != edge_boxes_[drawn][0] && n != edge_boxes_[drawn][1])
+        return boxes == 1 ? (m &= ~run, true) : false;
       ++boxes;
       if (vn >= 3) return boxes == 2 ? (m &= ~run, true) : false;
       if (vn == 1) return boxes <= 3 ? (m &= ~run, true) : false;
@@ -286,7 +294,7 @@ class Nimstring {
   bool cut(uint64_t& m, int e) const {
     m &= ~(uint64_t(1) << e);
     for (int b : edge_boxes_[e])
-      if (b >= 0 && valence(m, b) == 1 && !take(m, b)) return false;
+      if (b >= 0 && valence(m, b) == 1 && !take(m, b, e)) return false;
     return true;
   }
 
@@ -338,8 +346,10 @@ class Nimstring {
   void store(uint64_t m, int tag, int v, uint64_t work = 0) { table_.store(canonical(m), tag, v, work); }
   // parts of fewer edges are searched again wherever they appear: their form costs more than their search
   static constexpr int kFormMinEdges = 10;
-  FormKey form(uint64_t m) const {
-    return forms_ && __builtin_popcountll(m) >= kFormMinEdges ? part_forms_->key(m) : FormKey{};
+  // (and `pieces` when m is a sum of smaller games; only with the forms)
+  FormKey form(uint64_t m, Pieces& pieces) const {
+    pieces.n = 0;
+    return forms_ && __builtin_popcountll(m) >= kFormMinEdges ? part_forms_->key(m, pieces) : FormKey{};
   }
   int form_lookup(const FormKey& f, int tag) const { return f.ok ? form_table_.lookup(f, tag) : -1; }
   void form_store(const FormKey& f, int tag, int v, uint64_t work = 0) {
@@ -379,7 +389,19 @@ class Nimstring {
     if (g >= 0) return g != heap;
     const int known = lookup(p, heap + 1);
     if (known >= 0) return known;
-    const FormKey f = form(p);
+    Pieces pieces;
+    const FormKey f = form(p, pieces);
+    if (pieces.n >= 2) {  // a sum: its largest piece beside a heap of the others' values
+      const uint64_t before = budget_;
+      int big = 0, x = heap;
+      for (int i = 1; i < pieces.n; ++i)
+        if (__builtin_popcountll(pieces.edges[i]) > __builtin_popcountll(pieces.edges[big])) big = i;
+      for (int i = 0; i < pieces.n; ++i)
+        if (i != big) x ^= part_value(pieces.edges[i]);
+      const bool win = part_wins(pieces.edges[big], x);
+      store(p, win ? heap + 1 : 0, win ? 1 : heap, before - budget_);
+      return win;
+    }
     if (const int same = form_lookup(f, 0); same >= 0) {
       store(p, 0, same);
       return same != heap;
@@ -462,7 +484,15 @@ class Nimstring {
   int part_value(uint64_t m) {
     const int hit = lookup(m, 0);
     if (hit >= 0) return hit;
-    const FormKey f = form(m);
+    Pieces pieces;
+    const FormKey f = form(m, pieces);
+    if (pieces.n >= 2) {  // a sum
+      const uint64_t before = budget_;
+      int g = 0;
+      for (int i = 0; i < pieces.n; ++i) g ^= part_value(pieces.edges[i]);
+      store(m, 0, g, before - budget_);
+      return g;
+    }
     if (const int same = form_lookup(f, 0); same >= 0) {
       store(m, 0, same);
       return same;

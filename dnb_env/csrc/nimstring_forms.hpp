@@ -31,6 +31,16 @@ struct FormKey {
   bool ok = false;
 };
 
+// A part that is a sum of smaller games (PartForms::split): each piece's undrawn edges. A piece may hold one
+// string of a coin that lies outside it, at the far end of a long run: that coin is the ground in the piece
+// (it keeps the string, as no move of the run counts), and every search of parts treats a coin with one
+// undrawn side that the move being searched did not leave so as the ground (Nimstring::take).
+constexpr int kMaxPieces = 16;
+struct Pieces {
+  std::array<uint64_t, kMaxPieces> edges{};
+  int n = 0;
+};
+
 class PartForms {
  public:
   PartForms(const std::vector<uint64_t>& box_mask, const std::vector<std::array<int16_t, 2>>& edge_boxes,
@@ -40,10 +50,14 @@ class PartForms {
       if (edge_boxes_[e][0] < 0 || edge_boxes_[e][1] < 0) ground_edges_ |= uint64_t(1) << e;
   }
 
-  // The form of the part with undrawn edges `part` (connected through coins, no coin with one string).
-  FormKey key(uint64_t part) const {
+  // The form of the part with undrawn edges `part` (connected through coins; a coin with one string in it is
+  // the ground, see `Pieces`). When the part is a sum of smaller games (below), no form: `pieces` gets them.
+  FormKey key(uint64_t part, Pieces& pieces) const {
+    pieces.n = 0;
     Graph g;
     if (!build(part, g)) return {};
+    if (split(g, pieces)) return {};
+    ground(g);
     if (g.m == 0) return closed_loop();
     std::array<uint8_t, kMaxNodes> colour{};
     colour[0] = 0;  // the ground
@@ -62,7 +76,8 @@ class PartForms {
   struct Graph {
     int n = 1;  // node 0 is the ground
     int m = 0;  // runs
-    std::array<std::array<uint8_t, 3>, 64> edges{};  // (node, node, label)
+    std::array<std::array<uint8_t, 3>, 64> edges;  // (node, node, label); the first m are set
+    std::array<uint64_t, 64> masks;                // each run's strings (edges of the board)
     const std::array<uint8_t, 3>* begin() const { return edges.data(); }
     const std::array<uint8_t, 3>* end() const { return edges.data() + m; }
   };
@@ -97,7 +112,7 @@ class PartForms {
     for (size_t b = 0; b < box_mask_.size(); ++b) {
       strings[b] = uint8_t(__builtin_popcountll(part & box_mask_[b]));
       node[b] = -1;
-      if (strings[b] && strings[b] != 2) {
+      if (strings[b] >= 3) {
         if (g.n >= kMaxNodes) return false;
         node[b] = int8_t(g.n++);
         joints[num_joints++] = int(b);
@@ -105,16 +120,18 @@ class PartForms {
     }
     uint64_t used = 0;
     auto walk = [&](int from, int e) {
-      used |= uint64_t(1) << e;
+      uint64_t run = uint64_t(1) << e;
       int at = from, len = 0;
       for (int x = other(e, at); x >= 0 && strings[x] == 2; x = other(e, at)) {
         ++len;
         e = __builtin_ctzll(part & box_mask_[x] & ~(uint64_t(1) << e));
-        used |= uint64_t(1) << e;
+        run |= uint64_t(1) << e;
         at = x;
       }
+      used |= run;
       const int to = other(e, at);
-      const int a = from < 0 ? 0 : node[from], b = to < 0 ? 0 : node[to];
+      const int a = from < 0 ? 0 : node[from], b = to < 0 || node[to] < 0 ? 0 : node[to];
+      g.masks[g.m] = run;
       g.edges[g.m++] = {uint8_t(std::min(a, b)), uint8_t(std::max(a, b)), uint8_t(std::min(len, kLong))};
     };
     for (uint64_t r = part & ground_edges_; r; r &= r - 1)
@@ -122,7 +139,78 @@ class PartForms {
     for (int j = 0; j < num_joints; ++j)
       for (uint64_t r = part & box_mask_[joints[j]]; r; r &= r - 1)
         if (!(used >> __builtin_ctzll(r) & 1)) walk(joints[j], __builtin_ctzll(r));
-    ground(g);
+    return true;
+  }
+
+  // Whether the graph is a sum of two or more games, each then a piece of `pieces`. With the rule of `ground`
+  // (long runs join nothing, joints at two long ends are the ground), the graph's joints fall into groups that
+  // no other run joins; each group, with its runs (a long run with both of its ends' groups, a run between two
+  // grounds on its own), is a game of its own. A piece also takes every long run of each grounded joint it
+  // reaches, so that the joint stays grounded in it; the far end of a long run that lies outside the piece
+  // keeps one string there, and a coin with one string is the ground.
+  static bool split(const Graph& g, Pieces& pieces) {
+    std::array<uint8_t, kMaxNodes> ends;
+    std::fill(ends.begin(), ends.begin() + g.n, 0);
+    bool any_long = false;
+    for (const auto& e : g)
+      if (e[2] == kLong) ++ends[e[0]], ++ends[e[1]], any_long = true;
+    if (!any_long) return false;
+    std::array<uint8_t, kMaxNodes> up;
+    std::array<uint64_t, kMaxNodes> long_runs;  // of each grounded joint
+    for (int v = 0; v < g.n; ++v) up[v] = uint8_t(v), long_runs[v] = 0;
+    auto find = [&](int v) {
+      while (up[v] != v) v = up[v] = up[up[v]];
+      return v;
+    };
+    auto joint = [&](int v) { return v != 0 && ends[v] < 2; };  // a node of a group: not the ground, not grounded
+    for (int i = 0; i < g.m; ++i) {
+      const auto& e = g.edges[i];
+      if (e[2] == kLong) {
+        for (int v : {e[0], e[1]})
+          if (v != 0 && !joint(v)) long_runs[v] |= g.masks[i];
+      } else if (joint(e[0]) && joint(e[1])) {
+        up[find(e[0])] = uint8_t(find(e[1]));
+      }
+    }
+    std::array<int8_t, kMaxNodes> piece_of;
+    piece_of.fill(-1);
+    std::array<uint64_t, kMaxPieces> grounded_reached{};  // as a mask of nodes
+    int n = 0;
+    auto add = [&](int piece, int i) {
+      pieces.edges[piece] |= g.masks[i];
+      for (int v : {g.edges[i][0], g.edges[i][1]})
+        if (v != 0 && !joint(v)) grounded_reached[piece] |= uint64_t(1) << v;
+    };
+    auto group = [&](int v) {
+      const int r = find(v);
+      if (piece_of[r] < 0) {
+        if (n == kMaxPieces) return -1;
+        piece_of[r] = int8_t(n);
+        pieces.edges[n++] = 0;
+      }
+      return int(piece_of[r]);
+    };
+    for (int i = 0; i < g.m; ++i) {
+      const auto& e = g.edges[i];
+      bool placed = false;
+      for (int v : {e[0], e[1]}) {
+        if (!joint(v)) continue;
+        const int k = group(v);
+        if (k < 0) return false;
+        add(k, i);
+        placed = true;
+        if (e[2] != kLong) break;  // a short run joins one group (its ends' groups are one)
+      }
+      if (!placed && e[2] != kLong) {  // a short run between two grounds: a game of its own
+        if (n == kMaxPieces) return false;
+        pieces.edges[n] = 0;
+        add(n++, i);
+      }
+    }
+    if (n < 2) return false;
+    for (int k = 0; k < n; ++k)
+      for (uint64_t r = grounded_reached[k]; r; r &= r - 1) pieces.edges[k] |= long_runs[__builtin_ctzll(r)];
+    pieces.n = n;
     return true;
   }
 
