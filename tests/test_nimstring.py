@@ -188,6 +188,32 @@ def test_a_part_joined_only_by_a_long_run_is_searched_as_a_sum():
 
 
 @needs_native
+def test_a_graph_of_more_than_64_coins_is_keyed_by_its_edges_only():
+    # the forms take graphs of at most 64 coins: past that, two copies of one game are each searched (and the
+    # answers are those of the search without forms)
+    from dnb_env import _native
+
+    def copy(o):  # a-d joined to each other and the ground, a run of three coins to the ground from a
+        return [[o, o + 1, o + 2, o + 9], [o, o + 3, o + 4, o + 6], [o + 1, o + 3, o + 5, o + 7],
+                [o + 2, o + 4, o + 5, o + 8], [o + 9, o + 10], [o + 10, o + 11], [o + 11, o + 12]]
+
+    for dummies in (0, 70):  # 70: coins of one string each on strings 0..34 (drawn), then the two copies
+        o = dummies // 2
+        coins = [[i // 2] for i in range(dummies)] + copy(o) + copy(o + 13)
+        drawn = (1 << o) - 1
+        first = drawn | sum(1 << e for e in range(o + 13, o + 26))
+        second = drawn | sum(1 << e for e in range(o, o + 13))
+        assert (len(coins) > 64) == (dummies > 0)
+        nim = _native.Nimstring.of_graph(coins, o + 26)
+        plain = _native.Nimstring.of_graph(coins, o + 26, forms=False)
+        want = plain.value(first, 10 ** 6)
+        assert nim.value(first, 10 ** 6) == want == plain.value(second, 10 ** 6)
+        again = nim.value(second, 1, keep=True)
+        assert (again == want) if dummies == 0 else again is None
+        assert nim.value(second, 10 ** 6) == want
+
+
+@needs_native
 @pytest.mark.parametrize("board, count, undrawn", [("3x4", 150, (6, 20)), ("4x4", 60, (12, 26))])
 def test_forms_kept_from_position_to_position_change_no_answer(board, count, undrawn):
     # one table with the forms kept over many realistic positions (an agent keeps its table through a game), so

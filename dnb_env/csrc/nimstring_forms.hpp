@@ -54,6 +54,7 @@ class PartForms {
   // the ground, see `Pieces`). When the part is a sum of smaller games (below), no form: `pieces` gets them.
   FormKey key(uint64_t part, Pieces& pieces) const {
     pieces.n = 0;
+    if (box_mask_.size() > kMaxCoins) return {};  // a graph of more coins is keyed by its edges only
     Graph g;
     if (!build(part, g)) return {};
     if (split(g, pieces)) return {};
@@ -71,6 +72,7 @@ class PartForms {
 
  private:
   static constexpr int kMaxNodes = 40;
+  static constexpr size_t kMaxCoins = 64;  // build()'s arrays, one entry a coin
   static constexpr int kLong = 3;  // every run of three or more coins has this label
 
   struct Graph {
@@ -105,9 +107,9 @@ class PartForms {
 
   // Nodes (the ground and the joints) and the runs between them; false when there are too many nodes.
   bool build(uint64_t part, Graph& g) const {
-    std::array<int8_t, 64> node{};
-    std::array<uint8_t, 64> strings{};
-    std::array<int, 64> joints{};
+    std::array<int8_t, kMaxCoins> node{};
+    std::array<uint8_t, kMaxCoins> strings{};
+    std::array<int, kMaxCoins> joints{};
     int num_joints = 0;
     for (size_t b = 0; b < box_mask_.size(); ++b) {
       strings[b] = uint8_t(__builtin_popcountll(part & box_mask_[b]));
