@@ -57,8 +57,9 @@ class PartForms {
     if (box_mask_.size() > kMaxCoins) return {};  // a graph of more coins is keyed by its edges only
     Graph g;
     if (!build(part, g)) return {};
-    if (split(g, pieces)) return {};
-    ground(g);
+    const LongEnds ends = long_ends(g);
+    if (split(g, ends, pieces)) return {};
+    ground(g, ends);
     if (g.m == 0) return closed_loop();
     std::array<uint8_t, kMaxNodes> colour{};
     colour[0] = 0;  // the ground
@@ -144,19 +145,28 @@ class PartForms {
     return true;
   }
 
+  // The ends of long runs at each node (a run from a node back to itself counts twice), for `split` and `ground`.
+  struct LongEnds {
+    std::array<uint8_t, kMaxNodes> at;
+    bool any = false;     // a long run
+    bool joined = false;  // a long run with an end that is not the ground
+  };
+  static LongEnds long_ends(const Graph& g) {
+    LongEnds ends;
+    std::fill(ends.at.begin(), ends.at.begin() + g.n, 0);
+    for (const auto& e : g)
+      if (e[2] == kLong) ++ends.at[e[0]], ++ends.at[e[1]], ends.any = true, ends.joined |= e[1] != 0;
+    return ends;
+  }
+
   // Whether the graph is a sum of two or more games, each then a piece of `pieces`. With the rule of `ground`
   // (long runs join nothing, joints at two long ends are the ground), the graph's joints fall into groups that
   // no other run joins; each group, with its runs (a long run with both of its ends' groups, a run between two
   // grounds on its own), is a game of its own. A piece also takes every long run of each grounded joint it
   // reaches, so that the joint stays grounded in it; the far end of a long run that lies outside the piece
   // keeps one string there, and a coin with one string is the ground.
-  static bool split(const Graph& g, Pieces& pieces) {
-    std::array<uint8_t, kMaxNodes> ends;
-    std::fill(ends.begin(), ends.begin() + g.n, 0);
-    bool any_long = false;
-    for (const auto& e : g)
-      if (e[2] == kLong) ++ends[e[0]], ++ends[e[1]], any_long = true;
-    if (!any_long) return false;
+  static bool split(const Graph& g, const LongEnds& ends, Pieces& pieces) {
+    if (!ends.any) return false;
     std::array<uint8_t, kMaxNodes> up;
     std::array<uint64_t, kMaxNodes> long_runs;  // of each grounded joint
     for (int v = 0; v < g.n; ++v) up[v] = uint8_t(v), long_runs[v] = 0;
@@ -164,7 +174,7 @@ class PartForms {
       while (up[v] != v) v = up[v] = up[up[v]];
       return v;
     };
-    auto joint = [&](int v) { return v != 0 && ends[v] < 2; };  // a node of a group: not the ground, not grounded
+    auto joint = [&](int v) { return v != 0 && ends.at[v] < 2; };  // a node of a group: not the ground, not grounded
     for (int i = 0; i < g.m; ++i) {
       const auto& e = g.edges[i];
       if (e[2] == kLong) {
@@ -221,15 +231,11 @@ class PartForms {
   // ground: it is never taken, and once its other strings are gone its runs join into one long run, as at the
   // ground. Such joints merge into the ground, and long runs from the ground to the ground (value 0, every move
   // loony) are dropped.
-  static void ground(Graph& g) {
-    std::array<uint8_t, kMaxNodes> ends{};
-    bool joined = false;  // a long run with an end that is not the ground
-    for (const auto& e : g)
-      if (e[2] == kLong) ++ends[e[0]], ++ends[e[1]], joined |= e[1] != 0;
-    if (!joined) return;
+  static void ground(Graph& g, const LongEnds& ends) {
+    if (!ends.joined) return;
     std::array<uint8_t, kMaxNodes> to{};
     int n = 1;
-    for (int v = 1; v < g.n; ++v) to[v] = uint8_t(ends[v] >= 2 ? 0 : n++);
+    for (int v = 1; v < g.n; ++v) to[v] = uint8_t(ends.at[v] >= 2 ? 0 : n++);
     std::array<std::array<uint8_t, 3>, 64> kept;
     int m = 0;
     for (int i = 0; i < g.m; ++i) {
