@@ -6,7 +6,9 @@ last move, :class:`dnb_env._native.Nimstring`) gets control. :class:`NimstringMo
 wins Nimstring (``first_win`` over the moves in the order given, stopping at the first that wins) and the
 exact solver checks that the move keeps a won game won (:meth:`dnb_env.solver.Solver.keeps_win`): one that
 wins Nimstring but loses on boxes is passed over for the next that wins Nimstring, up to ``checks`` moves,
-and is reported in :attr:`NimstringChoice.losing`. ``prsboxes`` (rule 3) and the network agents' search
+and is reported in :attr:`NimstringChoice.losing`. Where no move that wins Nimstring keeps the win, the
+solver's win test of the position itself (:meth:`dnb_env.solver.Solver.winning_move`) may supply a move that
+does (:attr:`NimstringChoice.solved`). ``prsboxes`` (rule 3) and the network agents' search
 (:class:`agents.search.agent.MCTSAgent`, ``nimstring_edges``) both play by it.
 
     finder = NimstringMove(edges=44)
@@ -57,6 +59,9 @@ SLICE = 0.05
 MAX_EDGES = 64
 #: The auto zone (-1) of :func:`nimstring_zone` covers at most this fraction of a board's edges (44 of 5x5's 60).
 ZONE_FRACTION = (11, 15)
+#: When no move that wins Nimstring keeps the win, the share of the time left that the exact solver's win test
+#: of the position gets to find a move that does (the rest is the caller's fallback's).
+SOLVE_SHARE = 0.85
 _UNBOUNDED = 1 << 62
 
 
@@ -118,12 +123,16 @@ class NimstringChoice:
         losing: the moves found that win Nimstring but were shown to lose on boxes, in the order found
         open: with ``widen``, when no move was found: the moves the search neither showed to win nor to lose
             Nimstring within its budget, in the order tried (the others were shown to lose it)
+        solved: ``move`` came from the exact solver's win test of the position itself, made when no move
+            that wins Nimstring keeps the win (none wins it, or the check refused every one found): a move
+            that keeps the win (``kept`` True), safe or not, which need not win Nimstring
     """
 
     move: int | None
     kept: bool | None = None
     losing: tuple[int, ...] = ()
     open: tuple[int, ...] = ()
+    solved: bool = False
 
 
 class NimstringMove:
@@ -199,8 +208,9 @@ class NimstringMove:
             return self._parallel(state, moves, check_until)
         nim = self._table(state)
         live = list(moves)  # with widen: the moves not settled yet (the open ones when the search stops)
+        settled: list[bool] = []  # _in_order: [True] once no move left wins Nimstring
         found = self._widening(state, nim, live, search_until) if self.widen else \
-            self._in_order(state, nim, moves, search_until)
+            self._in_order(state, nim, moves, search_until, settled=settled)
         first, losing = None, []
         for _, move in zip(range(self.checks if self.verify else 1), found):
             first = move if first is None else first
@@ -208,14 +218,34 @@ class NimstringMove:
             if kept is not False:  # kept, or past the check's budget: play it
                 return NimstringChoice(move, kept, tuple(losing))
             losing.append(move)  # it wins Nimstring but loses on boxes
+        if losing or settled:  # no Nimstring-winning move keeps the win: the solver may find one that does
+            solved = self._solved(state, check_until)
+            if solved is not None:
+                return NimstringChoice(solved, True, tuple(losing), solved=True)
         return NimstringChoice(first, False if first is not None else None, tuple(losing),
                                tuple(live) if self.widen and first is None else ())
 
+    def _solved(self, state: GameState, until: float | None) -> int | None:
+        """A move that keeps a won game won by the exact solver's win test of ``state`` itself
+        (:meth:`dnb_env.solver.Solver.winning_move`), within :data:`SOLVE_SHARE` of the time left before
+        ``until``, or ``verify`` nodes; None when the position is not won, the test does not finish, or no check
+        is asked."""
+        if not self.verify:
+            return None
+        solver = self._verifier()
+        seconds = None if until is None else SOLVE_SHARE * max(0.0, until - time.perf_counter())
+        try:
+            with on_clock(solver, seconds):
+                return solver.winning_move(state)
+        except SolverBudgetExceeded:
+            return None
+
     def _in_order(self, state: GameState, nim, moves: list[int], search_until: float | None,
-                  stop: threading.Event | None = None):
+                  stop: threading.Event | None = None, settled: list[bool] | None = None):
         """The moves that win Nimstring, in the order of ``moves``: ``first_win`` over the moves after the last
         one found, within ``positions`` positions a call or until ``search_until``. With ``stop`` (on a clock
-        only) each native call runs at most :data:`SLICE` seconds and the search ends once ``stop`` is set."""
+        only) each native call runs at most :data:`SLICE` seconds and the search ends once ``stop`` is set.
+        ``settled`` gets True appended when the search ends because no move left wins Nimstring."""
         budget = self.positions if search_until is None else _UNBOUNDED
         while True:
             if stop is not None and stop.is_set():
@@ -226,6 +256,8 @@ class NimstringMove:
             if found is None and stop is not None and seconds < left:
                 continue  # a slice ended before the search did: it goes on where it stopped
             if found is None or found < 0:
+                if found is not None and settled is not None:
+                    settled.append(True)
                 return
             yield found
             moves = moves[moves.index(found) + 1:]
@@ -273,11 +305,13 @@ class NimstringMove:
         """``choose`` in two threads until ``until``: thread k searches ``moves[k::2]`` in turn and checks each move
         it finds (so that one thread checks while the other searches); a move shown to keep the win stops both.
         The move played: the first in ``moves``' order shown to keep the win, else the first not shown to lose
-        (unchecked), else the first found (every one shown to lose)."""
+        (unchecked), else, when both searches ended, the exact solver's winning move (:meth:`_solved`), else the
+        first found (every one shown to lose)."""
         stop = threading.Event()
         rank = {m: i for i, m in enumerate(moves)}
         found: dict[int, bool | None] = {}  # move -> the check's verdict
         failed: list[BaseException] = []
+        settled: list[list[bool]] = [[], []]  # thread k's search ended with no move left that wins Nimstring
 
         def check(move: int, k: int) -> bool | None:
             """The check of ``move`` by thread ``k``'s solver in slices of :data:`SLICE` (its table kept), until it
@@ -293,7 +327,7 @@ class NimstringMove:
 
         def work(k: int) -> None:
             try:
-                for move in self._in_order(state, self._table(state, k), moves[k::2], until, stop):
+                for move in self._in_order(state, self._table(state, k), moves[k::2], until, stop, settled[k]):
                     verdict = check(move, k) if self.verify else None
                     found[move] = verdict
                     if verdict is not False:  # kept (the other thread stops), or unchecked (no check, or time up)
@@ -317,4 +351,8 @@ class NimstringMove:
             for m in order:
                 if found[m] is wanted:
                     return NimstringChoice(m, wanted, losing)
+        if all(settled):  # no Nimstring-winning move keeps the win: the solver may find one that does
+            solved = self._solved(state, until)
+            if solved is not None:
+                return NimstringChoice(solved, True, losing, solved=True)
         return NimstringChoice(order[0] if order else None, False if order else None, losing)

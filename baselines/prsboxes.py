@@ -23,8 +23,11 @@ Decision rules, in order:
    moves the long chain rule likes and stopping at the first that wins, its table kept from move to move
    within a game. The exact solver checks that move (within ``nimstring_verify`` nodes, or on a clock the
    time left) and passes over one that wins Nimstring but loses on boxes for the next that wins it
-   (:class:`baselines.nimstring.NimstringMove`, which the network agents' search plays by too); when every
-   move it found was shown to lose on boxes, it plays none of them but a move of the rules below. With
+   (:class:`baselines.nimstring.NimstringMove`, which the network agents' search plays by too). Where no
+   Nimstring-winning move keeps the win (none wins Nimstring, or the check refused every one found), the
+   solver's win test of the position itself gets most of the time left and, when it shows the game won, gives
+   a move that keeps it, safe or not; otherwise it plays none of the refused moves but a move of the rules
+   below. With
    ``nimstring_widen`` the search gives every safe move a small budget, then each one still open four times
    as much, and so on; when it does not finish, it plays a move it has not shown to lose Nimstring. With
    ``nimstring_threads=2`` on a clock, two threads search every other move each and check what they find

@@ -375,6 +375,21 @@ class Solver:
             return frozenset()
         return frozenset(a for a in state.legal_actions() if self.keeps_win(state, a))
 
+    def winning_move(self, state: GameState) -> int | None:
+        """A move that keeps a won game won, or None when the player to move cannot win: the move that proved
+        the win in the one null-window search of :meth:`can_win` (the search's table gives it), so it costs
+        what that test costs. Alpha-beta engine only (the retrograde table: the first of
+        :meth:`winning_moves`)."""
+        if not self._uses_alphabeta(state):
+            won = self.winning_moves(state)
+            return min(won) if won else None
+        self._check_size(state, "alphabeta")
+        move = self._exact(state).proving_move(state.edges, 1 - self._owned_margin(state),
+                                               node_limit=self.node_limit)
+        if move is None:
+            raise self._budget_error(state, "the winning move")
+        return None if move < 0 else move
+
     def keeps_win(self, state: GameState, action: int) -> bool:
         """Whether the player to move still wins after ``action`` (final margin > 0 with best play after
         it): one null-window search. False for every move of a position that is not won."""

@@ -368,7 +368,8 @@ def _prsboxes(*, board, seed, **options):
         nimstring_positions: the Nimstring search's position budget a move (on a clock: 85% of the move's
             budget instead)
         nimstring_verify: the exact solver's node budget (on a clock: the time left) to check that a move
-            winning Nimstring also keeps a won game won; one it shows to lose is passed over (0: no check)
+            winning Nimstring also keeps a won game won; one it shows to lose is passed over, and where no
+            such move keeps the win the solver's win test of the position may give one that does (0: no check)
         nimstring_widen: search every safe move a little, then each one still open four times as long, and so
             on, instead of one after the other; when the search does not finish it plays a move not shown to
             lose Nimstring
@@ -520,7 +521,8 @@ _NETWORK_DOC = """{what} Playing weights are the shipped ones for the board unle
         nimstring_edges: undrawn edges within which, when no box is on offer, it plays a safe move that wins
             Nimstring (found within half the time left on a clock, else 200,000 positions), checked by the
             exact solver (within 0.85 of the time left, else 500,000 nodes); a move the check shows to lose on
-            boxes is passed over, and is not played by the tree search either (-1 auto: 44 on 5x5, 11/15 of
+            boxes is passed over, and is not played by the tree search either; where no such move keeps the
+            win, the solver's win test of the position may give a move that does (-1 auto: 44 on 5x5, 11/15 of
             the board's edges at most, on boards of at most 64 edges; 0: off)
         nimstring_order: the order in which that search tries the safe moves: ``rule`` (the moves the long
             chain rule likes first, each group in random order) or ``prior`` (the network's prior, highest

@@ -91,6 +91,25 @@ def test_the_check_passes_over_moves_that_win_nimstring_and_lose_on_boxes():
         assert choice.move in {0, 13, 26, 30} and choice.kept is None and choice.losing == ()
 
 
+def test_when_no_nimstring_winner_keeps_the_win_the_solver_finds_a_move_that_does():
+    """THREE_LOSE with 13, the one Nimstring-winning safe move that keeps the win, left out of the groups: the
+    moves found (0, 26, 30) are all refused, or none is found at all, and the solver's win test of the position
+    supplies a move that keeps the win (solved); in two threads on a clock too. Without the check, no such
+    move."""
+    s = GameState.from_text(THREE_LOSE)
+    solver = Solver()
+    for groups, refused in (([[53], [0, 26, 30, 39]], {0, 26, 30}), ([[53], [39]], set())):
+        for finder, clock in ((NimstringMove(), False), (NimstringMove(threads=2), True)):
+            until = dict(search_until=time.perf_counter() + 30, check_until=time.perf_counter() + 30) if clock else {}
+            choice = finder.choose(s, groups, np.random.default_rng(0), **until)
+            assert choice.solved and choice.kept is True and set(choice.losing) == refused
+            assert solver.keeps_win(s, choice.move)
+    choice = NimstringMove(verify=0).choose(s, [[53], [39]], np.random.default_rng(0))
+    assert (choice.move, choice.solved) == (None, False)
+    choice = NimstringMove().choose(s, [[53], [13, 39]], np.random.default_rng(0))
+    assert (choice.move, choice.kept, choice.solved) == (13, True, False)  # a Nimstring move kept: no solving
+
+
 def test_scores_order_the_search_so_the_highest_scoring_winner_is_found():
     s = GameState.from_text(ONE_LOSES)
     groups = safe_groups(s, safe_moves(s))
@@ -110,8 +129,9 @@ def test_scores_order_the_search_so_the_highest_scoring_winner_is_found():
 
 def _checked_on_realistic_positions(finder: NimstringMove, seed: int, positions: int, clock: bool = False) -> int:
     """``finder``'s choices on realistic 5x5 positions at 32-36 undrawn edges (on a 30 s clock with ``clock``):
-    each move it returns wins Nimstring, each it refused loses on boxes, and its verdict is the solver's; returns
-    how many of its moves were checked."""
+    each move it returns wins Nimstring (or, solved, keeps the win where no safe move that wins Nimstring does),
+    each it refused loses on boxes, and its verdict is the solver's; returns how many of its moves were
+    checked."""
     from dnb_env.analysis import realistic_position
 
     rng, solver = random.Random(seed), Solver()
@@ -124,6 +144,11 @@ def _checked_on_realistic_positions(finder: NimstringMove, seed: int, positions:
         until = dict(search_until=time.perf_counter() + 30, check_until=time.perf_counter() + 30) if clock else {}
         choice = finder.choose(s, safe_groups(s, safe), np.random.default_rng(0), **until)
         wins = _nimstring_wins(s) & set(safe)
+        if choice.solved:  # the solver's move: it keeps the win, and no Nimstring-winning safe move does
+            assert choice.kept is True and solver.keeps_win(s, choice.move)
+            assert not any(solver.keeps_win(s, a) for a in wins)
+            checked += 1
+            continue
         if choice.move is None:
             assert not wins  # the search finishes this late: None means no safe move wins Nimstring
             continue

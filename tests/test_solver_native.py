@@ -12,6 +12,7 @@ import time
 import pytest
 
 from baselines.solver import SolverAgent
+from conftest import random_state
 from dnb_env.analysis import realistic_position
 from dnb_env.core import GameState, geometry
 from dnb_env.solver import Solver, SolverBudgetExceeded, SolverTooLarge, beyond_native, native_available
@@ -633,6 +634,52 @@ def test_threads_share_the_table_and_give_the_same_answers():
         Solver(threads=0)
     with pytest.raises(ValueError, match="threads"):
         _native.ExactSolver(3, 3, threads=65)
+
+
+def test_winning_move_is_a_winning_move_and_none_when_the_position_is_not_won(brute):
+    """Solver.winning_move (the move that proved the win in one null-window test) against winning_moves, on
+    random 2x3 positions (captures on offer at the root among them) with both engines, and on realistic 4x4
+    positions with a fresh solver and with one whose table other queries have filled."""
+    rng = random.Random(31)
+    won = 0
+    for _ in range(40):
+        s = random_state(rng, 2, 3, rng.randrange(0, 12))
+        if s.is_terminal():
+            continue
+        for engine in ("alphabeta", "retrograde"):
+            winning = Solver(engine=engine).winning_moves(s)
+            move = Solver(engine=engine).winning_move(s)
+            assert (move in winning) if winning else move is None, (engine, s.history)
+        won += bool(winning)
+    assert won > 10
+    warm = Solver(engine="alphabeta")
+    for _ in range(6):
+        s = realistic_position("4x4", 22, rng)
+        winning = Solver(engine="alphabeta").winning_moves(s)
+        for solver in (Solver(engine="alphabeta"), warm):
+            move = solver.winning_move(s)
+            assert (move in winning) if winning else move is None, s.history
+    with pytest.raises(SolverBudgetExceeded, match="winning move"):
+        Solver(engine="alphabeta", node_limit=100).winning_move(realistic_position("5x5", 36, rng))
+
+
+def test_proving_move_keeps_each_threshold_it_is_asked_for():
+    """The native proving_move at every threshold of random 3x3 positions: -1 exactly when the value is below
+    it, else a move whose value (boxes it takes included) reaches it."""
+    rng = random.Random(32)
+    for _ in range(25):
+        s = random_state(rng, 3, 3, rng.randrange(4, 20))
+        if s.is_terminal():
+            continue
+        native = _native.ExactSolver(3, 3)
+        values = native.move_values(s.edges)
+        best = max(values.values())
+        for t in range(-9, 11):
+            move = native.proving_move(s.edges, t)
+            if best < t:
+                assert move == -1, (s.history, t)
+            else:
+                assert values[move] >= t, (s.history, t, move)
 
 
 def test_keeps_win_is_membership_in_winning_moves():

@@ -132,6 +132,18 @@ class PyExactSolver {
     return py::bool_(r == 1);
   }
 
+  py::object proving_move(py::handle edges, int threshold, uint64_t node_limit) {
+    const exact::Pos p = load(edges);
+    int r;
+    {
+      Busy busy(lock_);
+      py::gil_scoped_release release;
+      r = solver_.proving_move(p, threshold, node_limit);
+    }
+    if (r == -2) return py::none();
+    return py::int_(r);
+  }
+
   py::object move_values(py::handle edges, uint64_t node_limit) {
     const exact::Pos p = load(edges);
     std::vector<std::pair<int, int>> out;
@@ -471,6 +483,11 @@ megabytes at most, grown with the problem) persists across calls. Searches relea
            "(lo, hi): the exact value when lo == hi; otherwise the budget ran out and lo <= value <= hi.")
       .def("at_least", &PyExactSolver::at_least, py::arg("edges"), py::arg("threshold"), py::arg("node_limit") = 0,
            "Whether value >= threshold (one null-window search); None when the budget ran out.")
+      .def("proving_move", &PyExactSolver::proving_move, py::arg("edges"), py::arg("threshold"),
+           py::arg("node_limit") = 0,
+           "A move after which value >= threshold still holds for the mover: the move that proved it in the one "
+           "null-window search of at_least (read from the table); -1 when value < threshold; None when the budget "
+           "ran out.")
       .def("move_values", &PyExactSolver::move_values, py::arg("edges"), py::arg("node_limit") = 0,
            "{action: exact margin for the mover if it plays it (boxes it completes included)}; None when the "
            "budget ran out.")

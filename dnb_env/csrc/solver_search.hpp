@@ -114,6 +114,34 @@ class Solver {
     }
   }
 
+  // A move that keeps v >= threshold for the mover, from the one null-window test of at_least: the move
+  // that proved it (the table's move of p, or the forced capture), confirmed by a test of that move alone,
+  // which the table settles at once; the other moves of p in the search's order only if the table lost it.
+  // Returns the move, -1 when v(p) < threshold (or p has no move), -2 when the budget ran out.
+  int proving_move(const Pos& given, int threshold, uint64_t node_limit) {
+    const Pos p = prepared(given);
+    begin(p, node_limit);
+    if (threshold > p.remaining || p.undrawn == 0) return -1;
+    try {
+      if (root_search(p, threshold - 1, threshold) < threshold) return -1;
+      Moves moves;
+      NodeKind kind = generate(t_, p, rules_, moves, scratch_, stats_.rules, false);
+      if (kind == NodeKind::kForcedCapture) return moves.m[0];  // an optimal move by rules 1 and 2
+      if (kind == NodeKind::kDeferred) generate(t_, p, rules_, moves, scratch_, stats_.rules, true);
+      const int first = root_table_move(p);
+      if (first >= 0 && keeps(p, first, threshold)) return first;
+      for (int i = 0; i < moves.n; ++i) {
+        if (moves.m[i] != first && keeps(p, moves.m[i], threshold)) return moves.m[i];
+      }
+      for (int e = 0; e < t_.num_edges; ++e) {  // a simple endgame generates no moves
+        if (!drawn(p, e) && e != first && keeps(p, e, threshold)) return e;
+      }
+    } catch (const BudgetExceeded&) {
+      return -2;
+    }
+    throw std::logic_error("solver: no move keeps a bound the position was shown to have");
+  }
+
   // Exact value of every legal move (margin for the mover, boxes captured by the move included), in
   // increasing edge order. False if the budget ran out.
   bool move_values(const Pos& given, uint64_t node_limit, std::vector<std::pair<int, int>>& out) {
@@ -463,6 +491,28 @@ class Solver {
       return v;
     }
   };
+
+  // Whether move e of p keeps v >= threshold for p's mover (one null-window test of the position after it).
+  bool keeps(const Pos& p, int e, int threshold) {
+    Pos c = p;
+    const int g = draw(t_, c, e);
+    if (g) return g + root_search(c, threshold - g - 1, threshold - g) >= threshold;
+    return -root_search(c, -threshold, -threshold + 1) >= threshold;
+  }
+
+  // The best move the table holds for p itself, in p's orientation (-1: none).
+  int root_table_move(const Pos& p) {
+    if (p.undrawn < kTableMinUndrawn) return -1;
+    TableSlot slot;
+    slot.sym = canonical(p, slot.key);
+    slot.hash = key_hash(slot.key);
+    EdgeIndex move = kNoMove;
+    {
+      TranspositionTable::Guard guard(tt_, slot.hash);
+      if (const TTEntry* e = tt_.probe(slot.hash, slot.key)) move = e->move;
+    }
+    return move == kNoMove ? -1 : table_move(p, t_.inv[slot.sym][move]);
+  }
 
   // The position with the table keys this solver uses (rule 5 on or off).
   Pos prepared(const Pos& p) const {

@@ -2,8 +2,8 @@
 
 For every won position of a frontier set, `NimstringMove(threads=T)` chooses on a clock of SECONDS as `prsboxes`
 does (one thread: the search until 85% of it, the check until the end; two threads: both within the whole of
-it). Prints, for each outcome (no move found; a move found, with the check's verdict and the moves it refused),
-the positions and how many of their moves keep the win by the set's cached labels (unlabelled: not yet in the
+it). Prints, for each outcome (no move found; a move found, with the check's verdict and the moves it refused;
+the solver's own move where no Nimstring-winning move keeps the win, which keeps it), the positions and how many of their moves keep the win by the set's cached labels (unlabelled: not yet in the
 set file; `benchmarks/frontier.py score` labels them).
 
     PYTHONPATH=. python research/frontier/found.py research/frontier/sets/5x5-s18.json 0.8 2
@@ -32,6 +32,8 @@ def main(path: str, seconds: float, threads: int) -> None:
         c = NimstringMove(threads=threads).choose(s, groups, np.random.default_rng(i), search_until=t + 0.85 * seconds,
                                                   check_until=t + seconds)
         kind = "none found" if c.move is None else f"found, checked={c.kept}, refused {len(c.losing)}"
+        if c.solved:
+            kind = f"the solver's move (no Nimstring move keeps the win), refused {len(c.losing)}"
         kept = None if c.move is None else (p.get("moves", {}).get(str(c.move)) or {}).get("kept")
         outcomes.setdefault(kind, []).append(kept)
     for kind, kept in sorted(outcomes.items()):
