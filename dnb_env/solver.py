@@ -378,8 +378,7 @@ class Solver:
     def winning_move(self, state: GameState) -> int | None:
         """A move that keeps a won game won, or None when the player to move cannot win: the move that proved
         the win in the one null-window search of :meth:`can_win` (the search's table gives it), so it costs
-        what that test costs. Alpha-beta engine only (the retrograde table: the first of
-        :meth:`winning_moves`)."""
+        what that test costs. With the retrograde engine: the smallest of :meth:`winning_moves`."""
         if not self._uses_alphabeta(state):
             won = self.winning_moves(state)
             return min(won) if won else None

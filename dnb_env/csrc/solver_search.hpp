@@ -179,18 +179,7 @@ class Solver {
     try {
       value = exact_value(p);
       for (int e = 0; e < t_.num_edges; ++e) {
-        if (drawn(p, e)) continue;
-        Pos c = p;
-        const int gain = draw(t_, c, e);
-        bool keeps;
-        if (gain) {  // gain + v(c) >= value
-          const int need = value - gain;
-          keeps = need <= -c.remaining || (need <= c.remaining && root_search(c, need - 1, need) >= need);
-        } else {     // -v(c) >= value, i.e. not v(c) >= 1 - value
-          const int over = 1 - value;
-          keeps = over > c.remaining || (over > -c.remaining && root_search(c, over - 1, over) < over);
-        }
-        if (keeps) out.push_back(e);
+        if (!drawn(p, e) && keeps(p, e, value)) out.push_back(e);
       }
     } catch (const BudgetExceeded&) {
       out.clear();
@@ -492,12 +481,17 @@ class Solver {
     }
   };
 
-  // Whether move e of p keeps v >= threshold for p's mover (one null-window test of the position after it).
+  // Whether move e of p keeps v >= threshold for p's mover (one null-window test of the position after it,
+  // none when the threshold lies outside that position's range).
   bool keeps(const Pos& p, int e, int threshold) {
     Pos c = p;
-    const int g = draw(t_, c, e);
-    if (g) return g + root_search(c, threshold - g - 1, threshold - g) >= threshold;
-    return -root_search(c, -threshold, -threshold + 1) >= threshold;
+    const int gain = draw(t_, c, e);
+    if (gain) {  // gain + v(c) >= threshold
+      const int need = threshold - gain;
+      return need <= -c.remaining || (need <= c.remaining && root_search(c, need - 1, need) >= need);
+    }
+    const int over = 1 - threshold;  // -v(c) >= threshold, i.e. not v(c) >= 1 - threshold
+    return over > c.remaining || (over > -c.remaining && root_search(c, over - 1, over) < over);
   }
 
   // The best move the table holds for p itself, in p's orientation (-1: none).
